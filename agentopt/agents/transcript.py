@@ -1,0 +1,86 @@
+"""What an agent target returns: a transcript with, per turn, the response, tool calls,
+citations, usage, latency and error. Evaluators only ever see this, never the target."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentopt.models.types import Usage
+
+
+class ToolCallRecord(BaseModel):
+    """A tool call the agent made, with what the tool answered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    error: str | None = None
+    source: str = ""
+    """Which implementation answered: mock, python, mcp, none, hosted."""
+
+
+class Citation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    index: int | None = None
+    url: str | None = None
+    title: str | None = None
+
+
+class TurnError(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str
+    """agentRequestFailed | turnSkipped | toolRoundsExceeded | timeout"""
+    message: str
+
+
+class TurnResult(BaseModel):
+    """One user turn and the agent's answer to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str
+    response: str = ""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    error: TurnError | None = None
+    cost_usd: float = 0.0
+
+
+class Transcript(BaseModel):
+    """All turns of one task run (one repeat)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: list[TurnResult] = Field(default_factory=list)
+    target: str = ""
+    model: str = ""
+    tool_definitions: list[dict[str, Any]] = Field(default_factory=list)
+    """The tools offered to the agent (for tool_call_accuracy)."""
+    system_prompt: str | None = None
+
+    @property
+    def error(self) -> TurnError | None:
+        return next((t.error for t in self.turns if t.error), None)
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for t in self.turns:
+            total = total + t.usage
+        return total
+
+    @property
+    def latency_s(self) -> float:
+        return sum(t.latency_s for t in self.turns)
+
+    @property
+    def final_response(self) -> str:
+        return self.turns[-1].response if self.turns else ""

@@ -1,0 +1,1 @@
+"""agentopt.cli."""

@@ -1,0 +1,74 @@
+"""Atomic writes and backups: a crash never leaves a half-written user or registry file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from agentopt.core.ids import timestamp
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write to a temp file in the same folder, fsync, then rename over the target."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """UTF-8 text variant of `write_bytes_atomic`."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2) -> None:
+    """JSON variant of `write_bytes_atomic` (UTF-8, non-ASCII kept readable)."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False, default=str)
+    write_text_atomic(path, text + "\n")
+
+
+def backup(path: Path) -> Path:
+    """Copy `path` to `<path>.bak.<YYYYMMDDHHMMSS>` (never overwriting an older backup)."""
+    path = Path(path)
+    target = path.with_name(f"{path.name}.bak.{timestamp()}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.bak.{timestamp()}.{n}")
+        n += 1
+    shutil.copy2(path, target)
+    return target
+
+
+def append_line_fsync(path: Path, line: str) -> None:
+    """Append one line and fsync, so a journal survives a crash up to the last full line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line.rstrip("\n") + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""Pydantic models and the one loader of each user file format."""

@@ -1,0 +1,103 @@
+"""The one internal task model: every dataset shape (Foundry JSONL, M365 eval document, CSV,
+ad-hoc prompts) loads into `Task`, single- or multi-turn."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Criterion(BaseModel):
+    """One binary, testable check for a task (judged by builtin.task_adherence)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    instruction: str
+
+
+class EvaluatorRef(BaseModel):
+    """An evaluator named by a dataset item or turn (M365 `evaluators` map entries)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """As written by the user (e.g. "Relevance", "builtin.exact_match", "my_custom")."""
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Turn(BaseModel):
+    """One user turn of a task, with what it should be checked against."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str
+    ground_truth: str | None = None
+    context: str | None = None
+    criteria: list[Criterion] = Field(default_factory=list)
+    evaluators: list[EvaluatorRef] | None = None
+    """Per-turn evaluators (M365); None = inherit."""
+    evaluators_mode: Literal["extend", "replace"] = "extend"
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Source fields kept verbatim for round-tripping (M365 output)."""
+
+
+class Task(BaseModel):
+    """One evaluation task. A single-turn task has exactly one turn.
+
+    `index` is the task's position in its source (0-based) and `line` the 1-based source
+    line (JSONL) for error messages and for writing M365 outputs back in place.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    turns: list[Turn]
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    description: str | None = None
+    tool_mocks: dict[str, Any] | None = None
+    desired_num_turns: int | None = None
+    index: int = 0
+    line: int | None = None
+    evaluators: list[EvaluatorRef] | None = None
+    """Item-level evaluators (M365 `evaluators`); None = the suite's defaults."""
+    evaluators_mode: Literal["extend", "replace"] = "extend"
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def is_multi_turn(self) -> bool:
+        return len(self.turns) > 1
+
+    @property
+    def query(self) -> str:
+        """The first user message (the whole task, when single-turn)."""
+        return self.turns[0].query
+
+    @property
+    def ground_truth(self) -> str | None:
+        return self.turns[-1].ground_truth
+
+    @property
+    def criteria(self) -> list[Criterion]:
+        return [c for t in self.turns for c in t.criteria]
+
+
+class Dataset(BaseModel):
+    """Tasks plus where they came from."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    tasks: list[Task]
+    source: str = ""
+    """Path of the file as given, or "" for ad-hoc prompts."""
+    format: Literal["jsonl", "m365", "csv", "adhoc"] = "jsonl"
+    sha256: str = ""
+    name: str | None = None
+    version: str | None = None
+    default_evaluators: list[EvaluatorRef] | None = None
+    """M365 `default_evaluators` (None = the document has none)."""
+    document: dict[str, Any] | None = None
+    """The raw M365 document, kept so outputs can be written back into the same shape."""

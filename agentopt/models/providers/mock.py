@@ -1,0 +1,83 @@
+"""`mock:` — a scripted model addressable by name, for library tests and examples.
+
+Like Inspect's `mockllm/model` and DSPy's `DummyLM`: it stands in for a remote model, never
+for the code under test. Built-ins:
+- `mock:echo`   answers with the last user message;
+- `mock:json`   answers `{}` (or the first example of a JSON schema's `default`s);
+Tests register their own script with `register_mock(name, fn)` where `fn(request)` returns a
+`ChatResponse`, a `Message`, or a plain string.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Union
+
+from agentopt.core.errors import ModelCallError
+from agentopt.models.types import ChatRequest, ChatResponse, Message, Usage
+
+MockReply = Union[ChatResponse, Message, str]
+MockFn = Callable[[ChatRequest], Union[MockReply, Awaitable[MockReply]]]
+
+_SCRIPTS: dict[str, MockFn] = {}
+
+
+def register_mock(name: str, fn: MockFn) -> None:
+    """Make `mock:<name>` answer with `fn(request)`."""
+    _SCRIPTS[name] = fn
+
+
+def unregister_mock(name: str) -> None:
+    _SCRIPTS.pop(name, None)
+
+
+def _echo(request: ChatRequest) -> str:
+    for m in reversed(request.messages):
+        if m.role == "user":
+            return m.content or ""
+    return ""
+
+
+_SCRIPTS["echo"] = _echo
+_SCRIPTS["json"] = lambda request: "{}"
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4) if text else 0
+
+
+class MockProvider:
+    """Provider for `mock:<name>` models."""
+
+    id = "mock"
+    base_url = "mock://"
+
+    async def complete(self, model: str, request: ChatRequest) -> ChatResponse:
+        fn = _SCRIPTS.get(model)
+        if fn is None:
+            known = ", ".join(sorted(_SCRIPTS))
+            raise ModelCallError(
+                f"mock model '{model}' is not registered (known: {known})",
+                kind="not_found",
+                provider="mock",
+                model=model,
+            )
+        reply = fn(request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if isinstance(reply, ChatResponse):
+            return reply
+        message = reply if isinstance(reply, Message) else Message(role="assistant", content=reply)
+        prompt_text = "".join(m.content or "" for m in request.messages)
+        finish = "tool_calls" if message.tool_calls else "stop"
+        return ChatResponse(
+            message=message,
+            finish_reason=finish,
+            usage=Usage(
+                input_tokens=_estimate_tokens(prompt_text),
+                output_tokens=_estimate_tokens(message.content or ""),
+            ),
+            model=model,
+            provider="mock",
+        )
