@@ -26,9 +26,7 @@ _PATTERNS = [
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of env vars that look like secrets, longest first (so substrings mask last)."""
     env = os.environ if environ is None else environ
-    values = {
-        v for k, v in env.items() if k.upper().endswith(SECRET_ENV_SUFFIXES) and len(v) >= 4
-    }
+    values = {v for k, v in env.items() if k.upper().endswith(SECRET_ENV_SUFFIXES) and len(v) >= 4}
     return sorted(values, key=len, reverse=True)
 
 
@@ -47,7 +45,9 @@ def redact(text: str, extra_secrets: list[str] | None = None) -> str:
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """Copy of headers with credential-bearing values masked."""
-    return {k: (MASK if k.lower() in SECRET_HEADER_NAMES else redact(v)) for k, v in headers.items()}
+    return {
+        k: (MASK if k.lower() in SECRET_HEADER_NAMES else redact(v)) for k, v in headers.items()
+    }
 
 
 def redact_data(value: Any, extra_secrets: list[str] | None = None) -> Any:

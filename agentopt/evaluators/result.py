@@ -59,8 +59,8 @@ class EvalResult(BaseModel):
         return self
 
     @classmethod
-    def failed_to_evaluate(
-        cls, evaluator: str, code: str, message: str, **kw: Any
-    ) -> EvalResult:
+    def failed_to_evaluate(cls, evaluator: str, code: str, message: str, **kw: Any) -> EvalResult:
         """Shorthand for an error result."""
-        return cls(evaluator=evaluator, status="error", error=EvalError(code=code, message=message), **kw)
+        return cls(
+            evaluator=evaluator, status="error", error=EvalError(code=code, message=message), **kw
+        )

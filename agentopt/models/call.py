@@ -55,5 +55,14 @@ class CallLayer:
             return await self._mock.complete(name, request)
         raise ModelCallError(f"provider for '{model}' not implemented yet", kind="not_found")
 
+    async def embed(
+        self, texts: list[str], *, model: str | None = None, pool: Pool = "judge"
+    ) -> list[list[float]]:
+        """Embedding vectors for `texts` (default model: the local MiniLM, models.md §4)."""
+        provider, _, name = (model or "local:minilm").partition(":")
+        if provider == "mock":
+            return await self._mock.embed(name, texts)
+        raise ModelCallError(f"embeddings for '{model}' not implemented yet", kind="not_found")
+
     async def aclose(self) -> None:
         return None

@@ -18,7 +18,7 @@ from agentopt.core.errors import ModelCallError
 from agentopt.models.types import ChatRequest, ChatResponse, Message, Usage
 
 MockReply = Union[ChatResponse, Message, str]
-MockFn = Callable[[ChatRequest], Union[MockReply, Awaitable[MockReply]]]
+MockFn = Callable[[ChatRequest], MockReply | Awaitable[MockReply]]
 
 _SCRIPTS: dict[str, MockFn] = {}
 
@@ -45,6 +45,20 @@ _SCRIPTS["json"] = lambda request: "{}"
 
 def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
+
+
+def bag_of_words_embedding(text: str, dim: int = 256) -> list[float]:
+    """Deterministic hashed bag-of-words vector (unit length) for `mock:` embeddings."""
+    import hashlib
+    import math
+    import re
+
+    vec = [0.0] * dim
+    for token in re.findall(r"\w+", text.lower()):
+        h = int.from_bytes(hashlib.sha256(token.encode()).digest()[:4], "big")
+        vec[h % dim] += 1.0
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
 
 
 class MockProvider:
@@ -81,3 +95,7 @@ class MockProvider:
             model=model,
             provider="mock",
         )
+
+    async def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+        """`mock:bow` (any name): hashed bag-of-words vectors, for tests of embedding users."""
+        return [bag_of_words_embedding(t) for t in texts]
