@@ -23,7 +23,7 @@ class EvalError(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     code: str
-    """e.g. missingInput, judgeUnavailable, judgeParseFailed, evaluatorCrashed, agentRequestFailed"""
+    """e.g. missingInput, judgeUnavailable, judgeParseFailed, evaluatorCrashed."""
     message: str
 
 

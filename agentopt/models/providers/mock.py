@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Union
 
 from agentopt.core.errors import ModelCallError
 from agentopt.models.types import ChatRequest, ChatResponse, Message, Usage
 
-MockReply = Union[ChatResponse, Message, str]
+MockReply = ChatResponse | Message | str
 MockFn = Callable[[ChatRequest], MockReply | Awaitable[MockReply]]
 
 _SCRIPTS: dict[str, MockFn] = {}
