@@ -1,16 +1,86 @@
-"""The `agentopt` command tree (placeholder; the CLI work fills it in)."""
+"""The `agentopt` command tree. Each group lives in its own module; this one wires them up
+and owns the global options (cli.md)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-app = typer.Typer(name="agentopt", no_args_is_help=True, add_completion=False)
+from agentopt import __version__
+from agentopt.cli.argv import expand_variadic_options
+from agentopt.cli.cache_cmd import cache_app
+from agentopt.cli.context import STATE, configure_logging
+from agentopt.cli.eval_cmd import eval_app
+from agentopt.cli.optimize_cmd import optimize_app
+from agentopt.cli.view_cmd import view_command
+
+EPILOG = (
+    "Examples:\n\n"
+    "  agentopt eval init                      # guided first run in an azd project\n\n"
+    "  agentopt eval run --output report.html  # run the suite of ./eval.yaml\n\n"
+    '  agentopt eval run --prompts "What is 2+2?" --expected 4 --evaluator ExactMatch\n\n'
+    "  agentopt optimize --max-candidates 3    # search for better instructions\n\n"
+    "Docs: README.md and docs/ in the repository."
+)
+
+app = typer.Typer(
+    name="agentopt",
+    help="Build, run and optimize evaluation suites for LLM agents — locally, on any model.",
+    epilog=EPILOG,
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(eval_app, name="eval")
+app.add_typer(optimize_app, name="optimize")
+app.add_typer(cache_app, name="cache")
+app.command("view", epilog="Example:\n\n  agentopt view --port 8765")(view_command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentopt {__version__}")
+        raise typer.Exit(0)
 
 
 @app.callback()
-def _root() -> None:
-    """Build, run and optimize evaluation suites for LLM agents."""
+def root(
+    cwd: Annotated[
+        Path | None,
+        typer.Option("-C", "--cwd", help="Run as if started in DIR.", show_default=False),
+    ] = None,
+    no_prompt: Annotated[
+        bool,
+        typer.Option("--no-prompt", help="Never ask; fail with a message naming the missing flag."),
+    ] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Log to .agentopt/agentopt.log (secrets redacted).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print less.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Build, run and optimize evaluation suites for LLM agents — locally, on any model."""
+    if cwd is not None:
+        if not cwd.is_dir():
+            STATE.err.print(f"[red]error:[/] -C/--cwd: '{cwd}' is not a directory")
+            raise typer.Exit(2)
+        STATE.cwd = cwd.resolve()
+    else:
+        STATE.cwd = Path.cwd()
+    STATE.no_prompt = no_prompt
+    STATE.debug = debug
+    STATE.quiet = quiet
+    configure_logging(STATE.cwd, debug)
 
 
 def main() -> None:
-    app()
+    """Console-script entry point."""
+    sys.argv[1:] = expand_variadic_options(sys.argv[1:])
+    app(prog_name="agentopt")

@@ -1,0 +1,74 @@
+"""Global CLI state (set by the root callback, read by every command)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from agentopt.core.errors import ConfigError
+from agentopt.core.redaction import redact
+
+
+@dataclass
+class CliState:
+    """What the global options set. `cwd` is the directory commands treat as the start."""
+
+    cwd: Path = field(default_factory=Path.cwd)
+    no_prompt: bool = False
+    debug: bool = False
+    quiet: bool = False
+    console: Console = field(default_factory=lambda: Console(highlight=False))
+    err: Console = field(default_factory=lambda: Console(stderr=True, highlight=False))
+
+    @property
+    def interactive(self) -> bool:
+        """Prompts are allowed: not --no-prompt, not CI, and stdin is a terminal."""
+        return not self.no_prompt and sys.stdin.isatty() and not os.environ.get("CI")
+
+    def require(self, value: object, flag: str, what: str) -> None:
+        """Fail with a message naming the missing flag (used under --no-prompt)."""
+        if value in (None, "", []):
+            raise ConfigError(f"{what} is required", hint=f"pass {flag}")
+
+    def say(self, *objects: object) -> None:
+        if not self.quiet:
+            self.console.print(*objects)
+
+    def warn(self, message: str) -> None:
+        self.err.print(f"[yellow]warning:[/] {redact(message)}")
+
+
+STATE = CliState()
+
+
+def state(ctx: typer.Context | None = None) -> CliState:
+    """The current CLI state."""
+    return STATE
+
+
+class _RedactingFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = redact(record.getMessage())
+        record.args = None
+        return True
+
+
+def configure_logging(project: Path, debug: bool) -> None:
+    """--debug: log everything to .agentopt/agentopt.log with secrets redacted."""
+    if not debug:
+        return
+    from agentopt.core.paths import state_dir
+
+    path = state_dir(project) / "agentopt.log"
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_RedactingFilter())
+    root = logging.getLogger("agentopt")
+    root.setLevel(logging.DEBUG)
+    root.addHandler(handler)

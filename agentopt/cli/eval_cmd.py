@@ -1,0 +1,97 @@
+"""`agentopt eval …`: the evaluation command group (cli.md). Commands map options to one
+workflow call and render the result; all logic lives below the cli layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentopt.cli.errors import handle_errors
+from agentopt.cli.eval_generate_cmd import generate_command, init_command, update_command
+from agentopt.cli.eval_run_cmd import run_command
+from agentopt.cli.eval_show_cmd import list_command, show_command
+
+eval_app = typer.Typer(
+    help="Create, run and maintain evaluation suites.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+
+eval_app.command(
+    "init",
+    epilog="Examples:\n\n  agentopt eval init\n\n"
+    '  agentopt eval init --no-prompt -g "A support agent for an online store" '
+    "--eval-model gpt-4.1-mini",
+)(init_command)
+eval_app.command(
+    "generate",
+    epilog="Examples:\n\n"
+    '  agentopt eval generate -g "Answers HR policy questions" --max-samples 20\n\n'
+    "  agentopt eval generate --gen-instruction-file brief.md --multi-turn 3\n\n"
+    "  agentopt eval generate --dataset my_tasks.jsonl   # only the rubric is generated",
+)(generate_command)
+eval_app.command(
+    "update",
+    epilog="Examples:\n\n  agentopt eval update\n\n  agentopt eval update --dataset-only",
+)(update_command)
+eval_app.command(
+    "run",
+    epilog="Examples:\n\n"
+    "  agentopt eval run                                  # ./eval.yaml\n\n"
+    "  agentopt eval run --output report.html --output results.xml --fail-under 0.7\n\n"
+    '  agentopt eval run --prompts "What is 2+2?" --expected 4 --evaluator ExactMatch '
+    "--agent-model gpt-4.1-mini\n\n"
+    "  agentopt eval run --prompts-file evals/evals.json --strict\n\n"
+    "  agentopt eval run --repeat 3 --baseline 20261129-210000-a1b2c3\n\n"
+    "  agentopt eval run --dry-run",
+)(run_command)
+eval_app.command("list", epilog="Example:\n\n  agentopt eval list --limit 10")(list_command)
+eval_app.command(
+    "show",
+    epilog="Examples:\n\n  agentopt eval show\n\n  agentopt eval show RUN_ID --task refund_window\n\n"
+    "  agentopt eval show RUN_ID --compare OTHER_RUN_ID",
+)(show_command)
+
+
+@eval_app.command(
+    "validate",
+    epilog="Examples:\n\n  agentopt eval validate eval.yaml datasets/*/*.jsonl\n\n"
+    "  agentopt eval validate evals/evals.json --strict",
+)
+@handle_errors
+def validate_command(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files to check (type detected from content).")
+    ],
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Apply the official M365 schema exactly.")
+    ] = False,
+) -> None:
+    """Check eval.yaml, task JSONL, M365 documents, rubric_dimensions.json and evaluator YAML.
+
+    Prints `ok` or every problem found (file:line or key path). Exit 0 when all are valid, else 2.
+    """
+    from agentopt.cli.context import STATE
+    from agentopt.workflows.validate import validate_paths
+
+    reports = validate_paths([STATE.cwd / p for p in paths], strict=strict)
+    failed = False
+    for report in reports:
+        shown = report.display_path(STATE.cwd)
+        errors = [p for p in report.problems if p.severity == "error"]
+        warnings = [p for p in report.problems if p.severity != "error"]
+        if not errors:
+            note = (
+                f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''})" if warnings else ""
+            )
+            STATE.say(f"[green]ok[/]  {shown}  [dim]{report.kind}{note}[/]")
+        else:
+            failed = True
+            STATE.say(f"[red]FAIL[/] {shown}  [dim]{report.kind}[/]")
+        for p in report.problems:
+            colour = "red" if p.severity == "error" else "yellow"
+            STATE.say(f"  [{colour}]{p.severity}[/] {p}")
+    if failed:
+        raise typer.Exit(2)

@@ -1,0 +1,117 @@
+"""`agentopt eval run`: options → RunRequest → one workflow call → render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentopt.cli.errors import handle_errors, not_implemented
+
+
+@handle_errors
+def run_command(
+    prompts: Annotated[
+        list[str] | None,
+        typer.Option("--prompts", help="Ad-hoc prompts: --prompts P1 P2 …", show_default=False),
+    ] = None,
+    expected: Annotated[
+        list[str] | None,
+        typer.Option("--expected", help="Expected answers, one per prompt.", show_default=False),
+    ] = None,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", help="One prompt at a time; empty line ends.")
+    ] = False,
+    prompts_file: Annotated[
+        Path | None,
+        typer.Option("--prompts-file", help="A dataset: task JSONL, M365 eval document, CSV."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="eval.yaml (default: ./eval.yaml).")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", help="azd agent service.")] = None,
+    agent_model: Annotated[
+        str | None, typer.Option("--agent-model", help="Model for an ad-hoc local agent.")
+    ] = None,
+    instructions: Annotated[
+        str | None,
+        typer.Option("--instructions", help="Ad-hoc agent instructions: TEXT or @FILE."),
+    ] = None,
+    evaluator: Annotated[
+        list[str] | None,
+        typer.Option("--evaluator", "-e", help="Evaluator name (repeatable).", show_default=False),
+    ] = None,
+    eval_model: Annotated[
+        str | None, typer.Option("--eval-model", "-m", help="Judge model.")
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="local | hosted | endpoint | command | foundry."),
+    ] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run each task N times.")] = 1,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", min=1, help="Agent pool size (default 8).")
+    ] = None,
+    judge_concurrency: Annotated[
+        int | None, typer.Option("--judge-concurrency", min=1, help="Judge pool (default 16).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="First N tasks.")] = None,
+    filter_expr: Annotated[
+        str | None,
+        typer.Option("--filter", help="Select tasks: name glob, category:X, tag:Y (comma = or)."),
+    ] = None,
+    output: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Also write .json .html .csv .xml (JUnit) .md (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    fail_under: Annotated[
+        float | None, typer.Option("--fail-under", help="Exit 1 when the score is below.")
+    ] = None,
+    min_pass_rate: Annotated[
+        float | None, typer.Option("--min-pass-rate", help="Exit 1 when the pass rate is below.")
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option("--baseline", help="RUN_ID or results.json: fail on a real regression."),
+    ] = None,
+    max_errors: Annotated[
+        int | None,
+        typer.Option("--max-errors", min=0, help="Tolerated agent/judge errors (default 0)."),
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost", help="Stop new calls past this USD spend.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan and estimate; send nothing.")
+    ] = False,
+    resume: Annotated[
+        str | None, typer.Option("--resume", help="Continue an interrupted run.")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not read the model-call cache.")
+    ] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for models and sampling.")] = 0,
+    name: Annotated[str | None, typer.Option("--name", help="Run name.")] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Validate M365 documents against the schema.")
+    ] = False,
+    no_upgrade: Annotated[
+        bool, typer.Option("--no-upgrade", help="Read legacy M365 files without rewriting.")
+    ] = False,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Deadline for the whole run, seconds.")
+    ] = None,
+) -> None:
+    """Run an evaluation suite against the agent and score it.
+
+    Inputs, first that applies: --prompts, --interactive, --prompts-file, --config, ./eval.yaml,
+    then an M365 eval document (./prompts.json, ./evals.json, ./tests.json, ./evals/…).
+    Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 errors beyond --max-errors, 130 Ctrl-C.
+    """
+    not_implemented("eval run")
