@@ -50,7 +50,8 @@ eval_app.command(
 eval_app.command("list", epilog="Example:\n\n  agentopt eval list --limit 10")(list_command)
 eval_app.command(
     "show",
-    epilog="Examples:\n\n  agentopt eval show\n\n  agentopt eval show RUN_ID --task refund_window\n\n"
+    epilog="Examples:\n\n  agentopt eval show\n\n"
+    "  agentopt eval show RUN_ID --task refund_window\n\n"
     "  agentopt eval show RUN_ID --compare OTHER_RUN_ID",
 )(show_command)
 
