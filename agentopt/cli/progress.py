@@ -1,0 +1,82 @@
+"""Live progress for the terminal: a rich bar on a TTY, plain periodic lines otherwise."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.progress import (
+    Progress as RichProgress,
+)
+
+from agentopt.workflows.events import Progress
+
+
+class TerminalSink:
+    """Progress sink used by the CLI."""
+
+    def __init__(self, console: Console, *, quiet: bool = False, every_s: float = 5.0) -> None:
+        self.console = console
+        self.quiet = quiet
+        self.every_s = every_s
+        self._bar: RichProgress | None = None
+        self._task: TaskID | None = None
+        self._last_line = 0.0
+        self._t0 = time.monotonic()
+
+    def _fields(self, p: Progress) -> str:
+        return f"pass {p.passed}  errors {p.errors}  ${p.cost_usd:.4f}"
+
+    def start(self, progress: Progress, title: str) -> None:
+        self._t0 = time.monotonic()
+        if self.quiet:
+            return
+        if self.console.is_terminal:
+            self._bar = RichProgress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[info]}"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task(
+                title, total=progress.total, completed=progress.done, info=self._fields(progress)
+            )
+        else:
+            self.console.print(f"{title}: {progress.total} to run ({progress.skipped} resumed)")
+
+    def update(self, progress: Progress, last: str) -> None:
+        if self.quiet:
+            return
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, completed=progress.done, info=self._fields(progress))
+            return
+        now = time.monotonic()
+        if now - self._last_line >= self.every_s or progress.done == progress.total:
+            self._last_line = now
+            elapsed = now - self._t0
+            self.console.print(
+                f"  {progress.done}/{progress.total} done  {self._fields(progress)}  "
+                f"{elapsed:.0f}s  (last: {last})"
+            )
+
+    def notice(self, message: str) -> None:
+        if self._bar is not None:
+            self._bar.console.print(message)
+        elif not self.quiet:
+            self.console.print(message)
+
+    def finish(self, progress: Progress) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None

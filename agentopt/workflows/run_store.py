@@ -1,0 +1,113 @@
+"""On-disk state of one `eval run`: `.agentopt/runs/<run-id>/{run.json, journal.jsonl,
+results.json}` (files.md §7).
+
+The journal gets one fsync'd line per finished (task, repeat), so a crash or Ctrl-C loses at
+most the calls in flight — and those are in the model-call cache, so `--resume` repeats no paid
+call. results.json is written at the end by streaming the journal, never by holding every
+transcript in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentopt.core.atomic import append_line_fsync, write_json_atomic
+from agentopt.core.errors import ConfigError
+from agentopt.core.ids import ID_RE, new_id
+from agentopt.core.paths import runs_dir
+
+
+class RunStore:
+    """Files of one run."""
+
+    def __init__(self, project: Path, run_id: str | None = None) -> None:
+        self.run_id = run_id or new_id()
+        self.dir = runs_dir(project) / self.run_id
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    @classmethod
+    def open_existing(cls, project: Path, run_id: str) -> RunStore:
+        """For --resume: the run must exist."""
+        folder = runs_dir(project) / run_id
+        if not (folder / "run.json").exists():
+            known = ", ".join(list_run_ids(project)[-5:]) or "none"
+            raise ConfigError(
+                f"no run '{run_id}' in {runs_dir(project)}",
+                hint=f"--resume takes a run id from `agentopt eval list` (recent: {known})",
+            )
+        return cls(project, run_id)
+
+    @property
+    def run_json(self) -> Path:
+        return self.dir / "run.json"
+
+    @property
+    def journal(self) -> Path:
+        return self.dir / "journal.jsonl"
+
+    @property
+    def results_json(self) -> Path:
+        return self.dir / "results.json"
+
+    def write_run(self, run: dict[str, Any]) -> None:
+        write_json_atomic(self.run_json, run)
+
+    def read_run(self) -> dict[str, Any]:
+        return json.loads(self.run_json.read_text(encoding="utf-8"))
+
+    def append(self, entry: dict[str, Any]) -> None:
+        """One finished (task, repeat): {"task": index, "repeat": r, "record": {...}}."""
+        append_line_fsync(self.journal, json.dumps(entry, ensure_ascii=False, default=str))
+
+    def entries(self) -> Iterator[dict[str, Any]]:
+        """Journal entries in order; a torn last line (crash mid-write) is ignored."""
+        if not self.journal.exists():
+            return
+        with open(self.journal, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+
+    def done_keys(self) -> set[tuple[int, int]]:
+        """(task index, repeat) pairs already finished."""
+        return {(int(e["task"]), int(e["repeat"])) for e in self.entries()}
+
+
+def list_run_ids(project: Path) -> list[str]:
+    """Run ids in time order."""
+    folder = runs_dir(project)
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if ID_RE.match(p.name) and p.is_dir())
+
+
+def resolve_run_ref(project: Path, ref: str | None) -> Path:
+    """A run id, 'latest'/None, or a path to a results.json → the results.json path."""
+    if ref and (ref.endswith(".json") or "/" in ref or "\\" in ref):
+        path = Path(ref)
+        if not path.is_absolute():
+            path = Path(project) / path
+        if not path.exists():
+            raise ConfigError(f"results file not found: {ref}")
+        return path
+    ids = list_run_ids(project)
+    if not ids:
+        raise ConfigError("no runs yet in .agentopt/runs", hint="run `agentopt eval run` first")
+    run_id = ids[-1] if ref in (None, "latest") else ref
+    path = runs_dir(project) / str(run_id) / "results.json"
+    if not path.exists():
+        if (runs_dir(project) / str(run_id)).is_dir():
+            raise ConfigError(
+                f"run {run_id} has no results.json (interrupted?)",
+                hint=f"finish it with `agentopt eval run --resume {run_id}`",
+            )
+        raise ConfigError(f"no run '{run_id}'", hint=f"recent runs: {', '.join(ids[-5:])}")
+    return path

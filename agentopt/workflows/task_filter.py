@@ -1,0 +1,61 @@
+"""`--filter EXPR`: select tasks by name glob, `category:X` or `tag:Y`; a comma means "or".
+
+Examples: `refund*`, `category:edge`, `tag:smoke,category:core`, `!category:adversarial`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from agentopt.core.errors import ConfigError
+from agentopt.datasets.task import Task
+
+
+def parse_filter(expr: str) -> list[tuple[bool, str, str]]:
+    """Terms as (negated, field, pattern)."""
+    terms: list[tuple[bool, str, str]] = []
+    for raw in expr.split(","):
+        term = raw.strip()
+        if not term:
+            continue
+        negated = term.startswith("!")
+        term = term[1:] if negated else term
+        field, sep, pattern = term.partition(":")
+        if not sep:
+            field, pattern = "name", term
+        field = field.strip().lower()
+        if field not in {"name", "category", "tag"}:
+            raise ConfigError(
+                f"--filter: unknown field '{field}' in '{raw.strip()}'",
+                hint="use a name glob, category:X or tag:Y (comma-separated)",
+            )
+        terms.append((negated, field, pattern.strip()))
+    if not terms:
+        raise ConfigError("--filter is empty", hint="e.g. --filter 'category:edge,refund*'")
+    return terms
+
+
+def _matches(task: Task, field: str, pattern: str) -> bool:
+    if field == "name":
+        return fnmatch.fnmatchcase(task.name, pattern)
+    if field == "category":
+        return fnmatch.fnmatchcase(task.category or "", pattern)
+    return any(fnmatch.fnmatchcase(t, pattern) for t in task.tags)
+
+
+def select_tasks(tasks: list[Task], expr: str | None, limit: int | None = None) -> list[Task]:
+    """Tasks matching any positive term and no negated term, then the first `limit`."""
+    chosen = tasks
+    if expr:
+        terms = parse_filter(expr)
+        positive = [t for t in terms if not t[0]]
+        negative = [t for t in terms if t[0]]
+        chosen = [
+            task
+            for task in tasks
+            if (not positive or any(_matches(task, f, p) for _, f, p in positive))
+            and not any(_matches(task, f, p) for _, f, p in negative)
+        ]
+    if limit is not None:
+        chosen = chosen[:limit]
+    return chosen
