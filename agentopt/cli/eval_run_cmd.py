@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from agentopt.cli.errors import handle_errors, not_implemented
+from agentopt.cli.errors import handle_errors
+from agentopt.cli.run_render import execute_run
+from agentopt.workflows.run_inputs import RunOptions
 
 
 @handle_errors
@@ -96,7 +98,9 @@ def run_command(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not read the model-call cache.")
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for models and sampling.")] = 0,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed for models and sampling (default 0).")
+    ] = None,
     name: Annotated[str | None, typer.Option("--name", help="Run name.")] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Validate M365 documents against the schema.")
@@ -114,4 +118,35 @@ def run_command(
     then an M365 eval document (./prompts.json, ./evals.json, ./tests.json, ./evals/…).
     Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 errors beyond --max-errors, 130 Ctrl-C.
     """
-    not_implemented("eval run")
+    opts = RunOptions(
+        prompts=prompts,
+        expected=expected,
+        prompts_file=prompts_file,
+        config=config,
+        agent=agent,
+        agent_model=agent_model,
+        instructions=instructions,
+        evaluators=evaluator,
+        eval_model=eval_model,
+        target=target,
+        repeat=repeat if repeat != 1 else None,
+        concurrency=concurrency,
+        judge_concurrency=judge_concurrency,
+        limit=limit,
+        filter=filter_expr,
+        outputs=list(output or []),
+        fail_under=fail_under,
+        min_pass_rate=min_pass_rate,
+        baseline=baseline,
+        max_errors=max_errors,
+        max_cost=max_cost,
+        dry_run=dry_run,
+        resume=resume,
+        no_cache=no_cache,
+        seed=seed,
+        name=name,
+        strict=strict,
+        no_upgrade=no_upgrade,
+        timeout=timeout,
+    )
+    execute_run(opts, interactive=interactive)

@@ -1,0 +1,106 @@
+"""Rendering of `eval run`: notices, the dry-run plan, the summary, written files, gates."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from agentopt.cli.context import STATE
+from agentopt.cli.progress import TerminalSink
+from agentopt.reports.terminal import render_summary
+from agentopt.workflows.run import PreparedRun, RunOutcome, prepare_run, run_prepared
+from agentopt.workflows.run_inputs import RunOptions
+from agentopt.workflows.run_plan import RunPlan
+
+
+def ask_yes_no(question: str, default: bool) -> bool:
+    """A yes/no question on the terminal."""
+    return typer.confirm(question, default=default)
+
+
+def render_plan(plan: RunPlan) -> None:
+    """The --dry-run table: calls, tokens and cost per pool."""
+    table = Table(title="Dry run: nothing was sent", title_justify="left")
+    for col in ("", "model", "calls", "input tokens", "output tokens", "cost"):
+        table.add_column(col, justify="left" if col in ("", "model") else "right")
+    for label, model, est in (
+        ("agent", plan.agent_model, plan.agent),
+        ("judge", plan.judge_model, plan.judge),
+    ):
+        table.add_row(
+            label,
+            model,
+            str(est.get("calls", 0)),
+            f"{int(est.get('input_tokens', 0)):,}",
+            f"{int(est.get('output_tokens', 0)):,}",
+            f"${float(est.get('cost_usd', 0.0)):.4f}",
+        )
+    STATE.say(
+        f"Plan: {plan.tasks} tasks, {plan.turns} turns, × {plan.repeat} repeat(s); "
+        f"estimated cost ${plan.cost_usd:.4f} (token counts are estimates: chars/4)"
+    )
+    STATE.say(table)
+    if plan.evaluators:
+        STATE.say("Evaluators: " + ", ".join(f"{k} ×{v}" for k, v in plan.evaluators.items()))
+
+
+def render_preamble(prepared: PreparedRun) -> None:
+    """Warnings, legacy upgrades and model notices, before anything is sent."""
+    inputs = prepared.inputs
+    for problem in [*inputs.warnings, *inputs.dataset.warnings]:
+        STATE.warn(str(problem))
+    upgrade = inputs.dataset.upgrade
+    if upgrade is not None and upgrade.backup is not None:
+        STATE.say(f"Upgraded legacy eval file {upgrade.path} (backup: {upgrade.backup})")
+    for notice in prepared.notices:
+        STATE.err.print(f"[yellow]note:[/] {notice}")
+    prepared.notices.clear()
+
+
+def render_outcome(outcome: RunOutcome) -> None:
+    """Summary table, files written, gate verdicts."""
+    for notice in outcome.notices:
+        STATE.err.print(f"[yellow]note:[/] {notice}")
+    if outcome.results is not None and not STATE.quiet:
+        render_summary(outcome.results, STATE.console)
+    if outcome.results_path is not None:
+        STATE.say(f"Results: {outcome.results_path}")
+    for out in outcome.outputs:
+        extra = f"  (backup: {out.backup})" if out.backup else ""
+        STATE.say(f"Wrote {out.path}{extra}")
+    gate = outcome.gate
+    if gate is None:
+        return
+    r = gate.regression
+    if r and not r.get("regressed"):
+        STATE.say(
+            f"Baseline {r['baseline']}: Δ {r['delta']:+.3f} "
+            f"(95% CI {r['ci'][0]:+.3f} … {r['ci'][1]:+.3f}, {r['shared']} shared tasks): "
+            "no regression beyond noise"
+        )
+    for failure in gate.failures:
+        STATE.err.print(f"[red]gate failed:[/] {failure}")
+    if gate.errors_exceeded:
+        STATE.err.print(
+            f"[red]{gate.error_count} agent/evaluator error(s)[/] exceed the tolerance "
+            "(--max-errors, default 0): the verdict is unknown (exit 3)"
+        )
+
+
+def execute_run(opts: RunOptions, *, interactive: bool = False) -> None:
+    """Run, render, and exit with the code of cli.md."""
+    if interactive:
+        from agentopt.cli.interactive import interactive_loop
+
+        interactive_loop(opts)
+        return
+    ask = ask_yes_no if STATE.interactive else None
+    prepared = prepare_run(opts, STATE.cwd, ask)
+    render_preamble(prepared)
+    if opts.dry_run:
+        render_plan(prepared.plan)
+        return
+    outcome = run_prepared(prepared, TerminalSink(STATE.console, quiet=STATE.quiet))
+    render_outcome(outcome)
+    if outcome.exit_code:
+        raise typer.Exit(outcome.exit_code)

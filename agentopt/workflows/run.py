@@ -1,0 +1,340 @@
+"""`agentopt eval run`: resolve inputs → plan → run the engine → results.json → reports →
+gates. The CLI calls `run_eval` once and renders what comes back."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentopt import __version__
+from agentopt.agents.base import make_target
+from agentopt.core.errors import AgentoptError, ConfigError, Interrupted
+from agentopt.core.ids import utc_now_iso
+from agentopt.evaluators.aggregate import summarize_run
+from agentopt.evaluators.build import EvaluatorCache
+from agentopt.evaluators.stats import paired_bootstrap_ci
+from agentopt.models.call import CallLayer
+from agentopt.models.settings import CallSettings
+from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
+from agentopt.reports.results import RunResults, load_results
+from agentopt.workflows.events import Progress, ProgressSink
+from agentopt.workflows.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
+from agentopt.workflows.run_engine import EngineSpec, RunEngine, prepare_evaluators
+from agentopt.workflows.run_inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
+from agentopt.workflows.run_plan import RunPlan, plan_run
+from agentopt.workflows.run_results import journal_index, summary_dict, write_results
+from agentopt.workflows.run_settings import call_settings
+from agentopt.workflows.run_store import RunStore, resolve_run_ref
+from agentopt.workflows.task_filter import select_tasks
+
+
+@dataclass
+class RunOutcome:
+    """What `run_eval` hands back to the CLI."""
+
+    inputs: ResolvedInputs
+    plan: RunPlan | None = None
+    run_id: str | None = None
+    results_path: Path | None = None
+    results: RunResults | None = None
+    outputs: list[OutputFile] = field(default_factory=list)
+    gate: GateOutcome | None = None
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return self.gate.exit_code if self.gate else 0
+
+
+def _restore_options(opts: RunOptions, store: RunStore) -> RunOptions:
+    """--resume: the interrupted run's options win for what defines the work; output and
+    gate flags of the resuming command still apply."""
+    saved = store.read_run().get("config", {})
+    keep = {
+        "outputs",
+        "fail_under",
+        "min_pass_rate",
+        "baseline",
+        "max_errors",
+        "max_cost",
+        "resume",
+        "dry_run",
+        "timeout",
+    }
+    values = {k: v for k, v in vars(opts).items() if k in keep}
+    for key, value in saved.items():
+        if key in keep or not hasattr(opts, key):
+            continue
+        if key in {"prompts_file", "config"}:
+            value = Path(value)
+        values[key] = value
+    return RunOptions(**{**vars(RunOptions()), **values})
+
+
+@dataclass
+class PreparedRun:
+    """Everything resolved and validated before the first call (errors here exit 2)."""
+
+    opts: RunOptions
+    inputs: ResolvedInputs
+    spec: EngineSpec
+    settings: CallSettings
+    plan: RunPlan
+    outputs: list[Path]
+    seed: int
+    store: RunStore | None
+    notices: list[str]
+
+
+def prepare_run(
+    opts: RunOptions, cwd: Path, ask: Callable[[str, bool], bool] | None
+) -> PreparedRun:
+    """Resolve inputs, select tasks, build every evaluator and estimate the plan."""
+    store: RunStore | None = None
+    if opts.resume:
+        store = RunStore.open_existing(cwd, opts.resume)
+        opts = _restore_options(opts, store)
+    outputs = check_output_paths(opts.outputs)
+    inputs = resolve_inputs(opts, cwd, ask)
+    project = inputs.project_dir
+    if opts.resume and store is not None and project.resolve() != cwd.resolve():
+        store = RunStore.open_existing(project, opts.resume)
+    tasks = select_tasks(inputs.dataset.tasks, opts.filter, opts.limit)
+    if not tasks:
+        raise ConfigError(
+            "no task to run", hint="the dataset is empty or --filter/--limit selected nothing"
+        )
+    options = inputs.eval_config.options if inputs.eval_config else None
+    repeat = opts.repeat or (options.repeat if options and options.repeat else 1)
+    seed = opts.seed if opts.seed is not None else (options.seed if options else None) or 0
+    settings = call_settings(opts, options, dry_run=opts.dry_run)
+    notices: list[str] = []
+    planner = CallLayer(
+        project, settings.model_copy(update={"cache_enabled": False}), on_notice=notices.append
+    )
+    plan = plan_run(
+        tasks, inputs.dataset, inputs.agent, inputs.evaluators, inputs.judge_model, repeat, planner
+    )
+    spec = EngineSpec(
+        project_dir=project,
+        dataset=inputs.dataset,
+        tasks=tasks,
+        agent=inputs.agent,
+        evaluators=inputs.evaluators,
+        judge_model=inputs.judge_model,
+        repeat=repeat,
+        concurrency=settings.concurrency["agent"],
+        turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
+        stop_after_errors=opts.max_errors,
+    )
+    # Building every evaluator up front turns a bad name into exit 2 before any call.
+    prepare_evaluators(
+        spec, EvaluatorCache(judge_model=inputs.judge_model, layer=planner, project_dir=project)
+    )
+    return PreparedRun(opts, inputs, spec, settings, plan, outputs, seed, store, notices)
+
+
+def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
+    """Run a prepared suite (one event loop per command)."""
+    return asyncio.run(_run(prepared, sink))
+
+
+async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
+    spec = prepared.spec
+    layer = CallLayer(spec.project_dir, prepared.settings, on_notice=prepared.notices.append)
+    outcome = RunOutcome(inputs=prepared.inputs, plan=prepared.plan, notices=prepared.notices)
+    cache = EvaluatorCache(judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir)
+    try:
+        await _execute(
+            outcome,
+            prepared.opts,
+            spec,
+            cache,
+            layer,
+            prepared.store,
+            sink,
+            prepared.seed,
+            prepared.outputs,
+        )
+    finally:
+        await layer.aclose()
+    return outcome
+
+
+async def _execute(
+    outcome: RunOutcome,
+    opts: RunOptions,
+    spec: EngineSpec,
+    cache: EvaluatorCache,
+    layer: CallLayer,
+    store: RunStore | None,
+    sink: ProgressSink,
+    seed: int,
+    outputs: list[Path],
+) -> None:
+    inputs = outcome.inputs
+    store = store or RunStore(spec.project_dir)
+    outcome.run_id = store.run_id
+    run_info = _run_info(store, opts, inputs, spec, seed)
+    store.write_run(run_info)
+    started = time.monotonic()
+    total = len(spec.tasks) * spec.repeat
+    done = len(store.done_keys())
+    progress = Progress(total=total, done=done, skipped=done)
+    target = make_target(spec.agent.target, spec.agent, max_concurrent_agent_runs=spec.concurrency)
+    engine = RunEngine(spec, target, layer, store, sink, cache)
+    sink.start(progress, f"Running {len(spec.tasks)} tasks × {spec.repeat}")
+    status, failure = "completed", None
+    try:
+        await engine.run(progress)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        status, failure = (
+            "interrupted",
+            Interrupted(
+                f"interrupted: {progress.done}/{total} finished and saved",
+                hint=f"resume with `agentopt eval run --resume {store.run_id}`",
+            ),
+        )
+    except Interrupted as err:
+        status, failure = "interrupted", err
+    except AgentoptError as err:
+        status = "budget_exhausted" if type(err).__name__ == "BudgetExceeded" else "stopped"
+        err.hint = (err.hint + "; " if err.hint else "") + (
+            f"finished tasks are saved: `agentopt eval run --resume {store.run_id}`"
+        )
+        failure = err
+    finally:
+        sink.finish(progress)
+        await target.aclose()
+    outcome.results_path = _finish(store, run_info, spec, layer, seed, status, started)
+    outcome.results = load_results(outcome.results_path)
+    if failure is not None:
+        raise failure
+    outcome.outputs = write_outputs(
+        outcome.results,
+        outputs,
+        m365_document=inputs.dataset.document if inputs.dataset.format == "m365" else None,
+        agent_name=spec.agent.name,
+        cli_version=__version__,
+    )
+    regression = None
+    if opts.baseline:
+        base_path = resolve_run_ref(spec.project_dir, opts.baseline)
+        regression = compare_to_baseline(
+            _as_dict(outcome.results),
+            _as_dict(load_results(base_path)),
+            opts.baseline,
+            _paired,
+            seed,
+        )
+    summary = _as_dict(outcome.results)["summary"]
+    outcome.gate = check_gates(
+        summary,
+        GateSettings(opts.fail_under, opts.min_pass_rate, opts.max_errors),
+        regression=regression,
+    )
+
+
+def _paired(current: list[float], base: list[float], seed: int) -> tuple[float, float, float]:
+    delta = paired_bootstrap_ci(base, current, seed)
+    assert delta is not None
+    return delta.mean, delta.low, delta.high
+
+
+def _as_dict(results: RunResults) -> dict[str, Any]:
+    return results.model_dump(mode="json")
+
+
+def _run_info(
+    store: RunStore, opts: RunOptions, inputs: ResolvedInputs, spec: EngineSpec, seed: int
+) -> dict[str, Any]:
+    if store.run_json.exists():
+        previous = store.read_run()
+        previous["status"] = "running"
+        return previous
+    ds = inputs.dataset
+    return {
+        "id": store.run_id,
+        "name": opts.name or (inputs.eval_config.name if inputs.eval_config else None),
+        "started_at": utc_now_iso(),
+        "finished_at": None,
+        "status": "running",
+        "config": snapshot(opts),
+        "agent": {
+            "name": spec.agent.name,
+            "target": spec.agent.target or "local",
+            "model": spec.agent.model,
+            "config_id": spec.agent.config_id,
+        },
+        "dataset": {
+            "name": ds.name,
+            "version": ds.version,
+            "sha256": ds.sha256,
+            "source": ds.source,
+            "format": ds.format,
+        },
+        "evaluators": [u.name for u in inputs.evaluators],
+        "models": {"agent": spec.agent.model, "judge": inputs.judge_model},
+        "repeat": spec.repeat,
+        "seed": seed,
+        "cli_version": __version__,
+        "usage_before": {},
+    }
+
+
+def _usage(layer: CallLayer, before: dict[str, Any]) -> dict[str, Any]:
+    stats = layer.stats()
+    usage: dict[str, Any] = {}
+    for pool in ("agent", "judge", "generator", "optimizer"):
+        totals = stats.pools.get(pool)
+        now = totals.model_dump() if totals else {}
+        prev = before.get(pool, {})
+        usage[pool] = {
+            key: now.get(key, 0) + prev.get(key, 0)
+            for key in ("calls", "input_tokens", "output_tokens", "cost_usd", "cache_hits")
+        }
+    return usage
+
+
+def _finish(
+    store: RunStore,
+    run_info: dict[str, Any],
+    spec: EngineSpec,
+    layer: CallLayer,
+    seed: int,
+    status: str,
+    started: float,
+) -> Path:
+    offsets, scores = journal_index(store)
+    usage = _usage(layer, run_info.get("usage_before") or {})
+    summary = summarize_run(
+        scores,
+        tokens_by_pool={p: u for p, u in usage.items()},
+        cost_by_pool={p: u["cost_usd"] for p, u in usage.items()},
+        seed=seed,
+    )
+    stats = layer.stats()
+    duration = time.monotonic() - started + float(run_info.get("duration_s", 0.0))
+    extra = {
+        "cost_usd": sum(u["cost_usd"] for u in usage.values()),
+        "cache_hits": sum(u["cache_hits"] for u in usage.values()),
+        "limiter": "; ".join(f"{p}: {t}" for p, t in stats.rate_limits.items()),
+        "duration_s": round(duration, 3),
+    }
+    run_info.update(
+        status=status,
+        finished_at=utc_now_iso(),
+        usage_before=usage,
+        duration_s=round(duration, 3),
+    )
+    store.write_run(run_info)
+    header = {
+        "run": {k: v for k, v in run_info.items() if k not in {"usage_before", "duration_s"}},
+        "summary": summary_dict(summary, usage, extra),
+    }
+    repeat_stats = {r.name: r for r in summary.repeats}
+    return write_results(store, spec.tasks, offsets, repeat_stats, header)

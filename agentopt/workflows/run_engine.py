@@ -1,0 +1,181 @@
+"""The run engine: plays every (task, repeat) against the agent, scores each turn with the
+selected evaluators, and journals each finished unit (files.md §7, evaluators.md §5–6).
+
+Units are pulled lazily by a fixed number of workers (`concurrency`), so memory holds only
+what is in flight; model calls are further bounded by the call layer's pools (agent, judge).
+A failing task is data; systemic failures (budget, too many errors, Ctrl-C) stop new work,
+let in-flight units finish or cancel cleanly, and propagate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentopt.agents.base import AgentTarget, RunConfig
+from agentopt.core.errors import AgentoptError, TooManyErrors
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.datasets.task import Dataset, Task
+from agentopt.evaluators.aggregate import TaskScore, score_transcript
+from agentopt.evaluators.base import EvaluatorUse
+from agentopt.evaluators.build import EvaluatorCache
+from agentopt.evaluators.samples import evaluate_sample, samples_from_run
+from agentopt.evaluators.selection import select_evaluators
+from agentopt.models.call import CallLayer
+from agentopt.workflows.events import Progress, ProgressSink
+from agentopt.workflows.run_records import repeat_record
+from agentopt.workflows.run_store import RunStore
+
+
+@dataclass
+class EngineSpec:
+    """Everything the engine needs, already resolved and validated."""
+
+    project_dir: Path
+    dataset: Dataset
+    tasks: list[Task]
+    agent: AgentDefinition
+    evaluators: list[EvaluatorUse]
+    judge_model: str | None
+    repeat: int = 1
+    concurrency: int = 8
+    real_tools: bool = True
+    turn_timeout_s: float = 120.0
+    stop_after_errors: int | None = None
+    """Explicit --max-errors: stop scheduling once more errors than this occurred."""
+    candidate_id: str = "baseline"
+
+
+@dataclass
+class EngineResult:
+    """Scores of the units this engine call finished (resumed ones excluded)."""
+
+    scores: list[TaskScore] = field(default_factory=list)
+    stopped: str | None = None
+
+
+def unit_errors(score: TaskScore) -> int:
+    """Agent errors plus evaluator errors of one unit (what --max-errors counts)."""
+    agent = sum(1 for t in score.turns if t.error is not None and t.error.code != "turnSkipped")
+    return agent + sum(1 for r in score.results if r.status == "error")
+
+
+def prepare_evaluators(spec: EngineSpec, cache: EvaluatorCache) -> None:
+    """Build every evaluator any task will use before the first call, so a bad name or
+    definition is a configuration error (exit 2) rather than a failure mid-run."""
+    for task in spec.tasks:
+        for uses in select_evaluators(task, configured=spec.evaluators, dataset=spec.dataset):
+            for use in uses:
+                cache.get(use)
+
+
+class RunEngine:
+    """Runs units and journals them."""
+
+    def __init__(
+        self,
+        spec: EngineSpec,
+        target: AgentTarget,
+        layer: CallLayer,
+        store: RunStore,
+        sink: ProgressSink,
+        evaluators: EvaluatorCache,
+    ) -> None:
+        self.spec = spec
+        self.target = target
+        self.layer = layer
+        self.store = store
+        self.sink = sink
+        self.evaluators = evaluators
+        self.cancel = asyncio.Event()
+        self._errors = 0
+
+    def units(self, done: set[tuple[int, int]]) -> Iterator[tuple[int, Task, int]]:
+        for pos, task in enumerate(self.spec.tasks):
+            for r in range(self.spec.repeat):
+                if (pos, r) not in done:
+                    yield pos, task, r
+
+    async def run_unit(self, task: Task, repeat: int) -> tuple[TaskScore, dict[str, object]]:
+        """Agent → evaluators → scores for one (task, repeat)."""
+        config = RunConfig(
+            calls=self.layer,
+            repeat=repeat,
+            turn_timeout_s=self.spec.turn_timeout_s,
+            real_tools=self.spec.real_tools,
+            candidate_id=self.spec.candidate_id,
+            cancel=self.cancel,
+        )
+        transcript = await self.target.run(task, config)
+        samples = samples_from_run(task, transcript, repeat=repeat)
+        per_turn = select_evaluators(
+            task, configured=self.spec.evaluators, dataset=self.spec.dataset
+        )
+        results = []
+        for i, sample in enumerate(samples):
+            if transcript.turns[i].error is not None:
+                results.append([])
+                continue
+            evaluators = [self.evaluators.get(u) for u in per_turn[i]]
+            results.append(await evaluate_sample(evaluators, sample))
+        score = score_transcript(
+            task.name, transcript, results, n_turns=len(task.turns), repeat=repeat
+        )
+        return score, repeat_record(task, transcript, score)
+
+    async def run(self, progress: Progress) -> EngineResult:
+        """Run every unit not yet in the journal."""
+        outcome = EngineResult()
+        pending = self.units(self.store.done_keys())
+        lock = asyncio.Lock()
+        stop: list[BaseException] = []
+
+        async def worker() -> None:
+            while not stop and not self.cancel.is_set():
+                async with lock:
+                    unit = next(pending, None)
+                if unit is None:
+                    return
+                pos, task, r = unit
+                try:
+                    score, record = await self.run_unit(task, r)
+                except AgentoptError as err:
+                    stop.append(err)
+                    self.cancel.set()
+                    return
+                self.store.append(
+                    {
+                        "task": pos,
+                        "repeat": r,
+                        "score": score.model_dump(mode="json"),
+                        "record": record,
+                    }
+                )
+                outcome.scores.append(score)
+                self._errors += unit_errors(score)
+                progress.done += 1
+                progress.passed += score.status == "pass"
+                progress.errors = self._errors
+                progress.cost_usd = self.layer.stats().total.cost_usd
+                self.sink.update(progress, f"{task.name}: {score.status}")
+                limit = self.spec.stop_after_errors
+                if limit is not None and self._errors > limit:
+                    stop.append(
+                        TooManyErrors(
+                            f"{self._errors} agent/evaluator errors exceed --max-errors {limit}",
+                            hint="fix the failing calls (see the errors above) or raise "
+                            "--max-errors; finished tasks are saved",
+                        )
+                    )
+                    self.cancel.set()
+                    return
+
+        workers = max(1, min(self.spec.concurrency, progress.total - progress.done or 1))
+        async with asyncio.TaskGroup() as group:
+            for _ in range(workers):
+                group.create_task(worker())
+        if stop:
+            raise stop[0]
+        return outcome

@@ -1,0 +1,250 @@
+"""Resolve what `eval run` should run from its flags, eval.yaml and the project (cli.md).
+
+Inputs, first that applies: --prompts, --prompts-file, --config, ./eval.yaml (in the agent
+folder), then an M365 eval document found by discovery (asking to create a starter file).
+The agent: --instructions/--agent-model (an ad-hoc local prompt agent), else the detected
+agent (azure.yaml, eval.yaml `agent:`, `.agent_configs/baseline/`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentopt.agents.detect import DetectedTarget, detect_target
+from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
+from agentopt.core.files.eval_yaml_load import load_eval_config
+from agentopt.datasets import (
+    STARTER_QUESTION,
+    dataset_from_prompts,
+    discover_dataset,
+    discovery_candidates,
+    load_dataset,
+    write_starter_file,
+)
+from agentopt.datasets.task import Dataset
+from agentopt.evaluators.base import EvaluatorUse
+from agentopt.registry import Registry
+
+DEFAULT_MODEL = "gpt-4.1-mini"
+"""Bare default for agent and judge: resolves to the configured provider, else the embedded
+model with a notice (models.md §1)."""
+
+
+@dataclass
+class RunOptions:
+    """The flags of `eval run` (None = not given)."""
+
+    prompts: list[str] | None = None
+    expected: list[str] | None = None
+    prompts_file: Path | None = None
+    config: Path | None = None
+    agent: str | None = None
+    agent_model: str | None = None
+    instructions: str | None = None
+    evaluators: list[str] | None = None
+    eval_model: str | None = None
+    target: str | None = None
+    repeat: int | None = None
+    concurrency: int | None = None
+    judge_concurrency: int | None = None
+    limit: int | None = None
+    filter: str | None = None
+    outputs: list[Path] = field(default_factory=list)
+    fail_under: float | None = None
+    min_pass_rate: float | None = None
+    baseline: str | None = None
+    max_errors: int | None = None
+    max_cost: float | None = None
+    dry_run: bool = False
+    resume: str | None = None
+    no_cache: bool = False
+    seed: int | None = None
+    name: str | None = None
+    strict: bool = False
+    no_upgrade: bool = False
+    timeout: float | None = None
+    project_endpoint: str | None = None
+    real_tools: bool = True
+
+
+@dataclass
+class ResolvedInputs:
+    """What the run uses, with the warnings met while resolving it."""
+
+    project_dir: Path
+    dataset: Dataset
+    agent: AgentDefinition
+    evaluators: list[EvaluatorUse]
+    judge_model: str
+    eval_config: EvalConfig | None = None
+    detected: DetectedTarget | None = None
+    warnings: list[Problem] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+Ask = Callable[[str, bool], bool]
+"""A yes/no question with its default; None when prompting is impossible (--no-prompt)."""
+
+
+def _adhoc_agent(opts: RunOptions, cwd: Path) -> AgentDefinition | None:
+    if opts.instructions is None and opts.agent_model is None:
+        return None
+    text = opts.instructions or "You are a helpful assistant. Answer concisely."
+    if text.startswith("@"):
+        path = Path(text[1:])
+        path = path if path.is_absolute() else cwd / path
+        if not path.is_file():
+            raise ConfigError.at("", "--instructions", f"file not found: {text[1:]}")
+        text = path.read_text(encoding="utf-8")
+    return AgentDefinition(
+        name="adhoc-agent",
+        folder=cwd,
+        model=opts.agent_model or DEFAULT_MODEL,
+        instructions=text,
+        source="--agent-model/--instructions",
+    )
+
+
+def _registered_dataset(project: Path, ref: DatasetRef, where: str) -> Path:
+    if ref.local_uri is not None:
+        return ref.local_uri
+    if ref.name:
+        return Registry(project).lookup("datasets", ref.name, ref.version)
+    raise ConfigError.at(where, "dataset", "expected `local_uri` or `name` (and `version`)")
+
+
+def _config_path(opts: RunOptions, detected_dir: Path) -> Path | None:
+    if opts.config is not None:
+        if not opts.config.is_file():
+            raise ConfigError.at("", "--config", f"file not found: {opts.config}")
+        return opts.config
+    candidate = detected_dir / "eval.yaml"
+    return candidate if candidate.is_file() else None
+
+
+def evaluator_uses(config: EvalConfig | None, flags: list[str] | None) -> list[EvaluatorUse]:
+    """--evaluator flags replace eval.yaml's evaluators; none → the defaults of §5."""
+    if flags:
+        return [EvaluatorUse(name=n) for n in flags]
+    if config is None:
+        return []
+    return [
+        EvaluatorUse(
+            name=e.name,
+            version=e.version,
+            local_uri=str(e.local_uri) if e.local_uri else None,
+            options=dict(e.initialization_parameters),
+        )
+        for e in config.evaluators
+    ]
+
+
+def resolve_inputs(opts: RunOptions, cwd: Path, ask: Ask | None) -> ResolvedInputs:
+    """Pick the dataset, the agent and the evaluators (raises ConfigError with the flag to set)."""
+    warnings: list[Problem] = []
+    adhoc = _adhoc_agent(opts, cwd)
+    config: EvalConfig | None = None
+    detected: DetectedTarget | None = None
+    project = cwd
+    config_path = None if opts.prompts or opts.prompts_file else _config_path(opts, cwd)
+    if config_path is not None:
+        config, more = load_eval_config(config_path)
+        warnings.extend(more)
+        project = config_path.resolve().parent
+    if adhoc is None:
+        detected = detect_target(
+            project if config_path else cwd,
+            agent=opts.agent,
+            project_endpoint=opts.project_endpoint,
+            no_prompt=ask is None,
+            eval_config=config,
+        )
+        warnings.extend(detected.warnings)
+        project = detected.project_dir
+        adhoc_data = bool(opts.prompts or opts.prompts_file)
+        if (
+            config is None
+            and opts.config is None
+            and not adhoc_data
+            and detected.eval_yaml.is_file()
+        ):
+            config, more = load_eval_config(detected.eval_yaml)
+            warnings.extend(more)
+    dataset = _dataset(opts, cwd, project, config, ask)
+    agent = adhoc or (detected.definition if detected else None)
+    if agent is None:
+        raise ConfigError(
+            "no agent to run: no azure.yaml agent service, eval.yaml `agent:` or "
+            ".agent_configs/baseline/ was found",
+            hint="pass --agent-model MODEL (and --instructions TEXT|@FILE) for an ad-hoc "
+            "agent, or run `agentopt eval init`",
+        )
+    if adhoc is None and opts.agent_model:
+        agent = agent.model_copy(update={"model": opts.agent_model})
+    if agent.model is None and (agent.target in (None, "local")):
+        agent = agent.model_copy(update={"model": DEFAULT_MODEL})
+    if opts.target:
+        agent = agent.model_copy(update={"target": opts.target})
+    judge = opts.eval_model or (config.options.eval_model if config else None) or DEFAULT_MODEL
+    return ResolvedInputs(
+        project_dir=project,
+        dataset=dataset,
+        agent=agent,
+        evaluators=evaluator_uses(config, opts.evaluators),
+        judge_model=judge,
+        eval_config=config,
+        detected=detected,
+        warnings=warnings,
+    )
+
+
+def _dataset(
+    opts: RunOptions, cwd: Path, project: Path, config: EvalConfig | None, ask: Ask | None
+) -> Dataset:
+    upgrade = not opts.no_upgrade
+    if opts.prompts:
+        return dataset_from_prompts(opts.prompts, opts.expected)
+    if opts.expected:
+        raise ConfigError.at("", "--expected", "--expected needs --prompts")
+    if opts.prompts_file is not None:
+        path = opts.prompts_file if opts.prompts_file.is_absolute() else cwd / opts.prompts_file
+        return load_dataset(path, strict=opts.strict, upgrade=upgrade)
+    if config is not None and config.dataset is not None:
+        where = str(config.path or "eval.yaml")
+        path = _registered_dataset(project, config.dataset, where)
+        dataset = load_dataset(path, strict=opts.strict, upgrade=upgrade)
+        return dataset.model_copy(
+            update={"name": config.dataset.name, "version": config.dataset.version}
+        )
+    found = discover_dataset(cwd)
+    if found is not None:
+        return load_dataset(found, strict=opts.strict, upgrade=upgrade)
+    looked = ", ".join(str(p.relative_to(cwd)) for p in discovery_candidates(cwd))
+    if ask is None:
+        raise ConfigError(
+            f"no dataset: no eval.yaml and no eval document ({looked})",
+            hint="pass --prompts-file PATH or --prompts …, or run `agentopt eval init`",
+        )
+    if not ask(STARTER_QUESTION, True):
+        raise ConfigError("no dataset to run", hint="pass --prompts-file PATH or --prompts …")
+    path = write_starter_file(cwd)
+    return load_dataset(path, strict=opts.strict, upgrade=upgrade)
+
+
+def snapshot(opts: RunOptions) -> dict[str, Any]:
+    """The options as recorded in run.json (paths as text; nothing secret is a flag)."""
+    out: dict[str, Any] = {}
+    for key, value in vars(opts).items():
+        if value in (None, [], False):
+            continue
+        if isinstance(value, Path):
+            value = str(value)
+        elif isinstance(value, list):
+            value = [str(v) for v in value]
+        out[key] = value
+    return out
