@@ -4,10 +4,12 @@ and owns the global options (cli.md)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from agentopt import __version__
 from agentopt.cli.argv import expand_variadic_options
@@ -26,8 +28,17 @@ EPILOG = (
     "Docs: README.md and docs/ in the repository."
 )
 
+class _Group(TyperGroup):
+    """Root group that accepts `--prompts P1 P2 …` (see argv.py) however it is invoked."""
+
+    def main(self, args: Sequence[str] | None = None, *a: Any, **kw: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        return super().main(expand_variadic_options(argv), *a, **kw)
+
+
 app = typer.Typer(
     name="agentopt",
+    cls=_Group,
     help="Build, run and optimize evaluation suites for LLM agents — locally, on any model.",
     epilog=EPILOG,
     no_args_is_help=True,
@@ -82,5 +93,4 @@ def root(
 
 def main() -> None:
     """Console-script entry point."""
-    sys.argv[1:] = expand_variadic_options(sys.argv[1:])
     app(prog_name="agentopt")

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.core.errors import Problem
+
 
 class Criterion(BaseModel):
     """One binary, testable check for a task (judged by builtin.task_adherence)."""
@@ -85,6 +87,20 @@ class Task(BaseModel):
         return [c for t in self.turns for c in t.criteria]
 
 
+class LegacyUpgrade(BaseModel):
+    """A legacy M365 file (bare array or `prompts`/`expected_responses`) that was read, and
+    unless `--no-upgrade` rewritten in the versioned shape; the CLI prints both paths."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    """The legacy file, as given."""
+    shape: Literal["array", "prompts"]
+    """Which legacy shape it had."""
+    backup: str | None = None
+    """The backup of the original bytes; None when the file was read without rewriting."""
+
+
 class Dataset(BaseModel):
     """Tasks plus where they came from."""
 
@@ -101,3 +117,7 @@ class Dataset(BaseModel):
     """M365 `default_evaluators` (None = the document has none)."""
     document: dict[str, Any] | None = None
     """The raw M365 document, kept so outputs can be written back into the same shape."""
+    warnings: list[Problem] = Field(default_factory=list)
+    """Non-fatal problems found while loading (unknown keys, legacy shape) for the CLI to print."""
+    upgrade: LegacyUpgrade | None = None
+    """Set when the file had a legacy M365 shape (see `LegacyUpgrade`)."""

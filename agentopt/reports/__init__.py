@@ -1,1 +1,67 @@
-"""agentopt.reports."""
+"""agentopt.reports: every rendering of a run's results (terminal, JSON, HTML, JUnit, CSV,
+Markdown, the filled M365 document) from one input, `RunResults` (results.json)."""
+
+from agentopt.reports.compare import (
+    Comparison,
+    EvaluatorDelta,
+    TaskDelta,
+    compare_runs,
+    render_comparison,
+)
+from agentopt.reports.csv_report import render_csv
+from agentopt.reports.html import render_html
+from agentopt.reports.json_report import results_to_dict, write_results_json
+from agentopt.reports.junit import render_junit
+from agentopt.reports.m365_output import fill_m365_document, m365_score_key
+from agentopt.reports.markdown import render_markdown
+from agentopt.reports.outputs import OUTPUT_FORMATS, OutputFile, check_output_paths, write_outputs
+from agentopt.reports.results import (
+    EvalOutcome,
+    RunResults,
+    TaskOutcome,
+    TurnOutcome,
+    load_results,
+    parse_results,
+    redacted,
+)
+from agentopt.reports.terminal import (
+    RunHeader,
+    render_run_list,
+    render_summary,
+    render_task,
+    summary_renderables,
+)
+from agentopt.reports.terminal_task import find_task
+
+__all__ = [
+    "OUTPUT_FORMATS",
+    "Comparison",
+    "EvalOutcome",
+    "EvaluatorDelta",
+    "OutputFile",
+    "RunHeader",
+    "RunResults",
+    "TaskDelta",
+    "TaskOutcome",
+    "TurnOutcome",
+    "check_output_paths",
+    "compare_runs",
+    "fill_m365_document",
+    "find_task",
+    "load_results",
+    "m365_score_key",
+    "parse_results",
+    "redacted",
+    "render_comparison",
+    "render_csv",
+    "render_html",
+    "render_junit",
+    "render_markdown",
+    "render_run_list",
+    "render_summary",
+    "render_task",
+    "results_to_dict",
+    "summary_renderables",
+    "write_outputs",
+    "write_results_json",
+]

@@ -139,8 +139,22 @@ def prepare_run(
 
 
 def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
-    """Run a prepared suite (one event loop per command)."""
-    return asyncio.run(_run(prepared, sink))
+    """Run a prepared suite (one event loop per command).
+
+    Ctrl-C normally arrives as a cancellation handled inside the loop; a KeyboardInterrupt
+    that escapes it (raised from a thread or a second Ctrl-C) still saves what finished.
+    """
+    store = prepared.store = prepared.store or RunStore(prepared.spec.project_dir)
+    try:
+        return asyncio.run(_run(prepared, sink))
+    except KeyboardInterrupt:
+        if store.run_json.exists():
+            run_info = store.read_run()
+            _finish(store, run_info, prepared.spec, None, prepared.seed, "interrupted", 0.0)
+        raise Interrupted(
+            "interrupted: finished tasks are saved",
+            hint=f"resume with `agentopt eval run --resume {store.run_id}`",
+        ) from None
 
 
 async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
@@ -286,11 +300,11 @@ def _run_info(
     }
 
 
-def _usage(layer: CallLayer, before: dict[str, Any]) -> dict[str, Any]:
-    stats = layer.stats()
+def _usage(layer: CallLayer | None, before: dict[str, Any]) -> dict[str, Any]:
+    pools = layer.stats().pools if layer is not None else {}
     usage: dict[str, Any] = {}
     for pool in ("agent", "judge", "generator", "optimizer"):
-        totals = stats.pools.get(pool)
+        totals = pools.get(pool)
         now = totals.model_dump() if totals else {}
         prev = before.get(pool, {})
         usage[pool] = {
@@ -304,7 +318,7 @@ def _finish(
     store: RunStore,
     run_info: dict[str, Any],
     spec: EngineSpec,
-    layer: CallLayer,
+    layer: CallLayer | None,
     seed: int,
     status: str,
     started: float,
@@ -317,12 +331,13 @@ def _finish(
         cost_by_pool={p: u["cost_usd"] for p, u in usage.items()},
         seed=seed,
     )
-    stats = layer.stats()
-    duration = time.monotonic() - started + float(run_info.get("duration_s", 0.0))
+    limits = layer.stats().rate_limits if layer is not None else {}
+    elapsed = time.monotonic() - started if started else 0.0
+    duration = elapsed + float(run_info.get("duration_s", 0.0))
     extra = {
         "cost_usd": sum(u["cost_usd"] for u in usage.values()),
         "cache_hits": sum(u["cache_hits"] for u in usage.values()),
-        "limiter": "; ".join(f"{p}: {t}" for p, t in stats.rate_limits.items()),
+        "limiter": "; ".join(f"{p}: {t}" for p, t in limits.items()),
         "duration_s": round(duration, 3),
     }
     run_info.update(

@@ -26,7 +26,7 @@ def journal_index(store: RunStore) -> tuple[dict[int, list[int]], list[TaskScore
     scores: list[TaskScore] = []
     if not store.journal.exists():
         return offsets, scores
-    seen: set[tuple[int, int]] = set()
+    latest: dict[tuple[int, int], tuple[int, TaskScore]] = {}
     with open(store.journal, "rb") as fh:
         while True:
             at = fh.tell()
@@ -38,11 +38,11 @@ def journal_index(store: RunStore) -> tuple[dict[int, list[int]], list[TaskScore
             except json.JSONDecodeError:
                 continue  # a torn last line after a crash
             key = (int(entry["task"]), int(entry["repeat"]))
-            if key in seen:
-                continue  # a unit journaled twice (resume raced a crash): first wins
-            seen.add(key)
-            offsets[key[0]].append(at)
-            scores.append(TaskScore.model_validate(entry["score"]))
+            # A unit run again on --resume (it had failed) is journaled twice: last wins.
+            latest[key] = (at, TaskScore.model_validate(entry["score"]))
+    for (task, _repeat), (at, score) in sorted(latest.items()):
+        offsets[task].append(at)
+        scores.append(score)
     return offsets, scores
 
 

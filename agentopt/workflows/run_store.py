@@ -77,8 +77,12 @@ class RunStore:
                     continue
 
     def done_keys(self) -> set[tuple[int, int]]:
-        """(task index, repeat) pairs already finished."""
-        return {(int(e["task"]), int(e["repeat"])) for e in self.entries()}
+        """(task position, repeat) pairs finished for good. A unit whose agent call failed is
+        run again on --resume (its successful model calls come from the cache)."""
+        latest: dict[tuple[int, int], str] = {}
+        for e in self.entries():
+            latest[(int(e["task"]), int(e["repeat"]))] = str(e.get("score", {}).get("status"))
+        return {key for key, status in latest.items() if status != "error"}
 
 
 def list_run_ids(project: Path) -> list[str]:

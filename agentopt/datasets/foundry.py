@@ -1,0 +1,389 @@
+"""One Foundry-shaped task record (a JSONL line or a CSV row) → `Task` (files.md §4.1).
+
+Shared by the JSONL and CSV loaders so both accept the same fields, aliases and types, and
+word their problems the same way. Unknown keys are kept in `Task.extra` and reported once per
+file (not once per line) with a did-you-mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
+from agentopt.datasets.task import Criterion, EvaluatorRef, Task, Turn
+
+QUERY_KEYS = ("query", "prompt", "question")
+TRUTH_KEYS = ("ground_truth", "groundTruth", "expected_response")
+TASK_KEYS = (
+    "name",
+    *QUERY_KEYS,
+    *TRUTH_KEYS,
+    "context",
+    "criteria",
+    "turns",
+    "desired_num_turns",
+    "category",
+    "tags",
+    "metadata",
+    "tool_mocks",
+    "description",
+    "evaluators",
+    "evaluators_mode",
+)
+TURN_KEYS = (*QUERY_KEYS, *TRUTH_KEYS, "context", "criteria", "evaluators", "evaluators_mode")
+MAX_TURNS = 20
+SYNONYMS = {
+    "input": "query",
+    "user_input": "query",
+    "answer": "ground_truth",
+    "expected": "ground_truth",
+    "expected_answer": "ground_truth",
+    "expected_output": "ground_truth",
+    "reference": "ground_truth",
+    "label": "category",
+    "checks": "criteria",
+    "rubric": "criteria",
+    "id": "name",
+    "messages": "turns",
+}
+"""Keys people use for a known field, suggested in unknown-key warnings."""
+
+Locate = Callable[[str], tuple[str, str]]
+"""Maps a key path inside the record to (Problem.location, message prefix)."""
+
+
+@dataclass
+class UnknownKeys:
+    """Unknown keys seen across a file: one warning per key, naming the first line."""
+
+    seen: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+    def add(self, scope: str, key: str, line: int) -> None:
+        self.seen.setdefault((scope, key), []).append(line)
+
+    def report(self, log: ProblemLog, where: Callable[[int], str] = lambda n: f"line {n}") -> None:
+        for (scope, key), lines in self.seen.items():
+            known = TURN_KEYS if scope == "turn" else TASK_KEYS
+            inside = " in a turn" if scope == "turn" else ""
+            more = ""
+            if len(lines) > 1:
+                more = f" (also on {len(lines) - 1} more line{'s' if len(lines) > 2 else ''})"
+            log.warn(
+                where(lines[0]),
+                f'unknown key "{key}"{inside}{did_you_mean(key, known, SYNONYMS)}; '
+                f"kept as extra data{more}",
+            )
+
+
+@dataclass
+class RecordContext:
+    """Where one record came from and where its problems go."""
+
+    log: ProblemLog
+    line: int
+    locate: Locate
+    unknown: UnknownKeys
+
+    def error(self, path: str, message: str) -> None:
+        location, prefix = self.locate(path)
+        self.log.error(location, prefix + message)
+
+    def warn(self, path: str, message: str) -> None:
+        location, prefix = self.locate(path)
+        self.log.warn(location, prefix + message)
+
+
+def line_locator(line: int) -> Locate:
+    """JSONL: the location is the line; the key path goes in front of the message."""
+    return lambda path: (f"line {line}", f"{path}: " if path else "")
+
+
+def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> Task | None:
+    """Build one task, or None when the record has errors (already logged in `ctx`).
+
+    The name is left "" when absent; `assign_names` fills it once the whole file is read.
+    """
+    errors_before = len(ctx.log.errors)
+    name = _text(record, ("name",), ctx)
+    if name is not None and not name.strip():
+        ctx.error("name", f"expected a non-empty task name, found {describe(name)}")
+    query_key = _pick_alias(record, QUERY_KEYS, ctx)
+    truth_key = _pick_alias(record, TRUTH_KEYS, ctx)
+    raw_turns = record.get("turns")
+    turns: list[Turn] = []
+    criteria = _criteria(record.get("criteria"), "criteria", ctx)
+    if raw_turns is not None:
+        for key in (query_key, truth_key, "context" if "context" in record else None):
+            if key:
+                ctx.error(key, "not allowed beside turns: give each turn its own value")
+        turns = _turns(raw_turns, ctx)
+        if turns and criteria:
+            turns[-1].criteria.extend(criteria)
+    elif query_key is None:
+        ctx.error(
+            "",
+            'expected a "query" (the user message; aliases "prompt", "question") or '
+            f'"turns" (a multi-turn task), found {describe(record)}',
+        )
+    else:
+        query = _text(record, (query_key,), ctx, required=True)
+        truth = _text(record, (truth_key,), ctx, numbers=True) if truth_key else None
+        context = _text(record, ("context",), ctx)
+        if query is not None:
+            turns = [Turn(query=query, ground_truth=truth, context=context, criteria=criteria)]
+    evaluators = _evaluators(record.get("evaluators"), "evaluators", ctx)
+    mode = _mode(record.get("evaluators_mode"), "evaluators_mode", ctx)
+    desired = _desired_turns(record.get("desired_num_turns"), ctx)
+    category = _text(record, ("category",), ctx)
+    description = _text(record, ("description",), ctx)
+    tags = _tags(record.get("tags"), ctx)
+    metadata = _object(record.get("metadata"), "metadata", ctx)
+    tool_mocks = _object(record.get("tool_mocks"), "tool_mocks", ctx)
+    extra = {k: v for k, v in record.items() if k not in TASK_KEYS}
+    for key in extra:
+        ctx.unknown.add("task", key, ctx.line)
+    if len(ctx.log.errors) > errors_before or not turns:
+        return None
+    return Task(
+        name=name or "",
+        turns=turns,
+        category=category,
+        tags=tags,
+        metadata=metadata or {},
+        description=description,
+        tool_mocks=tool_mocks,
+        desired_num_turns=desired,
+        index=index,
+        line=ctx.line,
+        evaluators=evaluators,
+        evaluators_mode=mode,
+        extra=extra,
+    )
+
+
+def assign_names(tasks: list[Task], log: ProblemLog, where: Callable[[int], str]) -> None:
+    """Report duplicate names (naming both lines) and generate `task_<n>` for the rest."""
+    first_line: dict[str, int | None] = {}
+    for task in tasks:
+        if not task.name:
+            continue
+        if task.name in first_line:
+            earlier = first_line[task.name]
+            log.error(
+                where(task.line or 0),
+                f'duplicate name "{task.name}": already used on {where(earlier or 0)}; '
+                "expected every task name to be unique",
+            )
+        else:
+            first_line[task.name] = task.line
+    for n, task in enumerate(tasks, start=1):
+        if task.name:
+            continue
+        candidate, k = f"task_{n}", 2
+        while candidate in first_line:
+            candidate, k = f"task_{n}_{k}", k + 1
+        task.name = candidate
+        first_line[candidate] = task.line
+
+
+def _pick_alias(record: dict[str, Any], keys: tuple[str, ...], ctx: RecordContext) -> str | None:
+    present = [k for k in keys if k in record]
+    if len(present) > 1:
+        names = " and ".join(f'"{k}"' for k in present)
+        ctx.error(present[1], f"{names} are the same field (aliases); keep only one")
+    return present[0] if present else None
+
+
+def _text(
+    record: dict[str, Any],
+    keys: tuple[str, ...],
+    ctx: RecordContext,
+    *,
+    required: bool = False,
+    numbers: bool = False,
+) -> str | None:
+    key = keys[0]
+    value = record.get(key)
+    if value is None:
+        if required:
+            ctx.error(key, "expected text, found null")
+        return None
+    if numbers and isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        ctx.error(key, f"expected text, found {describe(value)}")
+        return None
+    if required and not value.strip():
+        ctx.error(key, f"expected non-empty text, found {describe(value)}")
+        return None
+    return value
+
+
+def _criteria(value: Any, path: str, ctx: RecordContext) -> list[Criterion]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        ctx.error(
+            path,
+            'expected a list of {"name": ..., "instruction": ...} objects or strings, '
+            f"found {describe(value)}",
+        )
+        return []
+    out: list[Criterion] = []
+    for k, item in enumerate(value):
+        here = join_path(path, k)
+        default_name = f"criterion_{k + 1}"
+        if isinstance(item, str) and item.strip():
+            out.append(Criterion(name=default_name, instruction=item))
+            continue
+        if not isinstance(item, dict):
+            ctx.error(
+                here,
+                'expected a {"name": ..., "instruction": ...} object or a non-empty string, '
+                f"found {describe(item)}",
+            )
+            continue
+        name = item.get("name", default_name)
+        instruction = item.get("instruction")
+        ok = True
+        if not isinstance(name, str) or not name.strip():
+            ctx.error(join_path(here, "name"), f"expected non-empty text, found {describe(name)}")
+            ok = False
+        if not isinstance(instruction, str) or not instruction.strip():
+            found = "nothing" if "instruction" not in item else describe(instruction)
+            ctx.error(
+                join_path(here, "instruction"),
+                f"expected the check's instruction as non-empty text, found {found}",
+            )
+            ok = False
+        for key in item:
+            if key not in ("name", "instruction"):
+                hint = did_you_mean(key, ("name", "instruction"))
+                ctx.warn(join_path(here, key), f"unknown key ignored{hint}")
+        if ok:
+            out.append(Criterion(name=cast(str, name), instruction=cast(str, instruction)))
+    names = [c.name for c in out]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        ctx.error(path, f'duplicate criterion name "{dup}": expected unique names')
+    return out
+
+
+def _turns(value: Any, ctx: RecordContext) -> list[Turn]:
+    if not isinstance(value, list) or not value:
+        ctx.error("turns", f"expected a non-empty list of turn objects, found {describe(value)}")
+        return []
+    if len(value) > MAX_TURNS:
+        ctx.error("turns", f"expected at most {MAX_TURNS} turns, found {len(value)}")
+    turns: list[Turn] = []
+    for k, raw in enumerate(value):
+        here = join_path("turns", k)
+        if not isinstance(raw, dict):
+            ctx.error(here, f'expected a turn object like {{"prompt": ...}}, found {describe(raw)}')
+            continue
+        query_key = _pick_alias_at(raw, QUERY_KEYS, here, ctx)
+        truth_key = _pick_alias_at(raw, TRUTH_KEYS, here, ctx)
+        if query_key is None:
+            ctx.error(here, f'expected a "prompt" (the user message), found {describe(raw)}')
+            continue
+        sub = RecordContext(ctx.log, ctx.line, _nested(ctx.locate, here), ctx.unknown)
+        query = _text(raw, (query_key,), sub, required=True)
+        truth = _text(raw, (truth_key,), sub, numbers=True) if truth_key else None
+        context = _text(raw, ("context",), sub)
+        criteria = _criteria(raw.get("criteria"), join_path(here, "criteria"), ctx)
+        evaluators = _evaluators(raw.get("evaluators"), join_path(here, "evaluators"), ctx)
+        mode = _mode(raw.get("evaluators_mode"), join_path(here, "evaluators_mode"), ctx)
+        extra = {key: v for key, v in raw.items() if key not in TURN_KEYS}
+        for key in extra:
+            ctx.unknown.add("turn", key, ctx.line)
+        if query is not None:
+            turns.append(
+                Turn(
+                    query=query,
+                    ground_truth=truth,
+                    context=context,
+                    criteria=criteria,
+                    evaluators=evaluators,
+                    evaluators_mode=mode,
+                    extra=extra,
+                )
+            )
+    return turns
+
+
+def _pick_alias_at(
+    raw: dict[str, Any], keys: tuple[str, ...], here: str, ctx: RecordContext
+) -> str | None:
+    sub = RecordContext(ctx.log, ctx.line, _nested(ctx.locate, here), ctx.unknown)
+    return _pick_alias(raw, keys, sub)
+
+
+def _nested(locate: Locate, base: str) -> Locate:
+    return lambda path: locate(join_path(base, path) if path else base)
+
+
+def _evaluators(value: Any, path: str, ctx: RecordContext) -> list[EvaluatorRef] | None:
+    """M365-style map `{"Relevance": {...}}` or a plain list of evaluator names."""
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
+        return [EvaluatorRef(name=v) for v in value]
+    if isinstance(value, dict):
+        refs: list[EvaluatorRef] = []
+        for name, options in value.items():
+            if options is None:
+                options = {}
+            if not isinstance(options, dict):
+                ctx.error(
+                    join_path(path, name),
+                    "expected an options object (use {} for defaults), "
+                    f"found {describe(options)}",
+                )
+                continue
+            refs.append(EvaluatorRef(name=name, options=options))
+        return refs
+    ctx.error(
+        path,
+        'expected an object like {"Relevance": {}} or a list of evaluator names, '
+        f"found {describe(value)}",
+    )
+    return None
+
+
+def _mode(value: Any, path: str, ctx: RecordContext) -> Any:
+    if value is None:
+        return "extend"
+    if value not in ("extend", "replace"):
+        ctx.error(path, f'expected "extend" or "replace", found {describe(value)}')
+        return "extend"
+    return value
+
+
+def _desired_turns(value: Any, ctx: RecordContext) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TURNS:
+        ctx.error(
+            "desired_num_turns", f"expected a whole number from 1 to 20, found {describe(value)}"
+        )
+        return None
+    return value
+
+
+def _tags(value: Any, ctx: RecordContext) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        return list(value)
+    ctx.error("tags", f"expected a list of strings, found {describe(value)}")
+    return []
+
+
+def _object(value: Any, path: str, ctx: RecordContext) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        ctx.error(path, f"expected an object, found {describe(value)}")
+        return None
+    return value

@@ -1,0 +1,67 @@
+"""Foundry task JSONL: one JSON object per line (files.md §4.1)."""
+
+from __future__ import annotations
+
+import json
+
+from agentopt.datasets.foundry import (
+    RecordContext,
+    UnknownKeys,
+    assign_names,
+    line_locator,
+    task_from_record,
+)
+from agentopt.datasets.problems import ProblemLog, describe
+from agentopt.datasets.task import Task
+
+
+def load_jsonl(text: str, file: str) -> tuple[list[Task], ProblemLog]:
+    """Parse without raising: the tasks that loaded and every problem found."""
+    log = ProblemLog(file)
+    unknown = UnknownKeys()
+    tasks: list[Task] = []
+    lines = text.splitlines()
+    if not any(line.strip() for line in lines):
+        log.error(
+            "",
+            'expected one JSON task object per line, like {"query": "...", '
+            '"ground_truth": "..."}, found an empty file',
+        )
+        return tasks, log
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            log.error(
+                f"line {n}",
+                f"expected a JSON object, found invalid JSON ({err.msg}, column {err.colno})",
+            )
+            continue
+        if not isinstance(record, dict):
+            log.error(
+                f"line {n}", f"expected a JSON object (one task per line), found {describe(record)}"
+            )
+            continue
+        ctx = RecordContext(log, n, line_locator(n), unknown)
+        task = task_from_record(record, ctx, index=len(tasks))
+        if task is not None:
+            tasks.append(task)
+    if log.errors and _is_one_json_document(text):
+        log.error(
+            "",
+            "this file holds one JSON document, not one object per line; give it a .json "
+            "extension to load it as an M365 eval document",
+        )
+    unknown.report(log)
+    assign_names(tasks, log, lambda n: f"line {n}")
+    return tasks, log
+
+
+def _is_one_json_document(text: str) -> bool:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, dict | list) and len(text.strip().splitlines()) > 1

@@ -1,0 +1,232 @@
+"""The one entry point: any dataset path → `Dataset` (files.md §4).
+
+The loader is picked from the extension, then the content: `.jsonl` is task JSONL; `.json`
+is an M365 eval document when it is an object with `items`/`schemaVersion`, a legacy M365
+file when it has a legacy shape, else task JSONL (one object per line); `.csv` is CSV; a
+folder means its single `*.jsonl` (or `*.json`) file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentopt.core.errors import Problem
+from agentopt.datasets.csv_loader import load_csv
+from agentopt.datasets.foundry import QUERY_KEYS
+from agentopt.datasets.jsonl import load_jsonl
+from agentopt.datasets.m365 import is_versioned_document, read_document
+from agentopt.datasets.m365_legacy import (
+    LegacyShape,
+    legacy_shape,
+    upgraded_document,
+    write_upgrade,
+)
+from agentopt.datasets.m365_schema import newest_known_version
+from agentopt.datasets.problems import ProblemLog, describe
+from agentopt.datasets.task import Dataset, LegacyUpgrade
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+SUFFIXES = (*JSONL_SUFFIXES, ".json", ".csv")
+
+
+@dataclass
+class _Outcome:
+    log: ProblemLog
+    dataset: Dataset | None = None
+
+
+def load_dataset(path: str | Path, *, strict: bool = False, upgrade: bool = True) -> Dataset:
+    """Load any dataset shape, or raise InputError listing every problem found.
+
+    Args:
+        path: a .jsonl/.json/.csv file or a folder holding one .jsonl (or .json) file.
+        strict: validate M365 documents against the official schema exactly (`--strict`).
+        upgrade: rewrite legacy M365 files in the versioned shape, after a backup
+            (`--no-upgrade` = False). `Dataset.upgrade` tells the CLI what happened.
+    """
+    outcome = _load(Path(path), str(path), strict=strict, upgrade=upgrade)
+    outcome.log.raise_if_errors(
+        hint=f"fix the file, then check it with `agentopt eval validate {path}`"
+    )
+    assert outcome.dataset is not None
+    return outcome.dataset
+
+
+def validate_dataset(path: str | Path, strict: bool = False) -> list[Problem]:
+    """Every problem (errors and warnings) of a dataset, without raising or rewriting it."""
+    return _load(Path(path), str(path), strict=strict, upgrade=False).log.in_order()
+
+
+def resolve_dataset_path(path: str | Path) -> Path:
+    """A file stays itself; a folder becomes its single .jsonl (or .json) file."""
+    log = ProblemLog(str(path))
+    resolved = _resolve(Path(path), log)
+    log.raise_if_errors()
+    assert resolved is not None
+    return resolved
+
+
+def _resolve(path: Path, log: ProblemLog) -> Path | None:
+    if not path.exists():
+        log.error("", "expected a dataset file or folder, found nothing at this path")
+        return None
+    if not path.is_dir():
+        return path
+    for pattern in ("*.jsonl", "*.json"):
+        found = sorted(p for p in path.glob(pattern) if p.is_file())
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            names = ", ".join(p.name for p in found)
+            log.error(
+                "",
+                f"expected a folder with a single {pattern} dataset file, found {len(found)}: "
+                f"{names}; pass the file itself",
+            )
+            return None
+    others = sorted(p.name for p in path.iterdir())[:10]
+    found_text = ", ".join(others) if others else "an empty folder"
+    log.error(
+        "", f"expected a folder with one *.jsonl (or *.json) dataset file, found {found_text}"
+    )
+    return None
+
+
+def _load(path: Path, label: str, *, strict: bool, upgrade: bool) -> _Outcome:
+    log = ProblemLog(label)
+    resolved = _resolve(path, log)
+    if resolved is None:
+        return _Outcome(log)
+    if resolved != path:
+        label = str(resolved)
+        log = ProblemLog(label)
+    suffix = resolved.suffix.lower()
+    if suffix not in SUFFIXES:
+        log.error(
+            "",
+            "expected a .jsonl, .json or .csv dataset file, "
+            f"found a {suffix or 'extensionless'} file",
+        )
+        return _Outcome(log)
+    data = resolved.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        log.error("", f"expected UTF-8 text, found a byte that is not UTF-8 at offset {err.start}")
+        return _Outcome(log)
+    if suffix in JSONL_SUFFIXES:
+        tasks, log = load_jsonl(text, label)
+        dataset = Dataset(tasks=tasks, source=label, format="jsonl") if not log.errors else None
+    elif suffix == ".csv":
+        tasks, log = load_csv(text, label)
+        dataset = Dataset(tasks=tasks, source=label, format="csv") if not log.errors else None
+    else:
+        dataset, log = _load_json(text, resolved, label, strict=strict, upgrade=upgrade)
+    if dataset is not None and not log.errors:
+        dataset.sha256 = hashlib.sha256(resolved.read_bytes()).hexdigest()
+        dataset.warnings = log.warnings
+    return _Outcome(log, dataset)
+
+
+def _load_json(
+    text: str, path: Path, label: str, *, strict: bool, upgrade: bool
+) -> tuple[Dataset | None, ProblemLog]:
+    log = ProblemLog(label)
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        log.error("", "expected an M365 eval document or task JSON lines, found an empty file")
+        return None, log
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as err:
+        if _first_line_is_object(lines[0]):
+            return _as_jsonl(text, label)
+        log.error(
+            f"line {err.lineno}",
+            f"expected valid JSON, found a syntax error: {err.msg} (column {err.colno})",
+        )
+        return None, log
+    if is_versioned_document(data):
+        content, log = read_document(data, label, strict=strict)
+        if log.errors:
+            return None, log
+        return (
+            Dataset(
+                tasks=content.tasks,
+                source=label,
+                format="m365",
+                name=content.name,
+                default_evaluators=content.default_evaluators,
+                document=data,
+            ),
+            log,
+        )
+    shape = legacy_shape(data)
+    if shape is not None:
+        return _load_legacy(data, shape, path, label, strict=strict, upgrade=upgrade)
+    if isinstance(data, dict) and len(lines) == 1:
+        return _as_jsonl(text, label)
+    hint = ""
+    if isinstance(data, dict) and any(k in data for k in (*QUERY_KEYS, "turns")):
+        hint = "; a task file needs one task object per line (give it a .jsonl extension)"
+    log.error(
+        "",
+        'expected an M365 eval document ({"schemaVersion": ..., "items": [...]}), a legacy '
+        f"prompts file, or one task object per line, found {describe(data)}{hint}",
+    )
+    return None, log
+
+
+def _as_jsonl(text: str, label: str) -> tuple[Dataset | None, ProblemLog]:
+    tasks, log = load_jsonl(text, label)
+    return (Dataset(tasks=tasks, source=label, format="jsonl") if not log.errors else None), log
+
+
+def _load_legacy(
+    data: Any, shape: LegacyShape, path: Path, label: str, *, strict: bool, upgrade: bool
+) -> tuple[Dataset | None, ProblemLog]:
+    document, log = upgraded_document(data, label, strict=strict)
+    if log.errors:
+        return None, log
+    content, checked = read_document(document, label, strict=strict)
+    if checked.errors:
+        return None, checked
+    backup_path: str | None = None
+    if upgrade:
+        try:
+            backup_path = str(write_upgrade(path, document))
+        except OSError as err:
+            log.error(
+                "",
+                f"expected to upgrade this legacy file in place, found it cannot be written "
+                f"({err.strerror or err}); pass --no-upgrade to read it as is",
+            )
+            return None, log
+    else:
+        log.warn(
+            "",
+            "legacy prompts file (no schemaVersion): loading it upgrades it in place to a "
+            f"versioned eval document (schemaVersion {newest_known_version()}) after a backup, "
+            "unless --no-upgrade is given",
+        )
+    dataset = Dataset(
+        tasks=content.tasks,
+        source=label,
+        format="m365",
+        name=content.name,
+        default_evaluators=content.default_evaluators,
+        document=document,
+        upgrade=LegacyUpgrade(path=label, shape=shape, backup=backup_path),
+    )
+    return dataset, log
+
+
+def _first_line_is_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False

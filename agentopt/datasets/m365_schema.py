@@ -1,0 +1,243 @@
+"""The official M365 eval-document schema, and its errors rewritten for people.
+
+jsonschema reports `oneOf` failures as "X is not valid under any of the given schemas" with
+every branch's errors nested inside. We pick the branch the user evidently meant (the item
+with `turns` is a thread; the score with `"result": "error"` is an errored score) and report
+only its errors, each with a key path like `items[3].turns[0].prompt` and an
+"expected ..., found ..." message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import ValidationError
+
+from agentopt.core.errors import Problem
+from agentopt.datasets.problems import describe, did_you_mean, key_path
+
+_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+def _data_file(name: str) -> Any:
+    ref = resources.files("agentopt").joinpath("data", "m365", name)
+    return json.loads(ref.read_text(encoding="utf-8"))
+
+
+@cache
+def official_schema() -> dict[str, Any]:
+    """The shipped `eval-document.schema.json` (MIT, microsoft/m365-copilot-eval)."""
+    schema: dict[str, Any] = _data_file("eval-document.schema.json")
+    return schema
+
+
+@cache
+def newest_known_version() -> str:
+    """The newest schemaVersion this agentopt knows (from the shipped `version.json`)."""
+    return str(_data_file("version.json")["version"])
+
+
+@cache
+def schema_id() -> str:
+    return str(_data_file("version.json")["schemaId"])
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    match = _VERSION.match(text)
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+def version_problem(value: Any) -> str | None:
+    """Why a `schemaVersion` cannot be read, or None when it can (or the schema will say)."""
+    if not isinstance(value, str):
+        return None
+    parsed = parse_version(value)
+    newest = newest_known_version()
+    if parsed is None:
+        return None
+    if parsed[0] != 1:
+        return (
+            f'expected schema major version 1 (like "{newest}"), found "{value}": this '
+            "version of agentopt cannot read that document format"
+        )
+    if parsed > (parse_version(newest) or parsed):
+        return (
+            f'expected a schemaVersion up to "{newest}" (the newest this agentopt knows), '
+            f'found "{value}"; upgrade agentopt to read this document'
+        )
+    return None
+
+
+def schema_problems(document: Any, file: str) -> list[Problem]:
+    """Every way `document` breaks the official schema, as located plain-English problems."""
+    schema = official_schema()
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator = validator_cls(schema)
+    found: list[tuple[tuple[Any, ...], str]] = []
+    for error in validator.iter_errors(document):
+        found.extend(_explain(error, schema))
+    found.sort(key=lambda item: tuple((isinstance(p, str), p) for p in item[0]))
+    problems: list[Problem] = []
+    for path, message in found:
+        problem = Problem(file, key_path(path), message)
+        if problem not in problems:
+            problems.append(problem)
+    return problems
+
+
+def _explain(error: ValidationError, root: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    path = tuple(error.absolute_path)
+    kind = error.validator
+    instance = error.instance
+    if kind in ("oneOf", "anyOf") and error.context:
+        return _explain_branches(error, root)
+    if "propertyNames" in error.relative_schema_path:
+        return [
+            (
+                (*path, instance),
+                f"expected an evaluator name that starts with a letter and has only letters, "
+                f'digits and "_", found "{instance}"',
+            )
+        ]
+    if kind == "required":
+        missing = _missing_key(error)
+        found = describe(instance)
+        return [((*path, missing), f'missing required key "{missing}": expected it, found {found}')]
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        allowed = list(error.schema.get("properties", {}))
+        extras = [k for k in instance if k not in allowed]
+        shown = ", ".join(allowed)
+        return [
+            ((*path, k), f'unknown key "{k}"{did_you_mean(k, allowed)}; allowed here: {shown}')
+            for k in extras
+        ]
+    return [(path, _message(error))]
+
+
+def _missing_key(error: ValidationError) -> str:
+    match = re.match(r"^'(.+)' is a required property$", error.message)
+    return match[1] if match else str(error.message)
+
+
+def _message(error: ValidationError) -> str:
+    kind, value, instance = error.validator, error.validator_value, error.instance
+    found = describe(instance)
+    if kind == "type":
+        names = value if isinstance(value, list) else [value]
+        wanted = " or ".join(_TYPE_NAMES.get(str(n), str(n)) for n in names)
+        return f"expected {wanted}, found {found}"
+    if kind == "pattern" and error.absolute_path and error.absolute_path[-1] == "schemaVersion":
+        return f'expected a version like "{newest_known_version()}", found {found}'
+    if kind == "pattern":
+        return f"expected text matching {value}, found {found}"
+    if kind == "enum":
+        return f"expected one of {', '.join(json.dumps(v) for v in value)}, found {found}"
+    if kind == "const":
+        return f"expected {json.dumps(value)}, found {found}"
+    if kind == "minItems":
+        return f"expected at least {value} item{'s' if value != 1 else ''}, found {found}"
+    if kind == "maxItems":
+        return f"expected at most {value} items, found {found}"
+    if kind == "minLength":
+        return f"expected non-empty text, found {found}"
+    if kind in ("minimum", "exclusiveMinimum"):
+        return f"expected a number {'≥' if kind == 'minimum' else '>'} {value}, found {found}"
+    if kind in ("maximum", "exclusiveMaximum"):
+        return f"expected a number {'≤' if kind == 'maximum' else '<'} {value}, found {found}"
+    if kind == "not":
+        return "this combination of keys is not allowed here"
+    raw = str(error.message)
+    return raw if len(raw) <= 200 else raw[:197] + "..."
+
+
+_TYPE_NAMES = {
+    "object": "an object",
+    "array": "a list",
+    "string": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+
+def _explain_branches(
+    error: ValidationError, root: dict[str, Any]
+) -> list[tuple[tuple[Any, ...], str]]:
+    """Report the errors of the alternative the user evidently meant (see module docstring)."""
+    path = tuple(error.absolute_path)
+    instance = error.instance
+    if _is_item_path(path) and isinstance(instance, dict):
+        if "prompt" in instance and "turns" in instance:
+            return [
+                (
+                    path,
+                    'expected either "prompt" (a single-turn item) or "turns" (a thread), '
+                    "found both",
+                )
+            ]
+        if "prompt" not in instance and "turns" not in instance:
+            return [
+                (
+                    path,
+                    'expected "prompt" (a single-turn item) or "turns" (a thread), '
+                    f"found {describe(instance)}",
+                )
+            ]
+    if not isinstance(instance, dict) and any(
+        c.validator == "type" and tuple(c.absolute_path) == path for c in error.context
+    ):
+        names = [_branch_type(root, b) for b in error.schema.get(error.validator, [])]
+        wanted = " or ".join(sorted({n for n in names if n})) or "another shape"
+        return [(path, f"expected {wanted}, found {describe(instance)}")]
+    branches: dict[int, list[ValidationError]] = {}
+    for sub in error.context:
+        branches.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
+    if error.validator == "oneOf" and len(branches) < len(error.schema.get("oneOf", [])):
+        return [(path, _message(error))]
+    penalty = {i: _penalty(errs, len(path)) for i, errs in branches.items()}
+    best = min(penalty.values())
+    chosen = [i for i, p in penalty.items() if p == best]
+    if len(chosen) > 1 and all(e.validator == "required" for i in chosen for e in branches[i]):
+        keys = sorted({_missing_key(e) for i in chosen for e in branches[i]})
+        listed = ", ".join(f'"{k}"' for k in keys)
+        return [(path, f"expected at least one of the keys {listed}, found none")]
+    out: list[tuple[tuple[Any, ...], str]] = []
+    for sub in branches[chosen[0]]:
+        out.extend(_explain(sub, root))
+    return out
+
+
+def _is_item_path(path: tuple[Any, ...]) -> bool:
+    return len(path) == 2 and path[0] == "items" and isinstance(path[1], int)
+
+
+def _penalty(errors: list[ValidationError], depth: int) -> int:
+    """How unlikely it is that the user meant this branch: top-level shape failures (missing
+    or unexpected keys, a wrong discriminator like `result`) count far more than deep ones."""
+    score = 0
+    for err in errors:
+        rel = len(err.absolute_path) - depth
+        if rel == 0:
+            score += 10
+        elif rel == 1 and err.validator in ("const", "enum"):
+            score += 20
+        else:
+            score += 1
+    return score
+
+
+def _branch_type(root: dict[str, Any], branch: dict[str, Any]) -> str | None:
+    ref = branch.get("$ref", "")
+    target: Any = branch
+    if ref.startswith("#/"):
+        target = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+    kind = target.get("type") if isinstance(target, dict) else None
+    return _TYPE_NAMES.get(kind, kind) if isinstance(kind, str) else None

@@ -1,0 +1,205 @@
+"""Number formats and derived views shared by every report, so the terminal, HTML, Markdown
+and JUnit outputs say the same thing in the same words."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from agentopt.reports.results import (
+    EvalOutcome,
+    RunResults,
+    TaskOutcome,
+    iter_results,
+)
+
+STATUS_ORDER = {"error": 0, "partial": 1, "fail": 2, "pass": 3}
+"""Worst first: used to sort and to combine statuses (error > partial > fail > pass)."""
+
+
+def fmt_score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def fmt_pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def fmt_cost(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def fmt_int(value: int | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def fmt_seconds(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value < 60:
+        return f"{value:.1f}s"
+    minutes, seconds = divmod(round(value), 60)
+    if minutes < 60:
+        return f"{minutes}m {seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def fmt_delta(value: float | None, *, pct: bool = False) -> str:
+    if value is None:
+        return "—"
+    return f"{value * 100:+.1f} pts" if pct else f"{value:+.3f}"
+
+
+def fmt_ci(ci: list[float] | None) -> str:
+    if not ci or len(ci) != 2:
+        return ""
+    return f"95% CI {ci[0]:.3f}–{ci[1]:.3f}"
+
+
+def fmt_when(iso: str | None) -> str:
+    """ISO timestamp → 'YYYY-MM-DD HH:MM' (as stored, no timezone conversion)."""
+    parsed = parse_time(iso)
+    return parsed.strftime("%Y-%m-%d %H:%M") if parsed else (iso or "—")
+
+
+def parse_time(iso: str | None) -> datetime | None:
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def utc_iso(iso: str | None) -> str:
+    """An RFC 3339 UTC timestamp ('...Z'); naive times are taken as UTC; None → now."""
+    parsed = parse_time(iso) or datetime.now(UTC)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def truncate(text: str | None, limit: int) -> str:
+    """One line, at most `limit` characters, with an ellipsis when cut."""
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
+
+
+def short_name(evaluator: str) -> str:
+    """'builtin.relevance' → 'relevance' (custom names unchanged)."""
+    return evaluator.removeprefix("builtin.")
+
+
+def as_text(value: Any) -> str:
+    """Tool arguments/results for display: strings as they are, the rest as indented JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def worst_status(statuses: list[str]) -> str:
+    """Thread precedence: error > partial > fail > pass (pass when empty)."""
+    return min(statuses, key=lambda s: STATUS_ORDER.get(s, 3), default="pass")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Why a task did not pass: one failing or errored verdict, or the agent error."""
+
+    where: str
+    """'' or 'turn 2' / 'repeat 1'."""
+    source: str
+    """Evaluator short name, or 'agent'."""
+    kind: str
+    """fail | error"""
+    text: str
+
+    def __str__(self) -> str:
+        label = f"{self.where} {self.source}".strip()
+        prefix = "error: " if self.kind == "error" else ""
+        return f"{label}: {prefix}{self.text}"
+
+
+def findings(task: TaskOutcome) -> list[Finding]:
+    """The task's failing verdicts and errors, in order: agent errors first."""
+    found: list[Finding] = []
+    if task.error:
+        found.append(Finding("", "agent", "error", f"{task.error.code}: {task.error.message}"))
+    for i, turn in enumerate(task.turns or [], 1):
+        if turn.error and not (task.error and turn.error.message == task.error.message):
+            found.append(
+                Finding(f"turn {i}", "agent", "error", f"{turn.error.code}: {turn.error.message}")
+            )
+    for where, res in iter_results(task):
+        if res.status == "fail":
+            found.append(Finding(where, short_name(res.evaluator), "fail", res.reason or "failed"))
+        elif res.status == "error":
+            message = res.error.message if res.error else "no verdict"
+            found.append(Finding(where, short_name(res.evaluator), "error", message))
+    return found
+
+
+def worst_tasks(results: RunResults, n: int = 5) -> list[TaskOutcome]:
+    """Tasks that did not pass: scored ones lowest first, then those without a score."""
+    bad = [t for t in results.tasks if t.status != "pass"]
+    bad.sort(key=lambda t: (t.score is None, t.score or 0.0, STATUS_ORDER[t.status], t.index))
+    return bad[:n]
+
+
+def slowest_tasks(results: RunResults, n: int = 5) -> list[TaskOutcome]:
+    return sorted(results.tasks, key=lambda t: (-t.latency_s, t.index))[:n]
+
+
+def flaky_tasks(results: RunResults) -> list[TaskOutcome]:
+    names = set(results.summary.flaky)
+    return [t for t in results.tasks if t.flaky or t.name in names]
+
+
+def evaluator_names(results: RunResults) -> list[str]:
+    """Evaluators in the run, in a stable order: the run's list, then any others seen."""
+    names = list(dict.fromkeys(results.run.evaluators))
+    seen = set(names)
+    for summary in results.summary.evaluators:
+        if summary.name not in seen:
+            names.append(summary.name)
+            seen.add(summary.name)
+    for task in results.tasks:
+        for _, res in iter_results(task):
+            if res.evaluator not in seen:
+                names.append(res.evaluator)
+                seen.add(res.evaluator)
+    return names
+
+
+def mean_normalized(task: TaskOutcome, evaluator: str) -> float | None:
+    """A task's mean normalized score for one evaluator (over turns and repeats)."""
+    values = [
+        r.normalized
+        for _, r in iter_results(task)
+        if r.evaluator == evaluator and r.normalized is not None
+    ]
+    return sum(values) / len(values) if values else None
+
+
+def results_by_evaluator(results: RunResults) -> dict[str, list[EvalOutcome]]:
+    out: dict[str, list[EvalOutcome]] = {name: [] for name in evaluator_names(results)}
+    for task in results.tasks:
+        for _, res in iter_results(task):
+            out.setdefault(res.evaluator, []).append(res)
+    return out
+
+
+def total_tokens(results: RunResults) -> tuple[int, int]:
+    """(input, output) over every usage bucket."""
+    buckets = results.summary.usage.values()
+    return sum(b.input_tokens for b in buckets), sum(b.output_tokens for b in buckets)

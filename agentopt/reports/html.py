@@ -1,0 +1,266 @@
+"""The HTML report: ONE self-contained file (inline CSS, JS and SVG; nothing is fetched, the
+Content-Security-Policy forbids it) with the run header, summary cards, a chart per evaluator,
+a sortable and filterable task table, and each task's full transcript and verdicts."""
+
+from __future__ import annotations
+
+from agentopt.reports.formatting import (
+    STATUS_ORDER,
+    findings,
+    flaky_tasks,
+    fmt_ci,
+    fmt_cost,
+    fmt_int,
+    fmt_pct,
+    fmt_score,
+    fmt_seconds,
+    fmt_when,
+    results_by_evaluator,
+    total_tokens,
+    truncate,
+)
+from agentopt.reports.html_assets import CSS, JS, content_security_policy
+from agentopt.reports.html_task import badge, esc, task_detail_html
+from agentopt.reports.results import RunResults, TaskOutcome
+from agentopt.reports.svg import histogram_svg, status_bar_svg
+
+__all__ = ["render_html"]
+
+RUN_STATUS_NOTE = {
+    "interrupted": "Interrupted — these are partial results.",
+    "budget_exhausted": "Stopped when the budget ran out — these are partial results.",
+    "too_many_errors": "Stopped after too many errors — these are partial results.",
+}
+COLUMNS = [
+    # (label, data key, numeric)
+    ("#", "index", True),
+    ("Task", "name", False),
+    ("Category", "category", False),
+    ("Status", "rank", True),
+    ("Score", "score", True),
+    ("Latency", "latency", True),
+    ("Tokens", "tokens", True),
+    ("Why", "", False),
+]
+NUM_CLASS = ' class="num"'
+
+
+def render_html(results: RunResults) -> str:
+    """The whole report as one HTML string."""
+    return "".join(
+        [
+            '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<meta http-equiv="Content-Security-Policy" ',
+            f'content="{esc(content_security_policy())}">',
+            f"<title>agentopt — {esc(results.title)}</title><style>{CSS}</style></head><body>",
+            _header(results),
+            _cards(results),
+            _notes(results),
+            _evaluators(results),
+            _tasks(results),
+            f"<script>{JS}</script></body></html>\n",
+        ]
+    )
+
+
+def _header(results: RunResults) -> str:
+    run = results.run
+    bits = [("run", run.id), ("status", str(run.status)), ("started", fmt_when(run.started_at))]
+    if run.finished_at:
+        bits.append(("finished", fmt_when(run.finished_at)))
+    ds = run.dataset
+    if ds.name or ds.source:
+        version = f" v{ds.version}" if ds.version else ""
+        fmt = f" ({ds.format})" if ds.format else ""
+        bits.append(("dataset", f"{ds.name or ds.source}{version}{fmt}"))
+    if ds.sha256:
+        bits.append(("sha256", ds.sha256[:12]))
+    agent = run.agent.name or run.agent.target
+    if agent:
+        bits.append(("agent", agent + (f" [{run.agent.target}]" if run.agent.name else "")))
+    if run.models.agent or run.agent.model:
+        bits.append(("model", str(run.models.agent or run.agent.model)))
+    if run.models.judge:
+        bits.append(("judge", run.models.judge))
+    if run.repeat and run.repeat > 1:
+        bits.append(("repeat", str(run.repeat)))
+    if run.seed is not None:
+        bits.append(("seed", str(run.seed)))
+    if run.cli_version:
+        bits.append(("agentopt", run.cli_version))
+    meta = "".join(f"<span>{esc(k)} <b>{esc(v)}</b></span>" for k, v in bits)
+    warn = RUN_STATUS_NOTE.get(str(run.status))
+    warn_html = f'<p class="warn">{esc(warn)}</p>' if warn else ""
+    return (
+        f'<header><h1>{esc(results.title)}</h1><div class="meta">{meta}</div>{warn_html}</header>'
+    )
+
+
+def _card(value: str, label: str) -> str:
+    return (
+        f'<div class="card"><div class="v">{esc(value)}</div>'
+        f'<div class="l">{esc(label)}</div></div>'
+    )
+
+
+def _cards(results: RunResults) -> str:
+    s = results.summary
+    tin, tout = total_tokens(results)
+    return "".join(
+        [
+            '<section class="cards">',
+            _card(fmt_score(s.score), "score" + (f" · {fmt_ci(s.score_ci)}" if s.score_ci else "")),
+            _card(fmt_pct(s.pass_rate), f"pass rate · {s.passed}/{s.tasks} tasks"),
+            _card(f"{s.failed} / {s.partial}", "failed / partial"),
+            _card(str(s.errors), "errors"),
+            _card(fmt_cost(s.cost_usd), f"cost · {fmt_int(tin)} in / {fmt_int(tout)} out tokens"),
+            _card(fmt_seconds(s.duration_s), f"duration · {fmt_int(s.cache_hits)} cache hits"),
+            "</section>",
+        ]
+    )
+
+
+def _notes(results: RunResults) -> str:
+    s = results.summary
+    out = []
+    if s.errors_by_kind:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(s.errors_by_kind.items()))
+        out.append(f'<p class="err">Errors by kind: {esc(kinds)}</p>')
+    if s.usage:
+        rows = "".join(
+            f'<tr><td>{esc(kind)}</td><td class="num">{esc(fmt_int(b.calls))}</td>'
+            f'<td class="num">{esc(fmt_int(b.input_tokens))}</td>'
+            f'<td class="num">{esc(fmt_int(b.output_tokens))}</td>'
+            f'<td class="num">{esc(fmt_cost(b.cost_usd))}</td>'
+            f'<td class="num">{esc(fmt_int(b.cache_hits))}</td></tr>'
+            for kind, b in s.usage.items()
+        )
+        out.append(
+            '<h2>Usage</h2><table class="grid"><thead><tr><th>Kind</th><th class="num">Calls</th>'
+            '<th class="num">Input tokens</th><th class="num">Output tokens</th>'
+            f'<th class="num">Cost</th><th class="num">Cache hits</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+        )
+    if s.limiter:
+        out.append(f'<p class="muted">Limiter: {esc(s.limiter)}</p>')
+    flaky = flaky_tasks(results)
+    if flaky:
+        links = ", ".join(f'<a href="#task-{t.index}">{esc(t.name)}</a>' for t in flaky)
+        out.append(f"<p><b>Flaky tasks</b> (verdicts differ across repeats): {links}</p>")
+    return "".join(out)
+
+
+def _evaluators(results: RunResults) -> str:
+    s = results.summary
+    rows = "".join(
+        f'<tr><td>{esc(e.name)}</td><td class="num">{e.count}</td>'
+        f'<td class="num">{esc(fmt_pct(e.pass_rate))}</td>'
+        f'<td class="num">{esc(fmt_score(e.mean))}</td>'
+        f'<td class="num">{e.passed}</td><td class="num">{e.failed}</td>'
+        f'<td class="num">{e.errors}</td></tr>'
+        for e in s.evaluators
+    )
+    table = (
+        '<table class="grid"><thead><tr><th>Evaluator</th><th class="num">Results</th>'
+        '<th class="num">Pass rate</th><th class="num">Mean</th><th class="num">Pass</th>'
+        '<th class="num">Fail</th><th class="num">Errors</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+        if rows
+        else ""
+    )
+    charts = []
+    for name, verdicts in results_by_evaluator(results).items():
+        values = [r.normalized for r in verdicts if r.normalized is not None]
+        passed = sum(r.status == "pass" for r in verdicts)
+        failed = sum(r.status == "fail" for r in verdicts)
+        errors = sum(r.status == "error" for r in verdicts)
+        mean = sum(values) / len(values) if values else None
+        charts.append(_chart(name, values, mean, passed, failed, errors, "normalized score"))
+    scores = [t.score for t in results.tasks if t.score is not None]
+    by_status = {k: sum(t.status == k for t in results.tasks) for k in STATUS_ORDER}
+    charts.append(
+        _chart(
+            "Task scores",
+            scores,
+            results.summary.score,
+            by_status["pass"],
+            by_status["fail"] + by_status["partial"],
+            by_status["error"],
+            "task score",
+        )
+    )
+    return f'<h2>Evaluators</h2>{table}<div class="charts">{"".join(charts)}</div>'
+
+
+def _chart(
+    name: str,
+    values: list[float],
+    mean: float | None,
+    passed: int,
+    failed: int,
+    errors: int,
+    what: str,
+) -> str:
+    counts = f"pass {passed} · fail {failed} · error {errors} · mean {fmt_score(mean)}"
+    return (
+        f'<div class="chartbox"><div class="name">{esc(name)}</div>'
+        f'<div class="counts">{esc(counts)}</div>{status_bar_svg(passed, failed, errors)}'
+        f"{histogram_svg(values, title=f'{name}: {what} distribution', mean=mean)}</div>"
+    )
+
+
+def _tasks(results: RunResults) -> str:
+    head = "".join(
+        f'<th data-key="{key}" data-type="{"num" if num else "text"}"'
+        f"{NUM_CLASS if num else ''}>{esc(label)}</th>"
+        if key
+        else f"<th>{esc(label)}</th>"
+        for label, key, num in COLUMNS
+    )
+    options = "".join(
+        f'<option value="{s}">{s}</option>' for s in ("pass", "fail", "partial", "error")
+    )
+    controls = (
+        '<div class="controls"><input id="q" type="search" placeholder="Filter by name, category, '
+        'tag or query…" aria-label="Filter tasks"><select id="status" aria-label="Status">'
+        f'<option value="">all statuses</option>{options}</select>'
+        '<button id="expand" type="button">Expand all</button>'
+        '<button id="collapse" type="button">Collapse all</button>'
+        f'<span id="shown" class="muted">{len(results.tasks)} tasks</span></div>'
+    )
+    bodies = "".join(_task_body(t) for t in results.tasks)
+    return (
+        f'<h2>Tasks</h2>{controls}<table id="tasks" class="grid"><thead><tr>{head}</tr></thead>'
+        f"{bodies}</table>"
+    )
+
+
+def _task_body(task: TaskOutcome) -> str:
+    tokens = task.tokens.input + task.tokens.output
+    words = [task.name, task.category or "", *task.tags, task.query[:300], task.response[:300]]
+    search = " ".join(words).lower()
+    why = "; ".join(str(f) for f in findings(task)[:2])
+    flaky = ' <span class="badge b-flaky">flaky</span>' if task.flaky else ""
+    attrs = {
+        "index": str(task.index),
+        "name": task.name.lower(),
+        "category": (task.category or "").lower(),
+        "status": task.status,
+        "rank": str(STATUS_ORDER.get(task.status, 3)),
+        "score": "" if task.score is None else f"{task.score:.6f}",
+        "latency": f"{task.latency_s:.3f}",
+        "tokens": str(tokens),
+        "search": search,
+    }
+    data = " ".join(f'data-{k}="{esc(v)}"' for k, v in attrs.items())
+    return (
+        f'<tbody class="task" id="task-{task.index}" {data}>'
+        f'<tr class="main" aria-expanded="false"><td class="num">{task.index + 1}</td>'
+        f"<td>{esc(task.name)}{flaky}</td><td>{esc(task.category or '')}</td>"
+        f'<td>{badge(task.status)}</td><td class="num">{esc(fmt_score(task.score))}</td>'
+        f'<td class="num">{esc(fmt_seconds(task.latency_s))}</td>'
+        f'<td class="num">{esc(fmt_int(tokens))}</td><td>{esc(truncate(why, 140))}</td></tr>'
+        f'<tr class="detail" hidden><td colspan="{len(COLUMNS)}">{task_detail_html(task)}</td></tr>'
+        "</tbody>"
+    )

@@ -1,0 +1,198 @@
+"""One task's expandable detail in the HTML report: transcript, tool calls, citations,
+verdicts with reasons, criterion verdicts and rubric dimension scores.
+
+Every string from data goes through `esc` — agent output is untrusted, so a response holding
+`<script>` must show as text. Links are made only for http(s) citation URLs.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from agentopt.reports.formatting import (
+    as_text,
+    fmt_int,
+    fmt_pct,
+    fmt_score,
+    fmt_seconds,
+    short_name,
+)
+from agentopt.reports.results import (
+    CitationOut,
+    EvalOutcome,
+    TaskOutcome,
+    ToolCallOut,
+    TurnOutcome,
+)
+
+__all__ = ["badge", "esc", "task_detail_html"]
+
+TEXT_LIMIT = 20_000
+"""Longer texts are cut in the report (results.json keeps them whole)."""
+
+
+def esc(value: object) -> str:
+    """HTML-escape anything (quotes included, so it is safe in attributes too)."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def badge(status: str) -> str:
+    return f'<span class="badge b-{esc(status)}">{esc(status)}</span>'
+
+
+def _pre(text: str) -> str:
+    if len(text) > TEXT_LIMIT:
+        text = text[:TEXT_LIMIT] + f"\n… ({len(text) - TEXT_LIMIT} more characters)"
+    return f"<pre>{esc(text)}</pre>"
+
+
+def task_detail_html(task: TaskOutcome) -> str:
+    out: list[str] = []
+    meta = [
+        f"<span>latency {esc(fmt_seconds(task.latency_s))}</span>",
+        f"<span>tokens {esc(fmt_int(task.tokens.input))} in / "
+        f"{esc(fmt_int(task.tokens.output))} out</span>",
+    ]
+    if task.tags:
+        meta.append(f"<span>tags {esc(', '.join(task.tags))}</span>")
+    out.append(f'<div class="meta">{"".join(meta)}</div>')
+    if task.error:
+        out.append(
+            f'<p class="err"><b>Agent error</b> {esc(task.error.code)}: '
+            f"{esc(task.error.message)}</p>"
+        )
+    if task.turns:
+        for i, turn in enumerate(task.turns, 1):
+            out.append(_turn_html(turn, f"Turn {i} of {len(task.turns)}", with_status=True))
+    else:
+        single = TurnOutcome(
+            query=task.query,
+            response=task.response,
+            tool_calls=task.tool_calls,
+            citations=task.citations,
+            status=task.status,
+            score=task.score,
+            evaluators=task.evaluators,
+        )
+        out.append(_turn_html(single, "", with_status=False))
+    if task.ground_truth:
+        out.append(f'<div class="label">Ground truth</div>{_pre(task.ground_truth)}')
+    if task.repeats:
+        out.append(_repeats_html(task))
+    return "".join(out)
+
+
+def _turn_html(turn: TurnOutcome, title: str, *, with_status: bool) -> str:
+    out = ['<div class="turn">']
+    if title:
+        status = f" {badge(turn.status)} score {esc(fmt_score(turn.score))}" if with_status else ""
+        out.append(f"<h3>{esc(title)}{status}</h3>")
+    out.append(f'<div class="label">User</div>{_pre(turn.query)}')
+    for call in turn.tool_calls:
+        out.append(_tool_html(call))
+    response = turn.response if turn.response else "(no response)"
+    out.append(f'<div class="label">Agent</div>{_pre(response)}')
+    if turn.citations:
+        out.append(_citations_html(turn.citations))
+    if turn.error:
+        out.append(
+            f'<p class="err"><b>Turn error</b> {esc(turn.error.code)}: '
+            f"{esc(turn.error.message)}</p>"
+        )
+    if turn.evaluators:
+        out.append(_verdicts_html(turn.evaluators))
+    out.append("</div>")
+    return "".join(out)
+
+
+def _tool_html(call: ToolCallOut) -> str:
+    source = f' <span class="muted">({esc(call.source)})</span>' if call.source else ""
+    parts = [
+        f'<div class="tool"><div class="label">Tool call: {esc(call.name)}{source}</div>',
+        '<div class="muted">arguments</div>',
+        _pre(as_text(call.arguments) or "{}"),
+    ]
+    if call.error:
+        parts.append(f'<div class="err">error</div>{_pre(call.error)}')
+    else:
+        parts.append(f'<div class="muted">result</div>{_pre(as_text(call.result))}')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _citations_html(citations: list[CitationOut]) -> str:
+    items = []
+    for c in citations:
+        parts = [f"[{c.index}]"] if c.index is not None else []
+        if c.title:
+            parts.append(esc(c.title))
+        if c.url and c.url.lower().startswith(("http://", "https://")):
+            parts.append(
+                f'<a href="{esc(c.url)}" rel="noopener noreferrer" target="_blank">{esc(c.url)}</a>'
+            )
+        elif c.url:
+            parts.append(esc(c.url))
+        items.append(f"<li>{' '.join(parts)}</li>")
+    return f'<div class="label">Citations</div><ul class="sub">{"".join(items)}</ul>'
+
+
+def _verdicts_html(results: list[EvalOutcome]) -> str:
+    rows = []
+    for res in results:
+        score = "—" if res.score is None else f"{res.score:g}"
+        threshold = "" if res.threshold is None else f"{res.threshold:g}"
+        if res.error:
+            reason = f'<span class="err">{esc(res.error.code)}: {esc(res.error.message)}</span>'
+        else:
+            reason = esc(res.reason)
+        reason += _details_html(res)
+        rows.append(
+            f"<tr><td>{esc(short_name(res.evaluator))}</td><td>{badge(res.status)}</td>"
+            f'<td class="num">{esc(score)}</td><td class="num">{esc(threshold)}</td>'
+            f'<td class="num">{esc(fmt_score(res.normalized))}</td>'
+            f'<td class="reason">{reason}</td></tr>'
+        )
+    return (
+        '<table class="verdicts"><thead><tr><th>Evaluator</th><th>Verdict</th>'
+        '<th class="num">Score</th><th class="num">Threshold</th><th class="num">Normalized</th>'
+        f"<th>Reason</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _details_html(res: EvalOutcome) -> str:
+    """Criterion verdicts and rubric dimensions, when the evaluator recorded them."""
+    items = []
+    for v in res.details.get("verdicts") or []:
+        if isinstance(v, dict):
+            mark = "✓" if v.get("passed") else "✗"
+            items.append(
+                f"<li>{mark} <b>{esc(v.get('name', '?'))}</b>: {esc(v.get('reason', ''))}</li>"
+            )
+    for d in res.details.get("dimension_scores") or []:
+        if not isinstance(d, dict):
+            continue
+        if d.get("applicable") is False:
+            items.append(f"<li><b>{esc(d.get('id', '?'))}</b>: not applicable</li>")
+            continue
+        weight = f" (weight {esc(d['weight'])})" if d.get("weight") is not None else ""
+        items.append(
+            f"<li><b>{esc(d.get('id', '?'))}</b>: {esc(d.get('score', '?'))}/5{weight} "
+            f"{esc(d.get('reason', ''))}</li>"
+        )
+    return f'<ul class="sub">{"".join(items)}</ul>' if items else ""
+
+
+def _repeats_html(task: TaskOutcome) -> str:
+    flaky = ' <span class="badge b-flaky">flaky</span>' if task.flaky else ""
+    rows = "".join(
+        f'<tr><td class="num">{rep.repeat + 1}</td><td>{badge(rep.status)}</td>'
+        f'<td class="num">{esc(fmt_score(rep.score))}</td>'
+        f"<td>{esc(rep.response[:300])}</td></tr>"
+        for rep in task.repeats or []
+    )
+    return (
+        f"<h3>Repeats: mean {esc(fmt_score(task.mean))} ± {esc(fmt_score(task.std))}, "
+        f"pass fraction {esc(fmt_pct(task.pass_fraction))}{flaky}</h3>"
+        '<table class="verdicts"><thead><tr><th class="num">#</th><th>Status</th>'
+        f'<th class="num">Score</th><th>Response</th></tr></thead><tbody>{rows}</tbody></table>'
+    )

@@ -1,0 +1,229 @@
+"""Write a run's outputs back into the M365 eval document it came from (files.md §4.2).
+
+The result is the user's own document (a deep copy: their keys, order and extensions kept)
+with `response`, `scores`, `citations`, `status`, `error`, per-turn outputs, thread `summary`
+and `metadata.evaluatedAt/agentName/cliVersion` filled in — valid against the official schema.
+Items are matched by `tasks[].index`; items the run did not cover (filtered out, interrupted)
+are left exactly as they were.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from agentopt.reports.formatting import utc_iso, worst_status
+from agentopt.reports.results import (
+    CitationOut,
+    ErrorInfo,
+    EvalOutcome,
+    RunResults,
+    TaskOutcome,
+    TurnOutcome,
+)
+
+__all__ = ["M365_SCORE_KEYS", "fill_m365_document", "m365_score_key"]
+
+M365_SCORE_KEYS = {
+    "builtin.relevance": "relevance",
+    "builtin.coherence": "coherence",
+    "builtin.groundedness": "groundedness",
+    "builtin.similarity": "similarity",
+    "builtin.citations": "citations",
+    "builtin.exact_match": "exactMatch",
+    "builtin.partial_match": "partialMatch",
+}
+ONE_TO_FIVE = {"relevance", "coherence", "groundedness", "similarity"}
+M365_ERROR_CODES = {"agentRequestFailed", "turnSkipped", "evaluatorsFailed"}
+OUTPUT_FIELDS = ("response", "scores", "citations", "status", "error")
+
+
+def m365_score_key(evaluator: str) -> str:
+    """builtin.exact_match → exactMatch; other builtins camelCased; custom names unchanged."""
+    if evaluator in M365_SCORE_KEYS:
+        return M365_SCORE_KEYS[evaluator]
+    if evaluator.startswith("builtin."):
+        head, *rest = evaluator.removeprefix("builtin.").split("_")
+        return head + "".join(word.capitalize() for word in rest)
+    return evaluator
+
+
+def fill_m365_document(
+    document: dict[str, Any],
+    results: RunResults,
+    *,
+    agent_name: str | None = None,
+    cli_version: str | None = None,
+) -> dict[str, Any]:
+    """A deep copy of `document` with this run's outputs filled in."""
+    doc = copy.deepcopy(document)
+    items = doc.get("items")
+    if isinstance(items, list):
+        for task in results.tasks:
+            if 0 <= task.index < len(items) and isinstance(items[task.index], dict):
+                item = items[task.index]
+                if isinstance(item.get("turns"), list):
+                    _fill_thread(item, task)
+                else:
+                    _fill_outputs(item, _single_turn(task))
+    metadata = doc.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = doc["metadata"] = {}
+    metadata["evaluatedAt"] = utc_iso(results.run.finished_at or results.run.started_at)
+    name = agent_name if agent_name is not None else results.run.agent.name
+    if name:
+        metadata["agentName"] = name
+    version = cli_version if cli_version is not None else results.run.cli_version
+    if version:
+        metadata["cliVersion"] = version
+    return doc
+
+
+def _single_turn(task: TaskOutcome) -> TurnOutcome:
+    """The task as one turn (a single-turn task may carry its one turn in `turns`)."""
+    if task.turns and len(task.turns) == 1 and not task.evaluators:
+        turn = task.turns[0]
+        return turn.model_copy(update={"error": turn.error or task.error})
+    return TurnOutcome(
+        query=task.query,
+        response=task.response,
+        tool_calls=task.tool_calls,
+        citations=task.citations,
+        status=task.status,
+        score=task.score,
+        evaluators=task.evaluators,
+        error=task.error,
+    )
+
+
+def _fill_thread(item: dict[str, Any], task: TaskOutcome) -> None:
+    turns_out = task.turns or [_single_turn(task)]
+    statuses = []
+    for i, turn in enumerate(item["turns"]):
+        if not isinstance(turn, dict):
+            continue
+        if i < len(turns_out):
+            outcome = turns_out[i]
+        else:  # the run stopped the thread before this turn
+            outcome = TurnOutcome(
+                status="error",
+                error=ErrorInfo(
+                    code="turnSkipped", message="Turn not attempted: preceding turn failed"
+                ),
+            )
+        _fill_outputs(turn, outcome)
+        statuses.append(turn["status"])
+    if not statuses:
+        return
+    item["summary"] = {
+        "turns_total": len(statuses),
+        "turns_passed": statuses.count("pass"),
+        "turns_failed": statuses.count("fail"),
+        "turns_partial": statuses.count("partial"),
+        "turns_errored": statuses.count("error"),
+        "overall_status": worst_status(statuses),
+    }
+
+
+def _fill_outputs(target: dict[str, Any], turn: TurnOutcome) -> None:
+    for key in OUTPUT_FIELDS:
+        target.pop(key, None)
+    target["response"] = turn.response or ""
+    if turn.citations:
+        target["citations"] = [_citation(c, i) for i, c in enumerate(turn.citations, 1)]
+    scores: dict[str, Any] = {}
+    for res in turn.evaluators:
+        scores.setdefault(m365_score_key(res.evaluator), _score(res))
+    target["scores"] = scores
+    target["status"] = turn.status
+    error = _item_error(turn)
+    if error:
+        target["error"] = error
+
+
+def _item_error(turn: TurnOutcome) -> dict[str, str] | None:
+    if turn.error:
+        code, message = turn.error.code, turn.error.message or turn.error.code
+        if code not in M365_ERROR_CODES:
+            message, code = f"{message} ({code})", "agentRequestFailed"
+        return {"code": code, "message": message}
+    failed = sum(r.status == "error" for r in turn.evaluators)
+    if failed:
+        return {
+            "code": "evaluatorsFailed",
+            "message": (
+                f"Agent response obtained. {failed} of {len(turn.evaluators)} "
+                "evaluators failed to run."
+            ),
+        }
+    if turn.status == "error":
+        return {"code": "agentRequestFailed", "message": "Agent request failed"}
+    return None
+
+
+def _citation(c: CitationOut, position: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"index": c.index if c.index and c.index >= 1 else position}
+    if c.title:
+        out["text"] = c.title
+    if c.url:
+        out["source"] = c.url
+    return out
+
+
+def _errored(message: str) -> dict[str, str]:
+    message = message or "no verdict"
+    if not message.startswith("Evaluator failed"):
+        message = f"Evaluator failed: {message}"
+    return {"result": "error", "error": message}
+
+
+def _score(res: EvalOutcome) -> dict[str, Any]:
+    """One `scores` entry in the shape the schema requires for that key."""
+    if res.status == "error":
+        return _errored(res.error.message if res.error else "")
+    key = m365_score_key(res.evaluator)
+    entry: dict[str, Any]
+    if key in ONE_TO_FIVE:
+        score = res.score
+        if score is None and res.normalized is not None:
+            score = 1 + 4 * res.normalized
+        if score is None:
+            return _errored("no score recorded")
+        threshold = res.threshold if res.threshold is not None else 3
+        entry = {
+            "score": _clamp(score, 1, 5),
+            "result": res.status,
+            "threshold": _clamp(threshold, 1, 5),
+        }
+    elif key == "citations":
+        count = res.score if res.score is not None else res.details.get("count", 0)
+        entry = {
+            "count": max(int(count or 0), 0),
+            "result": res.status,
+            "threshold": max(int(res.threshold if res.threshold is not None else 1), 0),
+        }
+        if isinstance(res.details.get("format"), str):
+            entry["format"] = res.details["format"]
+    elif key == "exactMatch":
+        entry = {"match": res.status == "pass", "result": res.status}
+    elif key == "partialMatch":
+        value = res.normalized if res.normalized is not None else res.score
+        threshold = res.threshold if res.threshold is not None else 0.5
+        entry = {
+            "score": _clamp(value or 0.0, 0, 1),
+            "result": res.status,
+            "threshold": _clamp(threshold, 0, 1),
+        }
+    else:
+        entry = {"score": res.score, "result": res.status}
+        if res.threshold is not None:
+            entry["threshold"] = res.threshold
+        if res.normalized is not None:
+            entry["normalized"] = res.normalized
+    if res.reason:
+        entry["reason"] = res.reason
+    return entry
+
+
+def _clamp(value: float, lo: float, hi: float) -> float:
+    return float(min(max(value, lo), hi))

@@ -1,0 +1,106 @@
+"""GitHub-flavoured Markdown summary, for PR comments and `$GITHUB_STEP_SUMMARY`.
+
+Data is escaped for table cells: pipes and newlines would break the table, `<`/`>` would be
+read as HTML, and an `@name` in an agent's answer would ping a real GitHub user.
+"""
+
+from __future__ import annotations
+
+from agentopt.reports.formatting import (
+    findings,
+    flaky_tasks,
+    fmt_ci,
+    fmt_cost,
+    fmt_int,
+    fmt_pct,
+    fmt_score,
+    fmt_seconds,
+    total_tokens,
+    truncate,
+    worst_tasks,
+)
+from agentopt.reports.results import RunResults
+
+__all__ = ["md_escape", "render_markdown"]
+
+STATUS_ICON = {"pass": "✅", "fail": "❌", "partial": "⚠️", "error": "💥"}
+
+
+def md_escape(text: str, limit: int = 200) -> str:
+    """One table-cell-safe line."""
+    flat = truncate(text, limit)
+    for char, repl in (
+        ("\\", "\\\\"),
+        ("|", "\\|"),
+        ("<", "&lt;"),
+        (">", "&gt;"),
+        ("@", "&#64;"),
+        ("`", "\\`"),
+        ("*", "\\*"),
+        ("_", "\\_"),
+        ("[", "\\["),
+        ("]", "\\]"),
+    ):
+        flat = flat.replace(char, repl)
+    return flat
+
+
+def render_markdown(results: RunResults, *, top: int = 5) -> str:
+    """Summary table, per-evaluator table, worst tasks (folded) and flaky tasks."""
+    run, s = results.run, results.summary
+    tin, tout = total_tokens(results)
+    lines = [f"### agentopt eval — {md_escape(results.title, 80)}", ""]
+    context = [f"run `{run.id}`"]
+    if run.dataset.name:
+        version = f" v{run.dataset.version}" if run.dataset.version else ""
+        context.append(f"dataset {md_escape(run.dataset.name + version, 80)}")
+    if run.models.agent:
+        context.append(f"agent model {md_escape(run.models.agent, 60)}")
+    if run.models.judge:
+        context.append(f"judge {md_escape(run.models.judge, 60)}")
+    lines += [" · ".join(context), ""]
+    if str(run.status) != "completed":
+        lines += [
+            f"> **Warning:** run status `{md_escape(str(run.status), 40)}` — partial results",
+            "",
+        ]
+    ci = fmt_ci(s.score_ci)
+    lines += [
+        "| Score | Pass rate | Tasks | Failed | Partial | Errors | Cost | Tokens | Duration |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| **{fmt_score(s.score)}**{f' ({ci})' if ci else ''} | {fmt_pct(s.pass_rate)} | "
+        f"{s.tasks} | {s.failed} | {s.partial} | {s.errors} | {fmt_cost(s.cost_usd)} | "
+        f"{fmt_int(tin + tout)} | {fmt_seconds(s.duration_s)} |",
+        "",
+    ]
+    if s.evaluators:
+        lines += [
+            "| Evaluator | Pass rate | Mean | Pass | Fail | Errors |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {md_escape(e.name, 60)} | {fmt_pct(e.pass_rate)} | {fmt_score(e.mean)} | "
+            f"{e.passed} | {e.failed} | {e.errors} |"
+            for e in s.evaluators
+        ]
+        lines.append("")
+    if s.errors_by_kind:
+        kinds = ", ".join(f"{md_escape(k, 40)} {v}" for k, v in sorted(s.errors_by_kind.items()))
+        lines += [f"**Errors by kind:** {kinds}", ""]
+    worst = worst_tasks(results, top)
+    if worst:
+        lines += ["<details><summary>Worst tasks</summary>", ""]
+        lines += ["| Task | Status | Score | Why |", "|---|---|---:|---|"]
+        for task in worst:
+            why = "<br>".join(md_escape(str(f), 160) for f in findings(task)[:3]) or "—"
+            icon = STATUS_ICON.get(task.status, "")
+            lines.append(
+                f"| {md_escape(task.name, 60)} | {icon} {task.status} | {fmt_score(task.score)} "
+                f"| {why} |"
+            )
+        lines += ["", "</details>", ""]
+    flaky = flaky_tasks(results)
+    if flaky:
+        names = ", ".join(md_escape(t.name, 60) for t in flaky)
+        lines += [f"**Flaky tasks** (verdicts differ across repeats): {names}", ""]
+    return "\n".join(lines)

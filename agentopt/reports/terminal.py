@@ -1,0 +1,271 @@
+"""The end-of-run summary (cli.md `eval run`) and the run list of `eval list`, with rich.
+
+Everything that comes from data is wrapped in `Text`, never parsed as markup: a response
+containing "[bold]" or "[/]" prints as written. Tables stay readable at 80 columns on a
+non-TTY (long reasons wrap, names are truncated).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from agentopt.reports.formatting import (
+    findings,
+    flaky_tasks,
+    fmt_ci,
+    fmt_cost,
+    fmt_int,
+    fmt_pct,
+    fmt_score,
+    fmt_seconds,
+    fmt_when,
+    slowest_tasks,
+    truncate,
+    worst_tasks,
+)
+from agentopt.reports.results import RunResults, TaskOutcome
+from agentopt.reports.terminal_task import render_task
+
+__all__ = ["STATUS_STYLE", "RunHeader", "render_run_list", "render_summary", "render_task"]
+
+STATUS_STYLE = {"pass": "green", "fail": "red", "partial": "yellow", "error": "magenta"}
+RUN_STATUS_NOTE = {
+    "interrupted": "interrupted — partial results",
+    "budget_exhausted": "stopped: budget exhausted — partial results",
+    "too_many_errors": "stopped: too many errors — partial results",
+}
+REASON_WIDTH = 160
+TEXT_COLUMNS = {"Evaluator", "Task", "Run", "Status", "Why", "Date", "Dataset", "Usage"}
+"""Left-aligned columns; every other column holds a number and is right-aligned."""
+
+
+def status_text(status: str) -> Text:
+    return Text(status, style=STATUS_STYLE.get(status, ""))
+
+
+def _table(*columns: str, title: str | None = None) -> Table:
+    table = Table(
+        box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False, show_edge=False
+    )
+    for col in columns:
+        table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
+    return table
+
+
+def summary_renderables(results: RunResults, *, top: int = 5) -> list[RenderableType]:
+    """The summary as renderables, for callers that lay it out themselves."""
+    run, summary = results.run, results.summary
+    parts: list[RenderableType] = [_header(results)]
+    note = RUN_STATUS_NOTE.get(str(run.status))
+    if note:
+        parts.append(Text(f"⚠ {note}", style="yellow"))
+
+    if summary.evaluators:
+        table = _table("Evaluator", "Pass rate", "Mean", "Pass", "Fail", "Errors")
+        for ev in summary.evaluators:
+            table.add_row(
+                Text(ev.name),
+                fmt_pct(ev.pass_rate),
+                fmt_score(ev.mean),
+                str(ev.passed),
+                str(ev.failed),
+                Text(str(ev.errors), style="magenta" if ev.errors else ""),
+            )
+        parts.append(table)
+
+    score = Text("Score ", style="bold")
+    score.append(fmt_score(summary.score), style="bold cyan")
+    ci = fmt_ci(summary.score_ci)
+    if ci:
+        score.append(f"  ({ci})")
+    parts.append(score)
+    parts.append(
+        Text(
+            f"Pass rate {fmt_pct(summary.pass_rate)} ({summary.passed}/{summary.tasks})"
+            f" · failed {summary.failed} · partial {summary.partial} · errors {summary.errors}"
+        )
+    )
+    if summary.errors_by_kind:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(summary.errors_by_kind.items()))
+        parts.append(Text(f"Errors by kind: {kinds}", style="magenta"))
+    if summary.usage:
+        parts.append(_usage_table(results))
+    if summary.limiter:
+        parts.append(Text(f"Limiter: {summary.limiter}", style="dim"))
+    if results.tasks:
+        parts.append(_slowest(results, top))
+    worst = worst_tasks(results, top)
+    if worst:
+        parts.append(_worst(worst))
+    flaky = flaky_tasks(results)
+    if flaky:
+        parts.append(_flaky(flaky))
+    return parts
+
+
+def render_summary(results: RunResults, console: Console, *, top: int = 5) -> None:
+    """Print the end-of-run summary (a blank line before each table)."""
+    spaced: list[RenderableType] = []
+    for part in summary_renderables(results, top=top):
+        if isinstance(part, Table):
+            spaced.append(Text(""))
+        spaced.append(part)
+    console.print(Group(*spaced))
+
+
+def _header(results: RunResults) -> Text:
+    run = results.run
+    text = Text("Run ", style="bold")
+    text.append(run.id, style="bold")
+    if run.name:
+        text.append(f"  {run.name}")
+    bits = []
+    if run.dataset.name:
+        version = f" v{run.dataset.version}" if run.dataset.version else ""
+        bits.append(f"dataset {run.dataset.name}{version}")
+    agent = run.agent.name or run.agent.target
+    if agent:
+        model = run.models.agent or run.agent.model
+        bits.append(f"agent {agent}" + (f" ({model})" if model else ""))
+    if run.models.judge:
+        bits.append(f"judge {run.models.judge}")
+    if run.repeat and run.repeat > 1:
+        bits.append(f"repeat ×{run.repeat}")
+    bits.append(f"{results.summary.tasks or len(results.tasks)} tasks")
+    bits.append(fmt_seconds(results.summary.duration_s))
+    text.append("\n" + " · ".join(bits), style="dim")
+    return text
+
+
+def _usage_table(results: RunResults) -> Table:
+    summary = results.summary
+    table = _table("Usage", "Calls", "Input tok", "Output tok", "Cost", "Cache hits")
+    calls = tin = tout = 0
+    for kind in ("agent", "judge", "generator"):
+        bucket = summary.usage.get(kind)
+        if bucket is None or (kind == "generator" and not bucket.calls):
+            continue
+        calls, tin, tout = (
+            calls + bucket.calls,
+            tin + bucket.input_tokens,
+            tout + bucket.output_tokens,
+        )
+        table.add_row(
+            kind,
+            fmt_int(bucket.calls),
+            fmt_int(bucket.input_tokens),
+            fmt_int(bucket.output_tokens),
+            fmt_cost(bucket.cost_usd),
+            fmt_int(bucket.cache_hits),
+        )
+    table.add_row(
+        Text("total", style="bold"),
+        fmt_int(calls),
+        fmt_int(tin),
+        fmt_int(tout),
+        fmt_cost(summary.cost_usd),
+        fmt_int(summary.cache_hits),
+    )
+    return table
+
+
+def _slowest(results: RunResults, top: int) -> Table:
+    table = _table("Task", "Status", "Latency", "Tokens", title="Slowest tasks")
+    for task in slowest_tasks(results, top):
+        table.add_row(
+            Text(truncate(task.name, 40)),
+            status_text(task.status),
+            fmt_seconds(task.latency_s),
+            fmt_int(task.tokens.input + task.tokens.output),
+        )
+    return table
+
+
+def _worst(tasks: list[TaskOutcome]) -> Table:
+    table = _table("Task", "Status", "Score", "Why", title="Worst tasks")
+    table.columns[3].overflow = "fold"
+    for task in tasks:
+        reasons = [truncate(str(f), REASON_WIDTH) for f in findings(task)[:3]]
+        table.add_row(
+            Text(truncate(task.name, 28)),
+            status_text(task.status),
+            fmt_score(task.score),
+            Text("\n".join(reasons) or "—"),
+        )
+    return table
+
+
+def _flaky(tasks: list[TaskOutcome]) -> Table:
+    table = _table("Task", "Mean", "Std", "Pass fraction", title="Flaky tasks (verdicts differ)")
+    for task in tasks:
+        table.add_row(
+            Text(truncate(task.name, 40)),
+            fmt_score(task.mean),
+            fmt_score(task.std),
+            fmt_pct(task.pass_fraction),
+        )
+    return table
+
+
+class RunHeader(BaseModel):
+    """One row of `eval list`: what identifies a run and how it went."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str | None = None
+    started_at: str | None = None
+    status: str = "completed"
+    dataset: str | None = None
+    dataset_version: str | None = None
+    tasks: int = 0
+    score: float | None = None
+    pass_rate: float | None = None
+    errors: int = 0
+
+    @classmethod
+    def from_results(cls, results: RunResults) -> RunHeader:
+        run, summary = results.run, results.summary
+        return cls(
+            id=run.id,
+            name=run.name,
+            started_at=run.started_at,
+            status=str(run.status),
+            dataset=run.dataset.name,
+            dataset_version=run.dataset.version,
+            tasks=summary.tasks or len(results.tasks),
+            score=summary.score,
+            pass_rate=summary.pass_rate,
+            errors=summary.errors,
+        )
+
+
+def render_run_list(headers: list[RunHeader], console: Console) -> None:
+    """The `eval list` table, newest first as given."""
+    if not headers:
+        console.print("No runs yet. Start one with `agentopt eval run`.", markup=False)
+        return
+    table = _table("Run", "Date", "Dataset", "Score", "Pass", "Errors")
+    for col in table.columns:
+        col.no_wrap = col.header != "Dataset"
+    table.columns[2].overflow = "fold"
+    for h in headers:
+        dataset = (h.dataset or "—") + (f" ({h.dataset_version})" if h.dataset_version else "")
+        run = Text(h.id)
+        if h.name:
+            run.append("\n" + truncate(h.name, 22), style="bold")
+        if h.status != "completed":
+            run.append(f"\n[{h.status}]", style="yellow")
+        table.add_row(
+            run,
+            fmt_when(h.started_at),
+            Text(dataset),
+            fmt_score(h.score),
+            fmt_pct(h.pass_rate),
+            Text(str(h.errors), style="magenta" if h.errors else ""),
+        )
+    console.print(table)
