@@ -40,7 +40,7 @@ def test_adhoc_prompts_are_scored_and_reported(project: Path) -> None:
     results = latest_results(project)
     assert [t["status"] for t in results["tasks"]] == ["fail", "fail"]
     # The echo agent answers "say 4": token F1 with "4" is 2·(1/2·1)/(1/2+1) = 0.667.
-    partial = [e for e in results["tasks"][1]["evaluators"] if "partial" in e["evaluator"]][0]
+    partial = next(e for e in results["tasks"][1]["evaluators"] if "partial" in e["evaluator"])
     assert partial["score"] == pytest.approx(2 / 3, abs=1e-3)
     assert partial["status"] == "pass"
     summary = results["summary"]
@@ -89,7 +89,7 @@ def test_min_pass_rate_passes_when_met(project: Path) -> None:
 
 
 def test_agent_errors_beyond_max_errors_exit_3(project: Path) -> None:
-    def broken(request):  # noqa: ANN001, ANN202
+    def broken(request):
         raise ModelCallError("server said no", kind="bad_request", provider="mock", model="x")
 
     register_mock("broken", broken)
@@ -176,7 +176,7 @@ def test_filter_limit_and_repeat(project: Path) -> None:
     (project / "tasks.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     counter = {"n": 0}
 
-    def flaky(request):  # noqa: ANN001, ANN202
+    def flaky(request):
         counter["n"] += 1
         return "q1" if counter["n"] % 2 else "nope"
 
