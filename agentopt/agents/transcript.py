@@ -20,15 +20,21 @@ class ToolCallRecord(BaseModel):
     result: Any = None
     error: str | None = None
     source: str = ""
-    """Which implementation answered: mock, python, mcp, none, hosted."""
+    """Which implementation answered: mock, python, mcp, skill (load_skill), none, or the
+    remote kind (hosted, endpoint, command, foundry) when the agent ran the tool itself."""
 
 
 class Citation(BaseModel):
+    """A source the agent cited (from Responses / chat-completions annotations)."""
+
     model_config = ConfigDict(extra="forbid")
 
     index: int | None = None
+    """1-based position of the citation in the answer's citation list."""
     url: str | None = None
     title: str | None = None
+    file_id: str | None = None
+    """For file citations: the file's id (its name is in `title`)."""
 
 
 class TurnError(BaseModel):

@@ -167,14 +167,9 @@ def resolve_inputs(opts: RunOptions, cwd: Path, ask: Ask | None) -> ResolvedInpu
         warnings.extend(detected.warnings)
         project = detected.project_dir
         adhoc_data = bool(opts.prompts or opts.prompts_file)
-        if (
-            config is None
-            and opts.config is None
-            and not adhoc_data
-            and detected.eval_yaml.is_file()
-        ):
-            config, more = load_eval_config(detected.eval_yaml)
-            warnings.extend(more)
+        if config is None and opts.config is None and not adhoc_data:
+            # detect_target already read the agent folder's eval.yaml (warnings included).
+            config = detected.eval_config
     dataset = _dataset(opts, cwd, project, config, ask)
     agent = adhoc or (detected.definition if detected else None)
     if agent is None:

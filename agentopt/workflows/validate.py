@@ -1,20 +1,35 @@
-"""`agentopt eval validate`: load each file with the tool's own loader, collect every problem."""
+"""`agentopt eval validate`: load each file with the tool's own loader (detected from content)
+and collect every problem, not only the first (cli.md)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from agentopt.core.errors import Problem
+import yaml
+
+from agentopt.core.errors import AgentoptError, Problem
+from agentopt.core.files.eval_yaml_load import validate_eval_config
+from agentopt.core.files.evaluator_yaml import evaluator_yaml_problems
+from agentopt.core.files.rubric import rubric_problems
+from agentopt.datasets import validate_dataset
+
+EVALUATOR_YAML_KEYS = {"type", "definition"}
 
 
 @dataclass
 class FileReport:
-    """Validation outcome of one path."""
+    """Validation outcome of one path: what it was taken for, and its problems."""
 
     path: Path
     kind: str
     problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.severity == "error" for p in self.problems)
 
     def display_path(self, cwd: Path) -> str:
         try:
@@ -23,9 +38,76 @@ class FileReport:
             return str(self.path)
 
 
+def _json_kind(text: str) -> tuple[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return "task dataset (JSON lines)", None
+    if isinstance(data, list) and data and all(isinstance(x, dict) for x in data):
+        first = data[0]
+        if any(k in first for k in ("id", "dimension_id", "rubric_id", "weight")):
+            return "rubric", data
+        return "M365 eval document (legacy)", None
+    if isinstance(data, dict):
+        if "prompts" in data or "items" in data or "schemaVersion" in data:
+            return "M365 eval document", None
+        if "query" in data or "turns" in data or "prompt" in data:
+            return "task dataset (JSON lines)", None
+    return "unknown", data
+
+
+def detect_kind(path: Path) -> str:
+    """What a file is, from its extension and content."""
+    if path.is_dir():
+        return "task dataset (folder)"
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return "task dataset"
+    if suffix == ".csv":
+        return "task dataset (CSV)"
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if suffix == ".json":
+        return _json_kind(text)[0]
+    if suffix in (".yaml", ".yml"):
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return "eval.yaml"
+        if isinstance(data, dict) and set(data) >= EVALUATOR_YAML_KEYS:
+            return "evaluator YAML"
+        return "eval.yaml"
+    return "unknown"
+
+
+def validate_file(path: Path, *, strict: bool = False) -> FileReport:
+    """One file's report; never raises for bad content."""
+    shown = str(path)
+    if not path.exists():
+        return FileReport(path, "missing", [Problem(shown, "", "no such file or folder")])
+    kind = detect_kind(path)
+    try:
+        if kind.startswith(("task dataset", "M365")):
+            problems = validate_dataset(path, strict=strict)
+        elif kind == "rubric":
+            problems = rubric_problems(json.loads(path.read_text(encoding="utf-8")), shown)
+        elif kind == "evaluator YAML":
+            problems = evaluator_yaml_problems(path.read_text(encoding="utf-8"), shown)
+        elif kind == "eval.yaml":
+            problems = validate_eval_config(path)
+        else:
+            problems = [
+                Problem(
+                    shown,
+                    "",
+                    "cannot tell what this file is: expected eval.yaml, a task .jsonl/.csv, an "
+                    "M365 eval document (.json), rubric_dimensions.json or an evaluator .yaml",
+                )
+            ]
+    except AgentoptError as err:
+        problems = list(getattr(err, "problems", [])) or [Problem(shown, "", err.message)]
+    return FileReport(path, kind, problems)
+
+
 def validate_paths(paths: list[Path], *, strict: bool = False) -> list[FileReport]:
-    """Placeholder until the loaders land."""
-    return [
-        FileReport(p, "unknown", [Problem(str(p), "", "validation not available yet")])
-        for p in paths
-    ]
+    """Reports for every path, in order."""
+    return [validate_file(Path(p), strict=strict) for p in paths]

@@ -1,0 +1,136 @@
+"""The one interface every agent target implements, and the registry that builds them by name.
+
+A target turns a task (a list of user turns) into a `Transcript`. The evaluators never know
+which target produced it. Built-in targets register through `@register_target` exactly as a
+plugin would, so a new target is one new file (style.md rule 2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentopt.agents.transcript import Transcript
+from agentopt.core.errors import ConfigError
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.datasets.task import Task
+from agentopt.models.call import CallLayer
+
+DEFAULT_TURN_TIMEOUT_S = 120.0
+DEFAULT_MAX_CONCURRENT_AGENT_RUNS = 8
+
+
+class RunConfig(BaseModel):
+    """How one task is run: passed to every `AgentTarget.run` call."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    calls: CallLayer | None = None
+    """The call layer for model calls (required by the `local` target)."""
+    repeat: int = 0
+    """Repeat index of this run (part of the model-call cache key)."""
+    turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
+    """Per-turn deadline; exceeding it records a `timeout` turn error."""
+    real_tools: bool = False
+    """False (the optimize default): only tool mocks answer tool calls, so nothing real fires.
+    True (`--real-tools`): mocks are skipped; Python tools and MCP servers answer."""
+    candidate_id: str = "baseline"
+    """Which candidate configuration is being run (passed to hosted agents)."""
+    cancel: asyncio.Event | None = Field(default=None, exclude=True)
+    """Set it to stop cooperatively: the turn in flight is abandoned and `run` raises
+    `agentopt.core.errors.Interrupted`."""
+
+
+@runtime_checkable
+class AgentTarget(Protocol):
+    """Runs tasks against one agent configuration.
+
+    `run` is the extension point; `aclose` releases what the target started (processes, MCP
+    servers, HTTP clients) and is safe to call more than once.
+    """
+
+    name: str
+
+    async def run(self, task: Task, config: RunConfig) -> Transcript: ...
+
+    async def aclose(self) -> None: ...
+
+
+TargetFactory = Callable[..., AgentTarget]
+F = TypeVar("F", bound=Callable[..., Any])
+
+_TARGETS: dict[str, TargetFactory] = {}
+
+# Built-in targets live in modules named after them; importing one registers it.
+_BUILTIN_MODULES = {
+    "local": "agentopt.agents.local",
+    "hosted": "agentopt.agents.hosted",
+    "endpoint": "agentopt.agents.endpoint",
+    "command": "agentopt.agents.command",
+    "foundry": "agentopt.agents.foundry",
+}
+
+
+def register_target(name: str) -> Callable[[F], F]:
+    """Class decorator: make `make_target(name, ...)` build this target.
+
+    The factory is called as `factory(definition, **options)`.
+    """
+
+    def decorate(factory: F) -> F:
+        _TARGETS[name] = factory
+        return factory
+
+    return decorate
+
+
+def target_names() -> list[str]:
+    """Every known target name, built-ins first."""
+    return [*_BUILTIN_MODULES, *sorted(n for n in _TARGETS if n not in _BUILTIN_MODULES)]
+
+
+def make_target(name: str | None, definition: AgentDefinition, **options: Any) -> AgentTarget:
+    """Build the target called `name` for `definition` (None = decide, see `default_target`).
+
+    Options are passed to the target's constructor, e.g. `max_concurrent_agent_runs=4`.
+    An unknown name raises `ConfigError` listing the valid ones.
+    """
+    chosen = name or default_target(definition)
+    if chosen not in _TARGETS and chosen in _BUILTIN_MODULES:
+        importlib.import_module(_BUILTIN_MODULES[chosen])
+    factory = _TARGETS.get(chosen)
+    if factory is None:
+        raise ConfigError.at(
+            "",
+            "agent.target",
+            f"unknown agent target '{chosen}'; expected one of: {', '.join(target_names())}",
+        )
+    return factory(definition, **options)
+
+
+def default_target(definition: AgentDefinition) -> str:
+    """The target to use when none is named (agents.md): the definition's own `target`, else
+    `hosted` for a hosted agent with a start command, `local` when there are instructions,
+    else `endpoint`, `command` or `foundry` depending on what is configured."""
+    if definition.target:
+        return definition.target
+    if definition.kind == "hosted" and definition.startup_command:
+        return "hosted"
+    if definition.instructions:
+        return "local"
+    if definition.endpoint:
+        return "endpoint"
+    if definition.command:
+        return "command"
+    if definition.deployed_name and definition.project_endpoint:
+        return "foundry"
+    raise ConfigError.at(
+        "",
+        "agent",
+        f"cannot tell how to run agent '{definition.name}': it has no instructions, endpoint, "
+        "command or deployed name",
+    )

@@ -1,0 +1,140 @@
+"""`command` — any program as the agent: one process per turn, the conversation as JSON on
+standard input, the answer on standard output (agents.md §4).
+
+Input: `{"messages": [{"role": "user"|"assistant", "content": ...}, ...]}`.
+Output: plain text, or JSON `{"output": ..., "tool_calls"?: [...], "citations"?: [...],
+"usage"?: {...}}`. A non-zero exit fails the turn with the last lines of standard error; a
+turn that runs out of time has its process group killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any
+
+from agentopt.agents import processes
+from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.citations import citations_from_items
+from agentopt.agents.conversation import AGENT_REQUEST_FAILED, TurnFailed, run_turns
+from agentopt.agents.openai_wire import parse_arguments
+from agentopt.agents.transcript import ToolCallRecord, Transcript, TurnResult
+from agentopt.core.errors import AgentError, ConfigError
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.datasets.task import Task
+from agentopt.models.types import Usage
+
+_STDERR_TAIL_LINES = 20
+
+
+@register_target("command")
+class CommandTarget:
+    """Runs `agent.command` once per turn."""
+
+    name = "command"
+
+    def __init__(
+        self,
+        definition: AgentDefinition,
+        *,
+        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
+    ) -> None:
+        if not definition.command:
+            raise ConfigError.at(
+                "eval.yaml",
+                "agent.command",
+                'the command target needs agent.command, e.g. ["python", "my_agent.py"]',
+            )
+        self.definition = definition
+        self.argv = processes.split_command(definition.command)
+        self._slots = asyncio.Semaphore(max_concurrent_agent_runs)
+
+    async def run(self, task: Task, config: RunConfig) -> Transcript:
+        async with self._slots:
+            history: list[dict[str, Any]] = []
+
+            async def send(query: str) -> TurnResult:
+                messages = [*history, {"role": "user", "content": query}]
+                result = await self._invoke(messages, query)
+                history[:] = [*messages, {"role": "assistant", "content": result.response}]
+                return result
+
+            turns = await run_turns(task, config, send)
+        return Transcript(
+            turns=turns,
+            target=self.name,
+            model=self.definition.model or "",
+            tool_definitions=self.definition.tools,
+            system_prompt=self.definition.instructions,
+        )
+
+    async def _invoke(self, messages: list[dict[str, Any]], query: str) -> TurnResult:
+        try:
+            process = await processes.spawn(
+                self.argv,
+                cwd=self.definition.folder,
+                env=os.environ,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise AgentError(
+                f"cannot start the agent command `{' '.join(self.argv)}`: {exc}",
+                hint="check agent.command in eval.yaml",
+            ) from None
+        payload = json.dumps({"messages": messages}).encode("utf-8")
+        try:
+            stdout, stderr = await process.communicate(payload)
+        except BaseException:  # timeout or cancellation: the process must not outlive the turn
+            await processes.stop(process, grace_s=0.5)
+            raise
+        if process.returncode != 0:
+            lines = stderr.decode("utf-8", errors="replace").rstrip().splitlines()
+            message = f"`{' '.join(self.argv)}` exited with code {process.returncode}"
+            if lines:
+                message += "; last lines of its stderr:\n" + "\n".join(lines[-_STDERR_TAIL_LINES:])
+            raise TurnFailed(AGENT_REQUEST_FAILED, message)
+        return parse_output(stdout.decode("utf-8", errors="replace"), query, self.name)
+
+    async def aclose(self) -> None:
+        """Nothing outlives a turn: each process is reaped before its turn ends."""
+
+
+def parse_output(text: str, query: str, source: str = "command") -> TurnResult:
+    """A turn from the program's standard output: JSON with `output`, or plain text."""
+    stripped = text.strip()
+    try:
+        data = json.loads(stripped) if stripped.startswith("{") else None
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict) or "output" not in data:
+        return TurnResult(query=query, response=stripped)
+    output = data["output"]
+    raw_usage = data.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+    return TurnResult(
+        query=query,
+        response=output if isinstance(output, str) else json.dumps(output, ensure_ascii=False),
+        tool_calls=[
+            _tool_call(c, source) for c in data.get("tool_calls") or [] if isinstance(c, dict)
+        ],
+        citations=citations_from_items(data.get("citations") or []),
+        usage=Usage(
+            input_tokens=int(usage.get("input_tokens") or usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or usage.get("completion_tokens") or 0),
+        ),
+    )
+
+
+def _tool_call(raw: dict[str, Any], source: str) -> ToolCallRecord:
+    nested = raw.get("function")
+    function: dict[str, Any] = nested if isinstance(nested, dict) else raw
+    return ToolCallRecord(
+        name=str(function.get("name", "")),
+        arguments=parse_arguments(function.get("arguments")),
+        result=raw.get("result", raw.get("output")),
+        error=raw.get("error") or None,
+        source=source,
+    )

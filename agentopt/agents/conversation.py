@@ -1,0 +1,156 @@
+"""Drives the turns of one task through a target's `send`, the same way for every target.
+
+Why one driver: the rules that make a transcript trustworthy — a per-turn deadline, a failed
+turn stops the conversation (later turns are recorded as skipped, never sent), cooperative
+cancellation, latency measured the same way, and secrets masked before anything is kept —
+must not depend on which target ran the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable
+
+from agentopt.agents.base import RunConfig
+from agentopt.agents.transcript import TurnError, TurnResult
+from agentopt.core.errors import (
+    AgentError,
+    AgentoptError,
+    BudgetExceeded,
+    InputError,
+    Interrupted,
+    TooManyErrors,
+)
+from agentopt.core.redaction import redact, redact_data
+from agentopt.datasets.task import Task
+
+SendTurn = Callable[[str], Awaitable[TurnResult]]
+
+AGENT_REQUEST_FAILED = "agentRequestFailed"
+TURN_SKIPPED = "turnSkipped"
+TOOL_ROUNDS_EXCEEDED = "toolRoundsExceeded"
+TIMEOUT = "timeout"
+
+# Failures that are about the whole run, not this task: they propagate (style.md rule 7).
+_SYSTEMIC: tuple[type[BaseException], ...] = (
+    AgentError,
+    InputError,
+    BudgetExceeded,
+    TooManyErrors,
+    Interrupted,
+)
+
+
+class TurnFailed(Exception):
+    """Raised inside a target's `send` to fail the turn with a specific error code.
+
+    `partial` keeps what the turn produced before failing (e.g. the tool calls made before
+    the tool-round limit was hit), so the trace still shows it.
+    """
+
+    def __init__(self, code: str, message: str, partial: TurnResult | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.partial = partial
+
+
+async def run_turns(
+    task: Task,
+    config: RunConfig,
+    send: SendTurn,
+    *,
+    secrets: Iterable[str] = (),
+) -> list[TurnResult]:
+    """Send each turn of `task` in order and return one redacted `TurnResult` per turn."""
+    extra = [s for s in secrets if s]
+    results: list[TurnResult] = []
+    failed_turn: int | None = None
+    for number, turn in enumerate(task.turns, start=1):
+        if failed_turn is not None:
+            skipped = TurnError(
+                code=TURN_SKIPPED, message=f"not sent because turn {failed_turn} failed"
+            )
+            results.append(TurnResult(query=turn.query, error=skipped))
+            continue
+        result = await _one_turn(turn.query, config, send, extra)
+        results.append(_redacted(result, extra))
+        if result.error is not None:
+            failed_turn = number
+    return results
+
+
+async def _one_turn(
+    query: str, config: RunConfig, send: SendTurn, secrets: list[str]
+) -> TurnResult:
+    if config.cancel is not None and config.cancel.is_set():
+        raise Interrupted("the run was cancelled before this turn was sent")
+    started = time.perf_counter()
+    try:
+        result = await _bounded(send(query), config)
+    except TurnFailed as failed:
+        result = failed.partial or TurnResult(query=query)
+        result.error = TurnError(code=failed.code, message=failed.message)
+    except _DeadlinePassed:
+        message = f"the agent did not answer within {config.turn_timeout_s:g} s"
+        result = TurnResult(query=query, error=TurnError(code=TIMEOUT, message=message))
+    except _SYSTEMIC:
+        raise
+    except Exception as exc:  # any other failure of this request is data, not a crash
+        message = redact(describe_error(exc), secrets)
+        result = TurnResult(
+            query=query, error=TurnError(code=AGENT_REQUEST_FAILED, message=message)
+        )
+    result.query = query
+    result.latency_s = round(time.perf_counter() - started, 6)
+    return result
+
+
+class _DeadlinePassed(Exception):
+    """The per-turn deadline expired (as opposed to a TimeoutError raised inside the turn)."""
+
+
+async def _bounded(turn: Awaitable[TurnResult], config: RunConfig) -> TurnResult:
+    """Await the turn under the per-turn deadline, abandoning it if `config.cancel` is set."""
+    deadline = asyncio.timeout(config.turn_timeout_s)
+    try:
+        async with deadline:
+            return await _cancellable(turn, config)
+    except TimeoutError:
+        if deadline.expired():
+            raise _DeadlinePassed from None
+        raise
+
+
+async def _cancellable(turn: Awaitable[TurnResult], config: RunConfig) -> TurnResult:
+    if config.cancel is None:
+        return await turn
+    work = asyncio.ensure_future(turn)
+    stop = asyncio.ensure_future(config.cancel.wait())
+    try:
+        await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pending in (work, stop):
+            if not pending.done():
+                pending.cancel()
+        # Let the abandoned turn run its cleanup (kill a process, close a stream).
+        await asyncio.gather(work, stop, return_exceptions=True)
+    if work.done() and not work.cancelled():
+        return work.result()
+    raise Interrupted("the run was cancelled while a turn was in flight")
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line, human-readable cause (HTTP status and body message when there is one)."""
+    if isinstance(exc, AgentoptError):
+        return exc.message
+    status = getattr(exc, "status_code", None)
+    text = str(exc) or type(exc).__name__
+    if status is not None:
+        return f"HTTP {status}: {text}"
+    return f"{type(exc).__name__}: {text}"
+
+
+def _redacted(result: TurnResult, secrets: list[str]) -> TurnResult:
+    return TurnResult.model_validate(redact_data(result.model_dump(), secrets))

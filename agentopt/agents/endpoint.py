@@ -1,0 +1,134 @@
+"""`endpoint` — an agent already running somewhere, spoken to over the Responses or the
+chat-completions protocol with the `openai` client (agents.md §3).
+
+Headers can come from environment variables (`headers_from_env`: header → variable); their
+values are secrets: they are sent, and masked everywhere else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from typing import Any
+
+from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.conversation import SendTurn, run_turns
+from agentopt.agents.openai_wire import as_dict, turn_from_chat_completion, turn_from_response
+from agentopt.agents.retrying import DEFAULT_ATTEMPTS, with_retries
+from agentopt.agents.transcript import Transcript, TurnResult
+from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.datasets.task import Task
+
+
+def headers_from_env(
+    mapping: dict[str, str], where: str = "agent.headers_from_env"
+) -> dict[str, str]:
+    """Header values read from the environment; a variable that is not set is a ConfigError."""
+    headers: dict[str, str] = {}
+    problems = []
+    for header, variable in mapping.items():
+        value = os.environ.get(variable)
+        if not value:
+            message = f"environment variable {variable} (for header {header}) is not set"
+            problems.append(Problem("", f"{where}.{header}", message))
+            continue
+        # One spelling, so it replaces the client's own Authorization header instead of
+        # being sent beside it.
+        headers["Authorization" if header.lower() == "authorization" else header] = value
+    if problems:
+        raise ConfigError(problems=problems)
+    return headers
+
+
+@register_target("endpoint")
+class EndpointTarget:
+    """Talks to `agent.endpoint` with `agent.protocol` (responses | chat_completions)."""
+
+    name = "endpoint"
+
+    def __init__(
+        self,
+        definition: AgentDefinition,
+        *,
+        model: str | None = None,
+        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
+        retry_attempts: int = DEFAULT_ATTEMPTS,
+    ) -> None:
+        if not definition.endpoint:
+            raise ConfigError.at(
+                "eval.yaml", "agent.endpoint", "the endpoint target needs agent.endpoint (a URL)"
+            )
+        self.definition = definition
+        self.endpoint = definition.endpoint
+        self.protocol = definition.protocol
+        self.model = model or definition.model or definition.deployed_name or definition.name
+        self.headers = headers_from_env(definition.headers_from_env)
+        self.retry_attempts = retry_attempts
+        self._slots = asyncio.Semaphore(max_concurrent_agent_runs)
+        self._client: Any = None
+
+    def _openai(self) -> Any:
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                base_url=self.endpoint,
+                api_key="unused",
+                default_headers=self.headers or None,
+                max_retries=0,
+            )
+        return self._client
+
+    async def run(self, task: Task, config: RunConfig) -> Transcript:
+        async with self._slots:
+            client = self._openai()
+            send = self._responses(client) if self.protocol == "responses" else self._chat(client)
+            turns = await run_turns(task, config, send, secrets=self.headers.values())
+        return Transcript(
+            turns=turns,
+            target=self.name,
+            model=self.model,
+            tool_definitions=self.definition.tools,
+            system_prompt=self.definition.instructions,
+        )
+
+    def _responses(self, client: Any) -> SendTurn:
+        previous: list[str] = []
+
+        async def send(query: str) -> TurnResult:
+            kwargs: dict[str, Any] = {"model": self.model, "input": query}
+            if previous:
+                kwargs["previous_response_id"] = previous[-1]
+            response = await with_retries(
+                lambda: client.responses.create(**kwargs), attempts=self.retry_attempts
+            )
+            data = as_dict(response)
+            result = turn_from_response(data, query, source=self.name)
+            if data.get("id"):
+                previous.append(str(data["id"]))
+            return result
+
+        return send
+
+    def _chat(self, client: Any) -> SendTurn:
+        history: list[dict[str, Any]] = []
+
+        async def send(query: str) -> TurnResult:
+            messages = [*history, {"role": "user", "content": query}]
+            response = await with_retries(
+                lambda: client.chat.completions.create(model=self.model, messages=messages),
+                attempts=self.retry_attempts,
+            )
+            result = turn_from_chat_completion(as_dict(response), query, source=self.name)
+            history[:] = [*messages, {"role": "assistant", "content": result.response}]
+            return result
+
+        return send
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()

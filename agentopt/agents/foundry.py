@@ -1,0 +1,151 @@
+"""`foundry` — a deployed Foundry agent, through `azure-ai-projects` (agents.md §5).
+
+`AIProjectClient(endpoint, credential)` gives an OpenAI client pointed at the project's
+`/openai/v1`; each turn is a Responses call naming the agent by reference
+(`extra_body={"agent_reference": {"name", "version", "type": "agent_reference"}}`, the
+shape azure-ai-projects 2.x documents), with `previous_response_id` for later turns.
+The Azure SDK is imported only when this target is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.conversation import SendTurn, run_turns
+from agentopt.agents.openai_wire import as_dict, turn_from_response
+from agentopt.agents.retrying import DEFAULT_ATTEMPTS, with_retries
+from agentopt.agents.transcript import Transcript, TurnResult
+from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.datasets.task import Task
+
+
+def agent_reference(definition: AgentDefinition) -> dict[str, str]:
+    """The Responses `agent_reference` body naming the deployed agent (and its version)."""
+    reference = {"type": "agent_reference", "name": str(definition.deployed_name)}
+    if definition.deployed_version:
+        reference["version"] = str(definition.deployed_version)
+    return reference
+
+
+def _azure_transport() -> dict[str, Any]:
+    """The async Azure client needs an HTTP transport; azure-core's default is aiohttp, which
+    is an optional extra. Responses calls go through the OpenAI client (httpx) anyway, so
+    without aiohttp the requests-based asyncio transport is a fine stand-in."""
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        from azure.core.pipeline.transport import AsyncioRequestsTransport
+
+        return {"transport": AsyncioRequestsTransport()}
+    return {}
+
+
+@register_target("foundry")
+class FoundryTarget:
+    """Runs tasks against a deployed Foundry agent."""
+
+    name = "foundry"
+
+    def __init__(
+        self,
+        definition: AgentDefinition,
+        *,
+        credential: Any = None,
+        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
+        retry_attempts: int = DEFAULT_ATTEMPTS,
+    ) -> None:
+        """`credential`: an async Azure token credential; default `DefaultAzureCredential`."""
+        problems = []
+        if not definition.project_endpoint:
+            problems.append(
+                Problem(
+                    "",
+                    "--project-endpoint",
+                    "the foundry target needs the project endpoint "
+                    "(--project-endpoint or FOUNDRY_PROJECT_ENDPOINT)",
+                )
+            )
+        if not definition.deployed_name:
+            upper = definition.name.upper().replace("-", "_").replace(" ", "_")
+            problems.append(
+                Problem(
+                    "",
+                    f"AGENT_{upper}_NAME",
+                    "the foundry target needs the deployed agent's name "
+                    f"(AGENT_{upper}_NAME in the azd environment)",
+                )
+            )
+        if problems:
+            raise ConfigError(problems=problems)
+        self.definition = definition
+        self.reference = agent_reference(definition)
+        self.retry_attempts = retry_attempts
+        self._credential = credential
+        self._owns_credential = credential is None
+        self._slots = asyncio.Semaphore(max_concurrent_agent_runs)
+        self._project: Any = None
+        self._client: Any = None
+
+    def _openai(self) -> Any:
+        if self._client is None:
+            from azure.ai.projects.aio import AIProjectClient
+
+            if self._credential is None:
+                from azure.identity.aio import DefaultAzureCredential
+
+                self._credential = DefaultAzureCredential()
+            self._project = AIProjectClient(
+                endpoint=str(self.definition.project_endpoint),
+                credential=self._credential,
+                **_azure_transport(),
+            )
+            self._client = self._project.get_openai_client(max_retries=0)
+        return self._client
+
+    async def run(self, task: Task, config: RunConfig) -> Transcript:
+        async with self._slots:
+            turns = await run_turns(task, config, self._sender(self._openai()))
+        return Transcript(
+            turns=turns,
+            target=self.name,
+            model=self.definition.model or "",
+            tool_definitions=self.definition.tools,
+            system_prompt=self.definition.instructions,
+        )
+
+    def _sender(self, client: Any) -> SendTurn:
+        previous: list[str] = []
+
+        async def send(query: str) -> TurnResult:
+            kwargs: dict[str, Any] = {
+                "input": query,
+                "extra_body": {"agent_reference": self.reference},
+            }
+            if previous:
+                kwargs["previous_response_id"] = previous[-1]
+            response = await with_retries(
+                lambda: client.responses.create(**kwargs), attempts=self.retry_attempts
+            )
+            data = as_dict(response)
+            result = turn_from_response(data, query, source=self.name)
+            if data.get("id"):
+                previous.append(str(data["id"]))
+            return result
+
+        return send
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        project, self._project = self._project, None
+        for closable in (client, project):
+            if closable is not None:
+                with contextlib.suppress(Exception):
+                    await closable.close()
+        if self._owns_credential and self._credential is not None:
+            credential, self._credential = self._credential, None
+            with contextlib.suppress(Exception):
+                await credential.close()

@@ -1,0 +1,207 @@
+"""`hosted` — the user's own agent process, run the way Foundry runs a hosted agent
+(agents.md §2).
+
+agentopt starts `startupCommand` in the agent folder with the candidate configuration in the
+environment (`OPTIMIZATION_CONFIG`, `OPTIMIZATION_LOCAL_DIR`, `OPTIMIZATION_CANDIDATE_ID`,
+`PORT`), waits for the port, and talks the Responses protocol to it; `previous_response_id`
+carries a conversation. One process per candidate, reused across tasks, and always stopped:
+on `aclose`, on cancellation (Ctrl-C), when it fails to start, and — through a finalizer —
+even when the target is dropped without being closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import tempfile
+import weakref
+from typing import IO, Any
+
+from agentopt.agents import processes
+from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.conversation import run_turns
+from agentopt.agents.openai_wire import as_dict, turn_from_response
+from agentopt.agents.retrying import DEFAULT_ATTEMPTS, with_retries
+from agentopt.agents.transcript import Transcript, TurnResult
+from agentopt.core.errors import AgentError, ConfigError
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.paths import AGENT_CONFIGS_DIR
+from agentopt.core.redaction import redact
+from agentopt.datasets.task import Task
+
+STARTUP_TIMEOUT_S = 60.0
+
+
+def candidate_config(definition: AgentDefinition) -> dict[str, Any]:
+    """The candidate JSON a hosted agent reads from `OPTIMIZATION_CONFIG`."""
+    return {
+        "name": definition.name,
+        "instructions": definition.instructions or "",
+        "model": definition.model,
+        "temperature": definition.temperature,
+        "skills": [
+            {"name": s.name, "description": s.description, "body": s.body}
+            for s in definition.skills
+        ],
+        "tools": definition.tools,
+    }
+
+
+@register_target("hosted")
+class HostedTarget:
+    """Starts the agent's own server and talks Responses to it."""
+
+    name = "hosted"
+
+    def __init__(
+        self,
+        definition: AgentDefinition,
+        *,
+        port: int | None = None,
+        startup_timeout_s: float = STARTUP_TIMEOUT_S,
+        stop_grace_s: float = processes.STOP_GRACE_S,
+        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
+        retry_attempts: int = DEFAULT_ATTEMPTS,
+    ) -> None:
+        command = definition.startup_command or definition.command
+        if not command:
+            raise ConfigError.at(
+                "azure.yaml",
+                f"services.{definition.name}.startupCommand",
+                "a hosted agent needs a start command (startupCommand, or agent.command "
+                "in eval.yaml) to be run locally",
+            )
+        self.definition = definition
+        self.argv = processes.split_command(command)
+        self.port = definition.port if port is None else port
+        """0 = pick a free port at each start."""
+        self.startup_timeout_s = startup_timeout_s
+        self.stop_grace_s = stop_grace_s
+        self.retry_attempts = retry_attempts
+        self._slots = asyncio.Semaphore(max_concurrent_agent_runs)
+        self._lock = asyncio.Lock()
+        self._process: asyncio.subprocess.Process | None = None
+        self._client: Any = None
+        self._candidate: str | None = None
+        self._log: IO[bytes] | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The agent process's id while it runs."""
+        return self._process.pid if self._process is not None else None
+
+    async def run(self, task: Task, config: RunConfig) -> Transcript:
+        async with self._slots:
+            try:
+                client = await self._ensure_started(config.candidate_id)
+                turns = await run_turns(task, config, self._sender(client))
+            except asyncio.CancelledError:
+                await self._stop()  # Ctrl-C: never leave the agent running
+                raise
+        return Transcript(
+            turns=turns,
+            target=self.name,
+            model=self.definition.model or "",
+            tool_definitions=self.definition.tools,
+            system_prompt=self.definition.instructions,
+        )
+
+    def _sender(self, client: Any) -> Any:
+        previous: list[str] = []
+
+        async def send(query: str) -> TurnResult:
+            kwargs: dict[str, Any] = {"input": query}
+            if self.definition.model:
+                kwargs["model"] = self.definition.model
+            if previous:
+                kwargs["previous_response_id"] = previous[-1]
+            response = await with_retries(
+                lambda: client.responses.create(**kwargs), attempts=self.retry_attempts
+            )
+            data = as_dict(response)
+            result = turn_from_response(data, query, source=self.name)
+            if data.get("id"):
+                previous.append(str(data["id"]))
+            return result
+
+        return send
+
+    async def _ensure_started(self, candidate_id: str) -> Any:
+        async with self._lock:
+            process = self._process
+            alive = process is not None and process.returncode is None
+            if alive and candidate_id == self._candidate:
+                return self._client
+            await self._stop()  # crashed, or another candidate: one process per candidate
+            await self._start(candidate_id)
+            return self._client
+
+    async def _start(self, candidate_id: str) -> None:
+        from openai import AsyncOpenAI
+
+        port = self.port or processes.free_port()
+        if await processes.port_open(port):
+            raise AgentError(
+                f"port {port} is already in use, so the hosted agent cannot be started there",
+                hint="stop whatever listens on it, or set agent.port to a free port",
+            )
+        env = {
+            **os.environ,
+            "OPTIMIZATION_CONFIG": json.dumps(candidate_config(self.definition)),
+            "OPTIMIZATION_LOCAL_DIR": AGENT_CONFIGS_DIR,
+            "OPTIMIZATION_CANDIDATE_ID": candidate_id,
+            "PORT": str(port),
+        }
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
+        try:
+            process = await processes.spawn(
+                self.argv, cwd=self.definition.folder, env=env, stdout=self._log, stderr=self._log
+            )
+        except OSError as exc:
+            self._close_log()
+            raise AgentError(
+                f"cannot start the hosted agent `{' '.join(self.argv)}`: {exc}",
+                hint="check startupCommand and that its program is installed",
+            ) from None
+        self._process, self._candidate = process, candidate_id
+        self._finalizer = weakref.finalize(self, processes.kill_group_now, process.pid)
+        try:
+            problem = await processes.wait_for_port(process, port, self.startup_timeout_s)
+        except BaseException:
+            await self._stop()
+            raise
+        if problem is not None:
+            output = processes.tail(self._log)
+            await self._stop()
+            message = f"the hosted agent `{' '.join(self.argv)}` did not start: {problem}"
+            if output:
+                message += f"\nlast lines of its output:\n{output}"
+            raise AgentError(redact(message))
+        self._client = AsyncOpenAI(
+            base_url=f"http://127.0.0.1:{port}", api_key="unused", max_retries=0
+        )
+
+    async def _stop(self) -> None:
+        process, self._process = self._process, None
+        client, self._client = self._client, None
+        finalizer, self._finalizer = self._finalizer, None
+        if process is not None:
+            await processes.stop(process, self.stop_grace_s)
+        if finalizer is not None:
+            finalizer.detach()
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+        self._close_log()
+
+    def _close_log(self) -> None:
+        log, self._log = self._log, None
+        if log is not None:
+            log.close()
+
+    async def aclose(self) -> None:
+        """Stop the agent process (idempotent)."""
+        await self._stop()

@@ -1,0 +1,155 @@
+"""`local` — a prompt agent run by agentopt itself: the composed system prompt, the model
+through the call layer, and a tool loop answering tool calls from mocks, Python functions or
+MCP servers (agents.md §1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.conversation import TOOL_ROUNDS_EXCEEDED, TurnFailed, run_turns
+from agentopt.agents.skills import load_skill_tool
+from agentopt.agents.tools.mcp_tools import McpTools
+from agentopt.agents.tools.mocks import ToolMocks
+from agentopt.agents.tools.python_tools import PythonTools
+from agentopt.agents.tools.toolbox import Toolbox, tool_message_content
+from agentopt.agents.transcript import ToolCallRecord, Transcript, TurnResult
+from agentopt.core.errors import ConfigError
+from agentopt.core.files.agent_config import compose_system_prompt
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.datasets.task import Task
+from agentopt.models.call import CallLayer
+from agentopt.models.types import ChatRequest, Message, ToolDef, Usage
+
+
+@register_target("local")
+class LocalTarget:
+    """Runs the agent definition's prompt, model and tools in-process."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        definition: AgentDefinition,
+        *,
+        model: str | None = None,
+        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
+    ) -> None:
+        # Model calls are limited by the call layer's `agent` pool, so the concurrency
+        # option needs no semaphore here.
+        del max_concurrent_agent_runs
+        self.definition = definition
+        self.model = model or definition.model or ""
+        if not self.model:
+            raise ConfigError.at(
+                "",
+                "agent.model",
+                f"agent '{definition.name}' has no model: set `model:` in its metadata.yaml "
+                "or `agent.model` in eval.yaml",
+            )
+        self.system_prompt = compose_system_prompt(definition)
+        self.mocks = ToolMocks.parse(definition.tool_mocks, "tool_mocks.json")
+        self.mcp = (
+            McpTools(definition.mcp_servers, definition.folder) if definition.mcp_servers else None
+        )
+        self.toolbox = Toolbox(
+            skills=definition.skills, python=PythonTools.for_definition(definition), mcp=self.mcp
+        )
+        self._tools: list[dict[str, Any]] | None = None
+
+    async def tool_definitions(self) -> list[dict[str, Any]]:
+        """The function tools offered to the model: the definition's, then MCP tools it does
+        not already declare, then `load_skill` when there are skills. Starts MCP servers."""
+        if self._tools is None:
+            tools = [t for t in self.definition.tools if t.get("type") == "function"]
+            if self.mcp is not None:
+                await self.mcp.start()
+                declared = {_tool_name(t) for t in tools}
+                tools += [t for t in self.mcp.tool_defs() if _tool_name(t) not in declared]
+            if self.definition.skills:
+                tools.append(load_skill_tool(self.definition.skills))
+            self._tools = tools
+        return self._tools
+
+    async def run(self, task: Task, config: RunConfig) -> Transcript:
+        if config.calls is None:
+            raise ValueError("RunConfig.calls (the call layer) is required by the local target")
+        calls = config.calls
+        mocks = self.mocks
+        if task.tool_mocks:
+            source = f"task '{task.name}' tool_mocks"
+            mocks = ToolMocks.parse(task.tool_mocks, source).then(self.mocks)
+        tools = await self.tool_definitions()
+        history: list[Message] = []
+        if self.system_prompt:
+            history.append(Message(role="system", content=self.system_prompt))
+
+        async def send(query: str) -> TurnResult:
+            messages = [*history, Message(role="user", content=query)]
+            result = await self._turn(calls, messages, tools, mocks, config)
+            history[:] = messages  # only a successful turn's exchange carries over
+            return result
+
+        turns = await run_turns(task, config, send)
+        return Transcript(
+            turns=turns,
+            target=self.name,
+            model=self.model,
+            tool_definitions=tools,
+            system_prompt=self.system_prompt,
+        )
+
+    async def _turn(
+        self,
+        calls: CallLayer,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        mocks: ToolMocks,
+        config: RunConfig,
+    ) -> TurnResult:
+        """The tool loop for one user turn; appends the exchange to `messages`."""
+        tool_defs = [ToolDef(function=t["function"]) for t in tools] or None
+        limit = self.definition.max_tool_rounds
+        result = TurnResult(query=str(messages[-1].content or ""))
+        usage, cost, rounds = Usage(), 0.0, 0
+        while True:
+            request = ChatRequest(
+                messages=list(messages), tools=tool_defs, temperature=self.definition.temperature
+            )
+            response = await calls.complete(self.model, request, pool="agent", repeat=config.repeat)
+            usage, cost = usage + response.usage, cost + response.cost_usd
+            result.usage, result.cost_usd = usage, cost
+            messages.append(response.message)
+            if not response.tool_calls:
+                result.response = response.text
+                return result
+            if rounds >= limit:
+                raise TurnFailed(
+                    TOOL_ROUNDS_EXCEEDED,
+                    f"the agent was still calling tools after max_tool_rounds={limit} rounds "
+                    "(raise max_tool_rounds in metadata.yaml if it needs more)",
+                    partial=result,
+                )
+            rounds += 1
+            for call in response.tool_calls:
+                arguments = call.function.parsed_arguments()
+                record: ToolCallRecord = await self.toolbox.call(
+                    call.function.name, arguments, mocks=mocks, real_tools=config.real_tools
+                )
+                result.tool_calls.append(record)
+                messages.append(
+                    Message(
+                        role="tool",
+                        tool_call_id=call.id,
+                        name=call.function.name,
+                        content=tool_message_content(record),
+                    )
+                )
+
+    async def aclose(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.aclose()
+
+
+def _tool_name(tool: dict[str, Any]) -> str:
+    return str((tool.get("function") or {}).get("name", ""))

@@ -1,0 +1,145 @@
+"""The azd environment: `.azure/<env>/.env`, deployed agent identity and the Foundry project
+endpoint (files.md §1).
+
+Values come from the process environment first, then from the azd environment file, so that
+a CI job can override what `azd provision` wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentopt.core.errors import Problem
+
+ENDPOINT_VARS = ("FOUNDRY_PROJECT_ENDPOINT", "AZURE_AI_PROJECT_ENDPOINT")
+DEPRECATED_ENDPOINT_VAR = "AZURE_AI_PROJECT_ENDPOINT"
+_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "$": "$"}
+
+
+def parse_dotenv(text: str) -> dict[str, str]:
+    """Parse dotenv text the way azd writes it: `KEY="value"`, `KEY='v'`, `KEY=v # note`."""
+    out: dict[str, str] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _LINE.match(line)
+        if not match:
+            continue
+        key, rest = match.group(1), match.group(2).strip()
+        if rest[:1] in ('"', "'"):
+            quote = rest[0]
+            body = rest[1:]
+            # A quoted value may span lines until the closing quote.
+            while _closing(body, quote) < 0 and i < len(lines):
+                body += "\n" + lines[i]
+                i += 1
+            end = _closing(body, quote)
+            raw = body[:end] if end >= 0 else body
+            out[key] = _unescape(raw) if quote == '"' else raw
+        else:
+            out[key] = re.split(r"\s+#", rest, maxsplit=1)[0].strip()
+    return out
+
+
+def _closing(body: str, quote: str) -> int:
+    j = 0
+    while j < len(body):
+        if body[j] == "\\" and quote == '"':
+            j += 2
+            continue
+        if body[j] == quote:
+            return j
+        j += 1
+    return -1
+
+
+def _unescape(raw: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), raw)
+
+
+def azd_env_name(root: Path, environ: Mapping[str, str] | None = None) -> str | None:
+    """`AZURE_ENV_NAME`, else `.azure/config.json` `defaultEnvironment`, else None."""
+    env = os.environ if environ is None else environ
+    if env.get("AZURE_ENV_NAME"):
+        return env["AZURE_ENV_NAME"]
+    config = Path(root) / ".azure" / "config.json"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    name = data.get("defaultEnvironment") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+@dataclass
+class AzdEnvironment:
+    """The process environment layered over one azd environment file."""
+
+    name: str | None = None
+    path: Path | None = None
+    file_values: dict[str, str] = field(default_factory=dict)
+    process: Mapping[str, str] = field(default_factory=dict)
+
+    def get(self, key: str) -> str | None:
+        """Process environment first, then `.azure/<env>/.env`; empty counts as unset."""
+        return self.process.get(key) or self.file_values.get(key) or None
+
+
+def load_azd_environment(root: Path, environ: Mapping[str, str] | None = None) -> AzdEnvironment:
+    """The azd environment of the project at `root` (no environment is fine)."""
+    env = dict(os.environ if environ is None else environ)
+    name = azd_env_name(root, env)
+    if name is None:
+        return AzdEnvironment(process=env)
+    path = Path(root) / ".azure" / name / ".env"
+    try:
+        values = parse_dotenv(path.read_text(encoding="utf-8"))
+    except OSError:
+        values = {}
+    return AzdEnvironment(
+        name=name, path=path if path.exists() else None, file_values=values, process=env
+    )
+
+
+def service_env_prefix(service: str) -> str:
+    """`AGENT_<SVC>_`: the service name upper-cased, `-` and spaces turned into `_`."""
+    return "AGENT_" + re.sub(r"[-\s]", "_", service.upper()) + "_"
+
+
+def deployed_identity(service: str, env: AzdEnvironment) -> tuple[str | None, str | None]:
+    """`(AGENT_<SVC>_NAME, AGENT_<SVC>_VERSION)` of a deployed agent, when known."""
+    prefix = service_env_prefix(service)
+    return env.get(prefix + "NAME"), env.get(prefix + "VERSION")
+
+
+def resolve_project_endpoint(
+    flag: str | None, env: AzdEnvironment
+) -> tuple[str | None, list[Problem]]:
+    """`--project-endpoint` → `FOUNDRY_PROJECT_ENDPOINT` → `AZURE_AI_PROJECT_ENDPOINT`."""
+    if flag:
+        return flag, []
+    for var in ENDPOINT_VARS:
+        value = env.get(var)
+        if value:
+            warnings = []
+            if var == DEPRECATED_ENDPOINT_VAR:
+                warnings.append(
+                    Problem(
+                        "",
+                        var,
+                        "is deprecated; set FOUNDRY_PROJECT_ENDPOINT instead",
+                        "warning",
+                    )
+                )
+            return value, warnings
+    return None, []

@@ -1,0 +1,218 @@
+"""`eval.yaml` — the suite and the optimization run (files.md §3), as pydantic models.
+
+These models hold the file *after* loading: aliases mapped to canonical keys, unknown keys
+dropped (with a warning), bare evaluator names turned into entries, and every relative path
+resolved against the eval.yaml folder. `None` means "not set in the file", so that CLI flags
+and built-in defaults can be layered on top by the caller. Load with
+`agentopt.core.files.eval_yaml_load.load_eval_config`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+AgentTargetName = Literal["local", "hosted", "endpoint", "command", "foundry"]
+OptimizeTarget = Literal["instructions", "tools", "skills", "model", "toolset"]
+ProviderType = Literal["openai", "azure", "foundry", "ollama", "compat", "local", "mock"]
+
+_STRICT = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+
+class InstructionFile(BaseModel):
+    """`agent.instruction: {file: path}` — instructions kept in a separate file."""
+
+    model_config = _STRICT
+
+    file: Path
+    """Resolved against the eval.yaml folder."""
+
+
+class AgentSection(BaseModel):
+    """`agent:` — which agent the suite runs and how to reach it."""
+
+    model_config = _STRICT
+
+    name: str | None = None
+    """Service / agent name (the azure.yaml service, or a free name)."""
+    kind: Literal["prompt", "hosted"] | None = None
+    """prompt: instructions + model + tools; hosted: the user's own agent process."""
+    version: str | None = None
+    """Deployed agent version (Foundry), optional."""
+    config: Path | None = None
+    """`.agent_configs/<id>/metadata.yaml` holding the optimizable configuration."""
+    model: str | None = None
+    """Baseline model override, `[provider:]model`."""
+    target: AgentTargetName | None = None
+    """How agentopt runs the agent; None = decide by the rule in agents.md."""
+    instruction: str | InstructionFile | None = None
+    """Inline instructions or `{file: path}`; azd ignores it, agentopt honours it."""
+    endpoint: str | None = None
+    """URL of a running agent (target `endpoint`)."""
+    protocol: Literal["responses", "chat_completions"] | None = None
+    """Wire protocol of `endpoint` (default responses)."""
+    command: list[str] | None = None
+    """Program for target `command` (a string is split like a shell would)."""
+    port: int | None = Field(default=None, ge=1, le=65535)
+    """Port a hosted agent listens on (default 8088)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Header name → name of the environment variable holding its value."""
+
+    def instruction_text(self) -> str | None:
+        """The instructions, reading the file form; None when not set."""
+        if isinstance(self.instruction, InstructionFile):
+            return self.instruction.file.read_text(encoding="utf-8")
+        return self.instruction
+
+
+class DatasetRef(BaseModel):
+    """A dataset pinned by registry name/version, or a local file or folder, or both."""
+
+    model_config = _STRICT
+
+    name: str | None = None
+    """Registry name under `.azure/.foundry/datasets/`."""
+    version: str | None = None
+    """Registered version ("1", "2", …); None = latest."""
+    local_uri: Path | None = None
+    """Editable working copy (file, or folder holding one *.jsonl/*.json)."""
+
+
+class EvaluatorEntry(BaseModel):
+    """One evaluator of the suite (a bare name in the file becomes `{name: ...}`)."""
+
+    model_config = _STRICT
+
+    name: str
+    """`builtin.*`, an M365 alias, or a registered evaluator name."""
+    version: str | None = None
+    """Registered version; None = latest (builtins have none)."""
+    local_uri: Path | None = None
+    """Editable copy, e.g. `evaluators/<name>/rubric_dimensions.json`."""
+    initialization_parameters: dict[str, Any] = Field(default_factory=dict)
+    """Options passed to the evaluator (threshold, patterns, mode, …)."""
+
+
+class OptimizationConfig(BaseModel):
+    """`options.optimization_config:`."""
+
+    model_config = _STRICT
+
+    model_search_space: list[str] = Field(default_factory=list)
+    """Models the `model` strategy may switch to."""
+    candidate_screening_sample_size: int | None = Field(default=None, ge=1)
+    """Train tasks per screening minibatch (default 3)."""
+
+
+class ProviderConfig(BaseModel):
+    """`options.providers.<name>:` — a named model provider (models.md §2)."""
+
+    model_config = _STRICT
+
+    type: ProviderType
+    """Which adapter serves it."""
+    base_url: str | None = None
+    """OpenAI-compatible base URL (ollama, compat, openai)."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key (never the key itself)."""
+    api_version: str | None = None
+    """Azure OpenAI API version."""
+    endpoint: str | None = None
+    """Azure OpenAI or Foundry project endpoint."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra header name → environment variable name."""
+    reasoning: bool | None = None
+    """Treat its models as reasoning models (max_completion_tokens, no temperature)."""
+
+
+class Price(BaseModel):
+    """`options.prices.<model>:` — USD per million tokens."""
+
+    model_config = _STRICT
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
+class Options(BaseModel):
+    """`options:` — azd's keys first, then agentopt's own (documented in the README)."""
+
+    model_config = _STRICT
+
+    eval_model: str | None = None
+    """Judge and generator model."""
+    optimization_model: str | None = None
+    """Reflection model of `optimize`."""
+    max_candidates: int | None = Field(default=None, ge=1)
+    """Candidates fully evaluated by `optimize` (default 5)."""
+    max_stalls: int | None = Field(default=None, ge=1)
+    """Failed screenings in a row before `optimize` stops (default 5)."""
+    max_concurrent_agent_runs: int | None = Field(default=None, ge=1)
+    """Agent pool concurrency (default 8)."""
+    evaluation_level: Literal["item", "conversation"] | None = None
+    """None = per item; conversation = score whole simulated conversations."""
+    optimization_config: OptimizationConfig = Field(default_factory=OptimizationConfig)
+    """Search-space settings of `optimize`."""
+    # agentopt's own keys
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    """Named providers, usable as `<name>:<model>`."""
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Price overrides per model name."""
+    judge_concurrency: int | None = Field(default=None, ge=1)
+    """Judge pool concurrency (default 16)."""
+    repeat: int | None = Field(default=None, ge=1)
+    """Runs per task (like `--repeat`)."""
+    seed: int | None = None
+    """Seed for splits, sampling and providers that accept one."""
+    max_errors: int | None = Field(default=None, ge=0)
+    """Agent/judge errors tolerated before exit 3 (like `--max-errors`)."""
+    max_cost: float | None = Field(default=None, ge=0)
+    """USD cap for the run (like `--max-cost`)."""
+    budget_calls: int | None = Field(default=None, ge=1)
+    """Cap on agent + judge calls of `optimize`."""
+    timeout_seconds: float | None = Field(default=None, gt=0)
+    """Per-turn agent timeout (default 120)."""
+    targets: list[OptimizeTarget] | None = None
+    """What `optimize` may change (default: all the agent has)."""
+    parallel_proposals: int | None = Field(default=None, ge=1)
+    """Mutations proposed and screened at once (default 2)."""
+    fail_under: float | None = Field(default=None, ge=0, le=1)
+    """Quality gate on the run score (like `--fail-under`)."""
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1)
+    """Quality gate on the pass rate (like `--min-pass-rate`)."""
+    real_tools: bool | None = None
+    """Let `optimize` call real tools instead of mocks (like `--real-tools`)."""
+
+
+class EvalConfig(BaseModel):
+    """A loaded eval.yaml."""
+
+    model_config = _STRICT
+
+    name: str | None = None
+    """Suite name."""
+    agent: AgentSection | None = None
+    """The agent under test."""
+    dataset: DatasetRef | None = None
+    """The tasks."""
+    validation_dataset: DatasetRef | None = None
+    """Optimize only: ranking split."""
+    test_dataset: DatasetRef | None = None
+    """Optimize only: held-out split (agentopt)."""
+    evaluators: list[EvaluatorEntry] = Field(default_factory=list)
+    """Evaluators run on every task."""
+    options: Options = Field(default_factory=Options)
+    """Models, limits and optimizer settings."""
+    max_samples: int | None = Field(default=None, ge=1, le=1000)
+    """Tasks `eval generate` writes (default 15)."""
+
+    path: Path | None = Field(default=None, exclude=True)
+    """Where the file was read from (not a key of the file)."""
+    base_dir: Path = Field(default=Path("."), exclude=True)
+    """Folder relative paths were resolved against (not a key of the file)."""
+
+
+INTERNAL_FIELDS = frozenset({"path", "base_dir"})

@@ -1,0 +1,162 @@
+"""Collect every problem of one file, located by key path (and line when known), before
+raising: a user fixing a config wants the whole list at once, not one error per run."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from agentopt.core.errors import ConfigError, InputError, Problem
+
+KeyPath = tuple[str | int, ...]
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """`("evaluators", 2, "name")` → `evaluators[2].name`; `(2, "weight")` → `[2].weight`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def describe(value: Any) -> str:
+    """How a found value is shown in a message: short, typed, never a huge dump."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f'"{shown}"' if value else "an empty string"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The known key a typo most likely meant, or None when nothing is close."""
+    options = list(choices)
+    hits = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if hits:
+        return hits[0]
+    lowered = {c.lower(): c for c in options}
+    return lowered.get(word.lower())
+
+
+class LineIndex:
+    """Key path → 1-based line number, built while loading YAML (empty for JSON)."""
+
+    def __init__(self, lines: dict[KeyPath, int] | None = None) -> None:
+        self._lines = dict(lines or {})
+
+    def set(self, path: KeyPath, line: int) -> None:
+        self._lines[path] = line
+
+    def move(self, old: KeyPath, new: KeyPath) -> None:
+        """Give the keys under `new` the lines of `old` (after an alias was renamed)."""
+        for key, line in list(self._lines.items()):
+            if key[: len(old)] == old:
+                self._lines.setdefault((*new, *key[len(old) :]), line)
+
+    def line(self, path: Sequence[str | int]) -> int | None:
+        """The line of `path`, or of its nearest ancestor that has one."""
+        key = tuple(path)
+        while key:
+            if key in self._lines:
+                return self._lines[key]
+            key = key[:-1]
+        return self._lines.get((), None)
+
+
+class Collector:
+    """Gathers errors and warnings for one file, then raises them all at once."""
+
+    def __init__(self, file: str, lines: LineIndex | None = None) -> None:
+        self.file = file
+        self.lines = lines or LineIndex()
+        self.problems: list[Problem] = []
+
+    def location(self, path: Sequence[str | int]) -> str:
+        text = format_path(path)
+        line = self.lines.line(path) if path else None
+        if line is None:
+            return text
+        return f"{text} (line {line})" if text else f"line {line}"
+
+    def error(self, path: Sequence[str | int], message: str) -> None:
+        self.problems.append(Problem(self.file, self.location(path), message))
+
+    def warn(self, path: Sequence[str | int], message: str) -> None:
+        self.problems.append(Problem(self.file, self.location(path), message, "warning"))
+
+    def unknown_key(self, path: Sequence[str | int], key: str, known: Iterable[str]) -> None:
+        """Warn about a key we do not read, suggesting the closest one we do."""
+        guess = closest(key, known)
+        hint = f'; did you mean "{guess}"?' if guess else ""
+        self.warn((*path, key), f'unknown key "{key}" is ignored{hint}')
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def raise_if_errors(self, *, config: bool = False) -> None:
+        """Raise an InputError (or ConfigError) holding every error found so far."""
+        errors = self.errors
+        if errors:
+            cls = ConfigError if config else InputError
+            raise cls(problems=errors)
+
+
+def expect_int(
+    c: Collector, path: KeyPath, value: Any, *, lo: int | None = None, hi: int | None = None
+) -> int | None:
+    """An integer (not a bool), optionally within [lo, hi]; digit strings are accepted."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value.strip())
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if ok and (lo is None or value >= lo) and (hi is None or value <= hi):
+        return int(value)
+    if lo is not None and hi is not None:
+        want = f"an integer {lo}–{hi}"
+    elif lo is not None:
+        want = f"an integer ≥ {lo}"
+    else:
+        want = "an integer"
+    c.error(path, f"expected {want}, found {describe(value)}")
+    return None
+
+
+def expect_str(c: Collector, path: KeyPath, value: Any, *, required: bool = True) -> str | None:
+    """A non-empty string; numbers are accepted and converted (YAML `version: 1`)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and (value.strip() or not required):
+        return value
+    c.error(path, f"expected a non-empty string, found {describe(value)}")
+    return None
+
+
+def expect_mapping(c: Collector, path: KeyPath, value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value
+    c.error(path, f"expected a mapping, found {describe(value)}")
+    return None
+
+
+def expect_bool(c: Collector, path: KeyPath, value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    c.error(path, f"expected true or false, found {describe(value)}")
+    return None

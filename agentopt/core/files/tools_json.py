@@ -1,0 +1,134 @@
+"""Tool definitions (`tools.json`, inline azure.yaml/agent.yaml `tools:`) and `tool_mocks.json`.
+
+Tools end up in the chat-completions shape `{"type": "function", "function": {name,
+description, parameters}}`. The flat Responses/agent.yaml shape (`{type|kind: function, name,
+...}`) is converted; any other tool type (code_interpreter, bing_grounding, mcp, ...) is kept
+as it is, with a warning, because agentopt can only call function tools itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agentopt.core.files.problems import Collector, KeyPath, describe
+
+TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_FUNCTION_KEYS = ("name", "description", "parameters", "strict")
+
+
+def check_tools(c: Collector, path: KeyPath, data: Any) -> list[dict[str, Any]]:
+    """Validate and normalize a tool list found at `path`."""
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        c.error(path, f"expected a list of tools, found {describe(data)}")
+        return []
+    tools: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(data):
+        tool = _one(c, (*path, i), raw)
+        if tool is None:
+            continue
+        name = tool.get("function", {}).get("name") if tool.get("type") == "function" else None
+        if name is not None:
+            if name in seen:
+                c.error(
+                    (*path, i), f'duplicate tool name "{name}" (already used by [{seen[name]}])'
+                )
+                continue
+            seen[name] = i
+        tools.append(tool)
+    return tools
+
+
+def _one(c: Collector, path: KeyPath, raw: Any) -> dict[str, Any] | None:
+    if isinstance(raw, str) and raw.strip():
+        c.warn(path, f'tool type "{raw}" is not a function tool; passed through, not run locally')
+        return {"type": raw}
+    if not isinstance(raw, dict):
+        c.error(path, f"expected a tool mapping, found {describe(raw)}")
+        return None
+    kind = raw.get("type", raw.get("kind"))
+    if kind is None and "function" in raw:
+        kind = "function"
+    if kind != "function":
+        shown = kind if isinstance(kind, str) else describe(kind)
+        c.warn(path, f'tool type "{shown}" is not a function tool; passed through, not run locally')
+        return dict(raw)
+    fn = raw.get("function")
+    fn_path: KeyPath = (*path, "function")
+    if fn is None:  # flat shape: {type: function, name, description, parameters}
+        fn = {k: raw[k] for k in _FUNCTION_KEYS if k in raw}
+        fn_path = path
+    if not isinstance(fn, dict):
+        c.error(
+            fn_path, f"expected a mapping with name, description, parameters; found {describe(fn)}"
+        )
+        return None
+    name = fn.get("name")
+    if not isinstance(name, str) or not TOOL_NAME_RE.match(name):
+        c.error(
+            (*fn_path, "name"),
+            f"expected a tool name of letters, digits, '_' or '-' (1–64), found {describe(name)}",
+        )
+        return None
+    description = fn.get("description", "")
+    if not isinstance(description, str):
+        c.error((*fn_path, "description"), f"expected text, found {describe(description)}")
+        return None
+    params = fn.get("parameters", {"type": "object", "properties": {}})
+    if not isinstance(params, dict):
+        c.error(
+            (*fn_path, "parameters"), f"expected a JSON Schema object, found {describe(params)}"
+        )
+        return None
+    out_fn: dict[str, Any] = {"name": name, "description": description, "parameters": params}
+    if "strict" in fn:
+        out_fn["strict"] = fn["strict"]
+    return {"type": "function", "function": out_fn}
+
+
+def tool_names(tools: list[dict[str, Any]]) -> list[str]:
+    """Names of the function tools, in order."""
+    return [t["function"]["name"] for t in tools if t.get("type") == "function"]
+
+
+def check_tool_mocks(c: Collector, data: Any, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """Validate `tool_mocks.json`: `{tool: [{"when": {...}?, "return": ...}, ...]}`.
+
+    A single rule may be given without the list; it is wrapped. Mocks for tools that are not
+    defined are kept with a warning (the agent never calls them, which is worth knowing).
+    """
+    if not isinstance(data, dict):
+        c.error((), f"expected a mapping of tool name → list of rules, found {describe(data)}")
+        return {}
+    known = set(tool_names(tools))
+    out: dict[str, Any] = {}
+    for name, rules in data.items():
+        if isinstance(rules, dict):
+            rules = [rules]
+        if not isinstance(rules, list):
+            c.error(
+                (name,), f'expected a list of {{"when", "return"}} rules, found {describe(rules)}'
+            )
+            continue
+        ok = True
+        for i, rule in enumerate(rules):
+            if not isinstance(rule, dict) or "return" not in rule:
+                c.error(
+                    (name, i),
+                    f'expected a mapping with "return" (optional "when"), found {describe(rule)}',
+                )
+                ok = False
+            elif "when" in rule and not isinstance(rule["when"], dict):
+                c.error(
+                    (name, i, "when"),
+                    f"expected a mapping of argument → value, found {describe(rule['when'])}",
+                )
+                ok = False
+        if known and name not in known:
+            c.warn((name,), f'mock for "{name}", which is not a defined tool')
+        if ok:
+            out[name] = rules
+    return out

@@ -1,0 +1,379 @@
+"""The local registry under `.azure/.foundry/` (files.md §6): immutable, numbered versions of
+datasets and evaluators, and `registry.json`, the index.
+
+Crash safety: every file is written atomically (temp + fsync + rename), and a version file is
+written *before* the index entry that names it. So after a crash there is at worst a version
+file the index does not know; opening the registry adopts such a file (its bytes are complete,
+the rename guarantees it) and the next write records it. An index entry never points at a
+missing or half-written file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentopt.core.atomic import write_bytes_atomic, write_json_atomic
+from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.files.evaluator_yaml import (
+    EvaluatorSpec,
+    RubricDefinition,
+    dump_evaluator_yaml,
+    parse_evaluator_yaml,
+)
+from agentopt.core.files.rubric import RubricDimension
+from agentopt.core.ids import utc_now_iso
+from agentopt.core.paths import registry_dir
+from agentopt.registry.names import (
+    DATASET_EXT,
+    EVALUATOR_EXT,
+    KINDS,
+    VERSION_FILE_RE,
+    AssetKind,
+    check_name,
+    version_file_name,
+)
+
+INDEX_FILE = "registry.json"
+INDEX_SCHEMA = 1
+
+
+class VersionEntry(BaseModel):
+    """One registered version in registry.json."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sha256: str
+    """Content hash: file bytes (datasets) or the evaluator's semantic content (evaluators)."""
+    created_at: str
+    """ISO-8601 UTC registration time."""
+    source: dict[str, Any] = Field(default_factory=dict)
+    """Provenance, e.g. `{kind: generated, model: ...}` or `{kind: edited, file: ...}`."""
+    file: str
+    """Path of the version file, relative to the registry folder."""
+    remote: dict[str, Any] | None = None
+    """Set after `--remote` upload: `{endpoint, name, version, id?}`."""
+
+
+class Registered(NamedTuple):
+    """The answer of a register call: `version, changed = registry.register_dataset(...)`."""
+
+    version: str
+    """The new version, or the latest one when nothing changed."""
+    changed: bool
+    """False when the content matched the latest version (nothing was written)."""
+
+
+Index = dict[str, dict[str, dict[str, VersionEntry]]]
+"""kind ("datasets" | "evaluators") → name → version → entry."""
+
+
+def content_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def evaluator_sha256(spec: EvaluatorSpec) -> str:
+    """Hash of what an evaluator *does* (type, definition, threshold) — not its name,
+    version, time or description, so re-registering the same rubric is "unchanged"."""
+    body = spec.model_dump(mode="json", include={"type", "definition", "threshold"})
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return content_sha256(canonical.encode("utf-8"))
+
+
+class Registry:
+    """Versioned datasets and evaluators of one agent project."""
+
+    def __init__(self, project_dir: Path | str) -> None:
+        self.project_dir = Path(project_dir)
+        self.root = registry_dir(self.project_dir)
+        self.index_path = self.root / INDEX_FILE
+
+    # ---- reading -------------------------------------------------------------------------
+    def index(self) -> Index:
+        """kind → name → version → entry, with orphan version files adopted."""
+        return self._load()[0]
+
+    def _load(self) -> tuple[Index, bool]:
+        raw = self._read_index()
+        out: Index = {k: {} for k in KINDS}
+        for kind in KINDS:
+            for name, body in (raw.get(kind) or {}).items():
+                versions = (body or {}).get("versions") or {}
+                try:
+                    out[kind][name] = {
+                        v: VersionEntry.model_validate(e)
+                        for v, e in sorted(versions.items(), key=_vkey)
+                    }
+                except ValueError as exc:
+                    raise ConfigError.at(
+                        str(self.index_path), f"{kind}.{name}", f"invalid entry: {exc}"
+                    ) from None
+        adopted = self._adopt_orphans(out)
+        return out, adopted
+
+    def names(self, kind: AssetKind) -> list[str]:
+        return sorted(self.index()[kind])
+
+    def versions(self, kind: AssetKind, name: str) -> list[str]:
+        """Registered versions of `name`, oldest first."""
+        return list(self.index()[kind].get(name, {}))
+
+    def latest(self, kind: AssetKind, name: str) -> str | None:
+        versions = self.versions(kind, name)
+        return versions[-1] if versions else None
+
+    def next_version(self, kind: AssetKind, name: str) -> str:
+        """One more than the highest version known to the index or present on disk."""
+        known = [int(v) for v in self.versions(kind, name)]
+        return str(max(known, default=0) + 1)
+
+    def entry(self, kind: AssetKind, name: str, version: str) -> VersionEntry:
+        versions = self.index()[kind].get(name)
+        if not versions:
+            known = ", ".join(self.names(kind)) or "none"
+            raise ConfigError.at(
+                str(self.index_path),
+                f"{kind}.{name}",
+                f'no registered {kind[:-1]} named "{name}" (registered: {known})',
+            )
+        if str(version) not in versions:
+            raise ConfigError.at(
+                str(self.index_path),
+                f"{kind}.{name}",
+                f'no version "{version}" of {name} (versions: {", ".join(versions)})',
+            )
+        return versions[str(version)]
+
+    def lookup(self, kind: AssetKind, name: str, version: str | None = None) -> Path:
+        """The file of one version (default: the latest)."""
+        version = version or self.latest(kind, name)
+        if version is None:
+            self.entry(kind, name, "1")  # raises the "not registered" error
+        entry = self.entry(kind, name, str(version))
+        return self.root / entry.file
+
+    def read_evaluator(self, name: str, version: str | None = None) -> EvaluatorSpec:
+        path = self.lookup("evaluators", name, version)
+        return parse_evaluator_yaml(path.read_text(encoding="utf-8"), str(path))
+
+    # ---- writing -------------------------------------------------------------------------
+    def register_dataset(
+        self,
+        name: str,
+        content: bytes,
+        source: dict[str, Any] | None = None,
+        *,
+        ext: str = DATASET_EXT,
+    ) -> Registered:
+        """Register dataset bytes as a new version unless they equal the latest version's."""
+        check_name(name)
+        if not content.strip():
+            raise InputError.at(name, "", "cannot register an empty dataset")
+        sha = content_sha256(content)
+        with self._locked():
+            return self._register("datasets", name, sha, lambda v: content, ext, source)
+
+    def register_evaluator(
+        self,
+        name: str,
+        spec: EvaluatorSpec | str,
+        source: dict[str, Any] | None = None,
+    ) -> Registered:
+        """Register an evaluator (a spec or its YAML text); name/version/time are set here."""
+        check_name(name)
+        if isinstance(spec, str):
+            spec = parse_evaluator_yaml(spec, f"{name} (evaluator YAML)")
+        sha = evaluator_sha256(spec)
+        src = source if source is not None else spec.source
+
+        def render(version: str) -> bytes:
+            final = spec.model_copy(
+                update={
+                    "name": name,
+                    "version": version,
+                    "created_at": utc_now_iso(),
+                    "source": src,
+                }
+            )
+            return dump_evaluator_yaml(final).encode("utf-8")
+
+        with self._locked():
+            return self._register("evaluators", name, sha, render, EVALUATOR_EXT, src)
+
+    def register_rubric(
+        self,
+        name: str,
+        dimensions: list[RubricDimension],
+        source: dict[str, Any] | None = None,
+        *,
+        description: str | None = None,
+        threshold: float | None = None,
+    ) -> Registered:
+        """Register an edited `rubric_dimensions.json` as a rubric evaluator; description and
+        threshold default to the latest version's, so an edit of the weights alone is a new
+        version and re-saving the same rubric is "unchanged"."""
+        latest = self.latest("evaluators", name)
+        previous = self.read_evaluator(name, latest) if latest else None
+        spec = EvaluatorSpec(
+            name=name,
+            type="rubric",
+            description=description
+            if description is not None
+            else (previous.description if previous else ""),
+            threshold=threshold
+            if threshold is not None
+            else (previous.threshold if previous else 0.5),
+            definition=RubricDefinition(dimensions=list(dimensions)),
+        )
+        return self.register_evaluator(name, spec, source)
+
+    def set_remote(self, kind: AssetKind, name: str, version: str, remote: dict[str, Any]) -> None:
+        """Record where a version was uploaded (`--remote`)."""
+        with self._locked():
+            index = self.index()
+            entry = self.entry(kind, name, version)
+            index[kind][name][version] = entry.model_copy(update={"remote": remote})
+            self._write_index(index)
+
+    def verify(self) -> list[Problem]:
+        """Every index entry whose file is missing or whose hash no longer matches."""
+        problems: list[Problem] = []
+        for kind, names in self.index().items():
+            for name, versions in names.items():
+                for version, entry in versions.items():
+                    path = self.root / entry.file
+                    where = f"{kind}.{name}.versions.{version}"
+                    if not path.is_file():
+                        problems.append(
+                            Problem(str(self.index_path), where, f"file {entry.file} is missing")
+                        )
+                    elif self._hash_file(kind, path) != entry.sha256:
+                        problems.append(
+                            Problem(
+                                str(self.index_path),
+                                where,
+                                f"{entry.file} was changed after registration (sha256 differs)",
+                            )
+                        )
+        return problems
+
+    # ---- internals -----------------------------------------------------------------------
+    def _register(
+        self, kind: AssetKind, name: str, sha: str, render: Any, ext: str, source: Any
+    ) -> Registered:
+        index, adopted = self._load()
+        versions = index[kind].setdefault(name, {})
+        if versions:
+            last = list(versions)[-1]
+            if versions[last].sha256 == sha:
+                if adopted:
+                    self._write_index(index)  # record what a crash left unindexed
+                return Registered(last, False)
+        version = str(max((int(v) for v in versions), default=0) + 1)
+        rel = f"{kind}/{version_file_name(name, version, ext)}"
+        path = self.root / rel
+        while path.exists():  # never overwrite an immutable file, even an unindexed one
+            version = str(int(version) + 1)
+            rel = f"{kind}/{version_file_name(name, version, ext)}"
+            path = self.root / rel
+        write_bytes_atomic(path, render(version))
+        versions[version] = VersionEntry(
+            sha256=sha, created_at=utc_now_iso(), source=_source(source), file=rel
+        )
+        self._write_index(index)
+        return Registered(version, True)
+
+    def _read_index(self) -> dict[str, Any]:
+        if not self.index_path.is_file():
+            return {}
+        try:
+            data = json.loads(self.index_path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ConfigError.at(str(self.index_path), "", f"invalid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError.at(str(self.index_path), "", "expected a JSON object")
+        return data
+
+    def _write_index(self, index: Index) -> None:
+        data: dict[str, Any] = {"schema": INDEX_SCHEMA}
+        for kind in KINDS:
+            data[kind] = {
+                name: {
+                    "versions": {v: e.model_dump(exclude_none=True) for v, e in versions.items()}
+                }
+                for name, versions in sorted(index[kind].items())
+                if versions
+            }
+        write_json_atomic(self.index_path, data)
+
+    def _adopt_orphans(self, index: Index) -> bool:
+        """Version files a crash left without an index entry join the index (in memory)."""
+        adopted = False
+        for kind in KINDS:
+            folder = self.root / kind
+            if not folder.is_dir():
+                continue
+            known = {e.file for versions in index[kind].values() for e in versions.values()}
+            for path in sorted(folder.iterdir()):
+                match = VERSION_FILE_RE.match(path.name)
+                rel = f"{kind}/{path.name}"
+                if not match or rel in known or not path.is_file():
+                    continue
+                try:
+                    sha = self._hash_file(kind, path)
+                except InputError:
+                    continue  # not a readable evaluator: leave it alone
+                created = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
+                versions = index[kind].setdefault(match["name"], {})
+                versions[match["version"]] = VersionEntry(
+                    sha256=sha,
+                    created_at=created.isoformat().replace("+00:00", "Z"),
+                    source={"kind": "recovered"},
+                    file=rel,
+                )
+                index[kind][match["name"]] = dict(sorted(versions.items(), key=_vkey))
+                adopted = True
+        return adopted
+
+    def _hash_file(self, kind: str, path: Path) -> str:
+        data = path.read_bytes()
+        if kind == "evaluators":
+            return evaluator_sha256(parse_evaluator_yaml(data.decode("utf-8"), str(path)))
+        return content_sha256(data)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One writer at a time across processes (POSIX advisory lock; no-op elsewhere)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            yield
+            return
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+def _vkey(item: tuple[str, Any]) -> int:
+    return int(item[0]) if str(item[0]).isdigit() else 0
+
+
+def _source(source: Any) -> dict[str, Any]:
+    if source is None:
+        return {}
+    if isinstance(source, dict):
+        return dict(source)
+    return {"kind": str(source)}
