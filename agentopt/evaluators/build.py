@@ -1,0 +1,237 @@
+"""Turn a configured evaluator (`EvaluatorUse`) into a runnable `Evaluator`.
+
+Resolution, first that applies:
+1. `local_uri`: a rubric_dimensions.json, an evaluator YAML, a `.py` file, or a folder with one;
+2. a registered name or alias (`builtin.relevance`, `Relevance`, `relevance`), case-insensitive;
+3. an M365 custom evaluator `custom-evaluators/<name>/<name>.py`;
+4. a registered evaluator version `.azure/.foundry/evaluators/<name>.v<N>.yaml` (pinned or latest);
+5. a working copy `evaluators/<name>/rubric_dimensions.json` beside eval.yaml;
+otherwise a ConfigError listing the valid names, with a did-you-mean.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.files.evaluator_yaml import (
+    BuiltinConfigDefinition,
+    CodeDefinition,
+    EvaluatorSpec,
+    PromptDefinition,
+    RubricDefinition,
+    load_evaluator_yaml,
+)
+from agentopt.core.files.rubric import load_rubric
+from agentopt.core.paths import registry_dir
+from agentopt.evaluators.base import BuildContext, EvalSample, Evaluator, EvaluatorUse
+from agentopt.evaluators.code_evaluators import (
+    CUSTOM_DIR,
+    CodeEvaluator,
+    custom_folder_file,
+    load_entry_point,
+    load_first_class,
+)
+from agentopt.evaluators.judges.prompt_judge import PromptJudge
+from agentopt.evaluators.judges.rubric import RubricEvaluator
+from agentopt.evaluators.registry import build_registered, lookup, unknown_evaluator
+from agentopt.evaluators.result import EvalResult
+
+RUBRIC_FILE = "rubric_dimensions.json"
+_VERSION = re.compile(r"^(?P<name>.+)\.v(?P<version>\d+)\.ya?ml$")
+
+
+def build_evaluator(
+    spec: EvaluatorUse | str | dict[str, Any] | Any,
+    *,
+    judge_model: str | None = None,
+    layer: Any = None,
+    project_dir: Path | str = ".",
+) -> Evaluator:
+    """Build the evaluator a configuration entry names.
+
+    Args:
+        spec: an `EvaluatorUse`, a name, an eval.yaml entry or M365 `EvaluatorRef`.
+        judge_model: the model LLM judges call (eval.yaml `options.eval_model`).
+        layer: the call layer (`agentopt.models.call.CallLayer`) for judge and embedding calls.
+        project_dir: the agent project folder (custom evaluators, registry, rubric copies).
+
+    Raises:
+        ConfigError: unknown name (listing the valid ones), a broken definition file, bad
+            options, or a judge evaluator without a judge model.
+    """
+    use = EvaluatorUse.coerce(spec)
+    ctx = BuildContext(judge_model=judge_model, layer=layer, project_dir=Path(project_dir))
+    if use.local_uri:
+        path = Path(use.local_uri)
+        if not path.is_absolute():
+            path = ctx.project_dir / path
+        return _from_path(use, path, ctx)
+    info = lookup(use.name)
+    if info is not None:
+        return build_registered(info, use.options, ctx)
+    custom = custom_folder_file(ctx.project_dir, use.name)
+    if custom is not None:
+        return CodeEvaluator(
+            name=use.name,
+            target=load_first_class(custom, use.name),
+            options=use.options,
+            context=ctx,
+        )
+    prompty = ctx.project_dir / CUSTOM_DIR / use.name / f"{use.name}.prompty"
+    if prompty.is_file():
+        raise ConfigError(
+            problems=[
+                Problem(
+                    f"{CUSTOM_DIR}/{use.name}/{use.name}.prompty",
+                    "",
+                    ".prompty LLM-judge evaluators are not supported; express it as an evaluator "
+                    "YAML with `type: prompt` (files.md §5.2) or add a "
+                    f"{use.name}.py code evaluator",
+                )
+            ]
+        )
+    registered = registered_yaml(ctx.project_dir, use.name, use.version)
+    if registered is not None:
+        return from_evaluator_yaml(load_evaluator_yaml(registered), use, ctx)
+    working = ctx.project_dir / "evaluators" / use.name / RUBRIC_FILE
+    if working.is_file():
+        return _rubric(use, working, ctx)
+    raise unknown_evaluator(
+        use.name,
+        extra=f", a custom evaluator {CUSTOM_DIR}/{use.name}/{use.name}.py, or a registered "
+        "evaluator (.azure/.foundry/evaluators/<name>.v<N>.yaml)",
+    )
+
+
+def registered_yaml(project_dir: Path, name: str, version: str | None) -> Path | None:
+    """The registered YAML of `name` at `version` (None = the highest version), if any."""
+    folder = registry_dir(project_dir) / "evaluators"
+    if not folder.is_dir():
+        return None
+    versions: dict[int, Path] = {}
+    for path in folder.iterdir():
+        m = _VERSION.match(path.name)
+        if m and m.group("name") == name:
+            versions[int(m.group("version"))] = path
+    if not versions:
+        return None
+    if version is None:
+        return versions[max(versions)]
+    if not version.isdigit() or int(version) not in versions:
+        known = ", ".join(str(v) for v in sorted(versions))
+        raise ConfigError(
+            problems=[
+                Problem(
+                    "", f"evaluators.{name}.version", f"no version {version} (registered: {known})"
+                )
+            ]
+        )
+    return versions[int(version)]
+
+
+def from_evaluator_yaml(spec: EvaluatorSpec, use: EvaluatorUse, ctx: BuildContext) -> Evaluator:
+    """Build from a registered evaluator YAML; the eval.yaml options override its own."""
+    name = use.name
+    definition = spec.definition
+    if isinstance(definition, RubricDefinition):
+        return RubricEvaluator(
+            name=name,
+            dimensions=definition.dimensions,
+            threshold=spec.threshold,
+            options=use.options,
+            context=ctx,
+        )
+    if isinstance(definition, PromptDefinition):
+        return PromptJudge(
+            name=name,
+            definition=definition,
+            threshold=spec.threshold,
+            options=use.options,
+            context=ctx,
+        )
+    if isinstance(definition, CodeDefinition):
+        options = {**definition.options, **use.options}
+        if spec.threshold is not None:
+            options.setdefault("threshold", spec.threshold)
+        target = load_entry_point(definition.entry_point, ctx.project_dir, shown=spec.name)
+        return CodeEvaluator(name=name, target=target, options=options, context=ctx)
+    assert isinstance(definition, BuiltinConfigDefinition)
+    info = lookup(definition.evaluator)
+    if info is None:
+        raise unknown_evaluator(
+            definition.evaluator, file=spec.name, location="definition.evaluator"
+        )
+    options = {**definition.initialization_parameters, **use.options}
+    if spec.threshold is not None:
+        options.setdefault("threshold", spec.threshold)
+    return Renamed(build_registered(info, options, ctx), name)
+
+
+def _from_path(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
+    shown = use.local_uri or str(path)
+    if path.is_dir():
+        for candidate in (path / RUBRIC_FILE, path / f"{use.name}.py", path / f"{path.name}.py"):
+            if candidate.is_file():
+                return _from_path(use, candidate, ctx)
+        raise ConfigError(
+            problems=[
+                Problem(shown, "", f"expected a folder holding {RUBRIC_FILE} or {use.name}.py")
+            ]
+        )
+    if not path.is_file():
+        raise ConfigError(problems=[Problem(shown, "", "evaluator file not found")])
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return _rubric(use, path, ctx)
+    if suffix in (".yaml", ".yml"):
+        return from_evaluator_yaml(load_evaluator_yaml(path), use, ctx)
+    if suffix == ".py":
+        target = load_first_class(path, use.name)
+        return CodeEvaluator(name=use.name, target=target, options=use.options, context=ctx)
+    raise ConfigError(
+        problems=[Problem(shown, "", f"expected a {RUBRIC_FILE}, an evaluator .yaml or a .py file")]
+    )
+
+
+def _rubric(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
+    return RubricEvaluator(
+        name=use.name, dimensions=load_rubric(path), options=use.options, context=ctx
+    )
+
+
+class Renamed:
+    """A builtin with pinned options under its registered name (`type: builtin-config`)."""
+
+    def __init__(self, inner: Evaluator, name: str) -> None:
+        self.inner = inner
+        self.name = name
+
+    async def evaluate(self, sample: EvalSample) -> EvalResult:
+        result = await self.inner.evaluate(sample)
+        details = {**result.details, "builtin": self.inner.name}
+        return result.model_copy(update={"evaluator": self.name, "details": details})
+
+
+class EvaluatorCache:
+    """Builds each distinct configured evaluator once per run (user code imports once)."""
+
+    def __init__(
+        self, *, judge_model: str | None = None, layer: Any = None, project_dir: Path | str = "."
+    ) -> None:
+        self.judge_model = judge_model
+        self.layer = layer
+        self.project_dir = Path(project_dir)
+        self._built: dict[str, Evaluator] = {}
+
+    def get(self, spec: EvaluatorUse | str | dict[str, Any] | Any) -> Evaluator:
+        use = EvaluatorUse.coerce(spec)
+        key = json.dumps(use.model_dump(), sort_keys=True, default=str)
+        if key not in self._built:
+            self._built[key] = build_evaluator(
+                use, judge_model=self.judge_model, layer=self.layer, project_dir=self.project_dir
+            )
+        return self._built[key]

@@ -1,0 +1,284 @@
+"""User code as evaluators: M365 `custom-evaluators/<name>/<name>.py` and `module:callable`.
+
+M365 contract (kept exactly, so existing evaluators run unchanged): the file's first top-level
+class is built with `__init__(*, model_config=None, threshold, options=None)` and called with
+`__call__(*, prompt="", expected_response="", response="", context="", **_)`, returning
+`{"score", "reason"}` or `{"error"}`. We also pass `query`, `ground_truth`, `history`,
+`tool_calls`, `tool_definitions`, `citations`, `latency_s`, `tokens`, `instructions` to callables
+that accept them (or take `**kwargs`). A raised exception is an error result naming the
+evaluator, never a crash of the run.
+
+Normalization of a code evaluator's score: 0..1 as it is; on the M365 1–5 judge convention
+(threshold above 1 and score within 1–5) as (s − 1) / 4; otherwise pass = 1, fail = 0. A result
+may also carry its own `normalized`.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.redaction import redact
+from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, flat_options
+from agentopt.evaluators.result import EvalResult
+
+CUSTOM_DIR = "custom-evaluators"
+DEFAULT_THRESHOLD = 1.0
+
+
+def custom_folder_file(project_dir: Path, name: str) -> Path | None:
+    """`custom-evaluators/<name>/<name>.py` when it exists."""
+    path = Path(project_dir) / CUSTOM_DIR / name / f"{name}.py"
+    return path if path.is_file() else None
+
+
+@contextmanager
+def _on_path(folder: Path) -> Iterator[None]:
+    """Make sibling modules importable while user code loads."""
+    entry = str(folder)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
+
+
+def load_first_class(path: Path, name: str) -> type:
+    """The first top-level class defined in `path` (M365 custom evaluator convention)."""
+    shown = f"{CUSTOM_DIR}/{name}/{path.name}"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as exc:
+        raise ConfigError(
+            problems=[Problem(shown, f"line {exc.lineno}", f"invalid Python: {exc.msg}")]
+        ) from exc
+    class_name = next((n.name for n in tree.body if isinstance(n, ast.ClassDef)), None)
+    if class_name is None:
+        raise ConfigError(
+            problems=[Problem(shown, "", "expected a top-level class (the evaluator), found none")]
+        )
+    try:
+        module = _exec_file(path)
+    except Exception as exc:
+        raise ConfigError(
+            problems=[Problem(shown, "", f"failed to import: {type(exc).__name__}: {exc}")]
+        ) from exc
+    return getattr(module, class_name)  # type: ignore[no-any-return]
+
+
+def _exec_file(path: Path) -> types.ModuleType:
+    """Import a user's .py file under a name unique to its path.
+
+    Registered in sys.modules (dataclasses and pickling need that) under a path-derived name,
+    so two projects' `checks.py` never shadow each other; its folder is importable meanwhile.
+    """
+    path = path.resolve()
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:10]
+    module_name = f"agentopt_user_code.{path.stem}_{digest}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        with _on_path(path.parent):
+            spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module
+
+
+def load_entry_point(entry: str, project_dir: Path, *, shown: str = "") -> Any:
+    """Import `module:callable` (or `path/to/file.py:callable`) from the project folder."""
+    module_part, _, attr = entry.rpartition(":")
+    if not module_part or not attr:
+        raise ConfigError(
+            problems=[Problem(shown, "entry_point", f'expected "module:callable", found "{entry}"')]
+        )
+    try:
+        project = Path(project_dir).resolve()
+        local = project / (module_part if module_part.endswith(".py") else f"{module_part}.py")
+        if local.is_file():
+            module = _exec_file(local)
+        elif module_part.endswith(".py"):
+            raise FileNotFoundError(f"no file {module_part} in the project folder")
+        else:
+            with _on_path(project):
+                module = importlib.import_module(module_part)
+        return getattr(module, attr)
+    except Exception as exc:
+        raise ConfigError(
+            problems=[
+                Problem(shown, "entry_point", f'cannot load "{entry}": {type(exc).__name__}: {exc}')
+            ],
+            hint="the module must be importable from the agent project folder",
+        ) from exc
+
+
+def _accepts(fn: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The subset of `kwargs` that `fn` accepts (all of them when it takes **kwargs)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return kwargs
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return kwargs
+    return {k: v for k, v in kwargs.items() if k in params}
+
+
+def call_arguments(sample: EvalSample) -> dict[str, Any]:
+    """What user code receives: the M365 names first, then agentopt's extra inputs."""
+    return {
+        "prompt": sample.query,
+        "expected_response": sample.ground_truth or "",
+        "response": sample.response,
+        "context": sample.context or "",
+        "query": sample.query,
+        "ground_truth": sample.ground_truth,
+        "history": [t.model_dump() for t in sample.history],
+        "tool_calls": [c.model_dump() for c in sample.tool_calls],
+        "tool_definitions": sample.tool_definitions,
+        "citations": [c.model_dump() for c in sample.citations],
+        "latency_s": sample.latency_s,
+        "tokens": sample.tokens,
+        "instructions": sample.instructions,
+    }
+
+
+def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
+    """User-returned extras, made storable in results.json (sets, objects → text)."""
+    return json.loads(json.dumps(value, default=str))  # type: ignore[no-any-return]
+
+
+class CodeEvaluator(EvaluatorBase):
+    """Runs a user callable (class instance or function) and turns its answer into a result."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        target: Any,
+        options: dict[str, Any] | None = None,
+        context: BuildContext | None = None,
+    ) -> None:
+        self.name = name
+        super().__init__(options=options, context=context)
+        self.default_threshold = DEFAULT_THRESHOLD
+        self._target = target
+        self._instances: dict[str, Any] = {}
+
+    def _callable(self, sample: EvalSample) -> tuple[Callable[..., Any], float, dict[str, Any]]:
+        opts = self.options_for(sample)
+        threshold = self.threshold_for(sample)
+        threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+        user_options = {k: v for k, v in flat_options(opts).items() if k != "threshold"}
+        if not inspect.isclass(self._target):
+            return self._target, threshold, user_options
+        key = repr((threshold, sorted(user_options.items(), key=lambda kv: kv[0])))
+        if key not in self._instances:
+            init = {"model_config": None, "threshold": threshold, "options": user_options}
+            try:
+                self._instances[key] = self._target(**_accepts(self._target, init))
+            except Exception as exc:
+                raise ConfigError(
+                    f"custom evaluator '{self.name}' failed to initialise: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+        return self._instances[key], threshold, user_options
+
+    async def evaluate(self, sample: EvalSample) -> EvalResult:
+        fn, threshold, user_options = self._callable(sample)
+        kwargs = call_arguments(sample)
+        if not inspect.isclass(self._target):
+            kwargs["options"] = user_options
+        # An instance's bound __call__ shows its real signature (and whether it is async).
+        target: Callable[..., Any] = fn
+        if inspect.isclass(self._target):
+            target = types.MethodType(type(fn).__call__, fn)
+        kwargs = _accepts(target, kwargs)
+        try:
+            if inspect.iscoroutinefunction(target):
+                answer = await target(**kwargs)
+            else:
+                answer = await asyncio.to_thread(target, **kwargs)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+        except Exception as exc:
+            return EvalResult.failed_to_evaluate(
+                self.name,
+                "evaluatorCrashed",
+                redact(f"custom evaluator '{self.name}' raised {type(exc).__name__}: {exc}"),
+            )
+        return self._result(answer, threshold)
+
+    def _result(self, answer: Any, threshold: float) -> EvalResult:
+        if isinstance(answer, EvalResult):
+            return answer.model_copy(update={"evaluator": self.name})
+        if isinstance(answer, bool | int | float):
+            answer = {"score": answer}
+        if not isinstance(answer, dict):
+            return self._bad(f"returned {type(answer).__name__}")
+        if answer.get("error"):
+            return EvalResult.failed_to_evaluate(
+                self.name,
+                "evaluatorFailed",
+                redact(f"custom evaluator '{self.name}': {answer['error']}"),
+            )
+        score = answer.get("score")
+        if isinstance(score, bool):
+            score = float(score)
+        if not isinstance(score, int | float) or score != score:
+            return self._bad(f"returned score {score!r}")
+        score = float(score)
+        ok = (
+            bool(answer["passed"]) if isinstance(answer.get("passed"), bool) else score >= threshold
+        )
+        normalized = answer.get("normalized")
+        if not isinstance(normalized, int | float) or isinstance(normalized, bool):
+            if 0.0 <= score <= 1.0:
+                normalized = score
+            elif threshold > 1 and 1.0 <= score <= 5.0:
+                normalized = (score - 1.0) / 4.0
+            else:
+                normalized = 1.0 if ok else 0.0
+        return EvalResult(
+            evaluator=self.name,
+            status="pass" if ok else "fail",
+            score=score,
+            normalized=max(0.0, min(1.0, float(normalized))),
+            threshold=threshold,
+            reason=str(answer.get("reason", "")),
+            details=_json_safe(
+                {
+                    k: v
+                    for k, v in answer.items()
+                    if k not in {"score", "reason", "passed", "normalized"}
+                }
+            ),
+        )
+
+    def _bad(self, what: str) -> EvalResult:
+        return EvalResult.failed_to_evaluate(
+            self.name,
+            "evaluatorFailed",
+            f'custom evaluator \'{self.name}\' {what}; expected {{"score": number, "reason": '
+            f'text}} or {{"error": text}}',
+        )

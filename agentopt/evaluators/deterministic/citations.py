@@ -1,0 +1,120 @@
+"""builtin.citations (M365 `Citations`): how many distinct sources the response cites."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    EvaluatorBase,
+    option_error,
+    verdict,
+)
+from agentopt.evaluators.registry import evaluator
+from agentopt.evaluators.result import EvalResult
+
+# 【3†source】 and the Assistants-API variant 【4:0†source】.
+OAI_UNICODE = re.compile(r"【(\d+)(?::\d+)?(?:†([^】]*))?】")
+# [3] or [1, 2] — but not the text part of a markdown link [3](url).
+BRACKET = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\](?!\()")
+# [text](url), not an image ![alt](src).
+MARKDOWN = re.compile(r"(?<!!)\[([^\]\n]+)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+FORMATS = ("oai_unicode", "bracket", "markdown", "mixed")
+
+
+@dataclass(frozen=True)
+class Found:
+    """One distinct citation: by index, or by URL."""
+
+    index: int | None = None
+    url: str | None = None
+    text: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("url", self.url) if self.url else ("index", str(self.index))
+
+
+def find_citations(text: str, citation_format: str = "oai_unicode") -> list[Found]:
+    """Citations in `text` in the given format, first occurrence order, counted once each."""
+    found: list[Found] = []
+    kinds = FORMATS[:3] if citation_format == "mixed" else (citation_format,)
+    if "oai_unicode" in kinds:
+        found += [Found(index=int(m.group(1)), text=m.group(2)) for m in OAI_UNICODE.finditer(text)]
+    if "bracket" in kinds:
+        for m in BRACKET.finditer(text):
+            found += [Found(index=int(n)) for n in re.split(r"\s*,\s*", m.group(1))]
+    if "markdown" in kinds:
+        found += [Found(url=m.group(2), text=m.group(1)) for m in MARKDOWN.finditer(text)]
+    return _dedupe(found)
+
+
+def _dedupe(found: list[Found]) -> list[Found]:
+    seen: dict[tuple[str, str], Found] = {}
+    for f in found:
+        seen.setdefault(f.key, f)
+    return list(seen.values())
+
+
+@evaluator(
+    "builtin.citations",
+    aliases=["Citations"],
+    m365_key="citations",
+    description="Counts distinct citations (citation_format: oai_unicode|bracket|markdown|mixed).",
+    needs=("response",),
+)
+class Citations(EvaluatorBase):
+    """Passes when the response cites at least `threshold` (default 1) distinct sources.
+
+    Citations the agent returned beside its text (hosted agents) count too; a source counts
+    once per index or URL, however often it is cited.
+    """
+
+    name = "builtin.citations"
+    default_threshold = 1
+
+    def __init__(
+        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
+    ) -> None:
+        super().__init__(options=options, context=context)
+        self._format(self.options)
+
+    def _format(self, opts: dict[str, Any]) -> str:
+        fmt = str(opts.get("citation_format", "oai_unicode")).lower()
+        if fmt not in FORMATS:
+            raise option_error(self.name, "citation_format", " | ".join(FORMATS), fmt)
+        return fmt
+
+    async def evaluate(self, sample: EvalSample) -> EvalResult:
+        fmt = self._format(self.options_for(sample))
+        found = find_citations(sample.response, fmt)
+        found += [
+            Found(index=c.index, url=c.url, text=c.title)
+            for c in sample.citations
+            if c.index is not None or c.url
+        ]
+        found = _dedupe(found)
+        count = len(found)
+        threshold = self.threshold_for(sample) or 0.0
+        normalized = 1.0 if threshold <= 0 else min(count / threshold, 1.0)
+        listed = [
+            {
+                "index": f.index if f.index is not None else i,
+                **({"source": f.url} if f.url else {}),
+                **({"text": f.text} if f.text else {}),
+            }
+            for i, f in enumerate(found, start=1)
+        ]
+        return verdict(
+            self.name,
+            score=float(count),
+            normalized=normalized,
+            threshold=threshold,
+            reason=f"Found {count} citation{'s' if count != 1 else ''} ({fmt}); "
+            f"at least {threshold:g} required.",
+            details={"count": count, "format": fmt, "citations": listed},
+        )

@@ -1,0 +1,59 @@
+"""builtin.exact_match (M365 `ExactMatch`): the response equals the expected answer."""
+
+from __future__ import annotations
+
+from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, option_error, verdict
+from agentopt.evaluators.registry import evaluator
+from agentopt.evaluators.result import EvalResult
+
+MODES = ("exact", "contains")
+
+
+@evaluator(
+    "builtin.exact_match",
+    aliases=["ExactMatch"],
+    m365_key="exactMatch",
+    description="Response equals the ground truth (trimmed; case-insensitive by default).",
+    needs=("response", "ground_truth"),
+)
+class ExactMatch(EvaluatorBase):
+    """Both sides stripped; case-insensitive unless `case_sensitive: true`.
+
+    `mode: contains` passes when the expected text occurs anywhere in the response — the usual
+    need when the agent wraps a short answer ("The answer is 4.").
+    """
+
+    name = "builtin.exact_match"
+
+    async def evaluate(self, sample: EvalSample) -> EvalResult:
+        opts = self.options_for(sample)
+        mode = opts.get("mode", "exact")
+        if mode not in MODES:
+            raise option_error(self.name, "mode", " or ".join(MODES), mode)
+        expected = (sample.ground_truth or "").strip()
+        if not expected:
+            return missing_input(self.name, "a ground truth (expected_response)")
+        response = sample.response.strip()
+        if not opts.get("case_sensitive", False):
+            expected, response = expected.casefold(), response.casefold()
+        match = expected in response if mode == "contains" else expected == response
+        if match:
+            reason = (
+                "The response contains the expected text."
+                if mode == "contains"
+                else ("The response matches the expected response.")
+            )
+        else:
+            reason = (
+                "The expected text does not occur in the response."
+                if mode == "contains"
+                else "The response does not match the expected response."
+            )
+        return verdict(
+            self.name,
+            score=1.0 if match else 0.0,
+            normalized=1.0 if match else 0.0,
+            threshold=None,
+            reason=reason,
+            details={"match": match, "mode": mode},
+        )

@@ -1,0 +1,102 @@
+"""builtin.regex_match: the response matches regular expressions (all of them, or any)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError, UndefinedError
+from jinja2.sandbox import SandboxedEnvironment
+
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    EvaluatorBase,
+    missing_input,
+    option_error,
+    verdict,
+)
+from agentopt.evaluators.registry import evaluator
+from agentopt.evaluators.result import EvalResult
+
+PLACEHOLDERS = ("ground_truth", "query", "context")
+MODES = ("all", "any")
+
+# Every value a placeholder inserts is re.escape'd, so an expected answer like "$4.99 (USD)"
+# matches literally instead of breaking or widening the user's pattern.
+_ENV = SandboxedEnvironment(
+    undefined=StrictUndefined,
+    autoescape=False,
+    finalize=lambda value: re.escape(str(value)),
+)
+
+
+def render_pattern(pattern: str, values: dict[str, Any]) -> str:
+    """The pattern with `{{ground_truth}}`-style placeholders filled in, values escaped."""
+    if "{{" not in pattern and "{%" not in pattern:
+        return pattern
+    return _ENV.from_string(pattern).render(**values)
+
+
+@evaluator(
+    "builtin.regex_match",
+    description="Response matches regular expressions (patterns, mode all|any).",
+    needs=("response",),
+)
+class RegexMatch(EvaluatorBase):
+    """Options: `patterns` (a list, or one string), `mode: all` (default) or `any`.
+
+    Placeholders `{{ground_truth}}`, `{{query}}`, `{{context}}` take the sample's values.
+    """
+
+    name = "builtin.regex_match"
+
+    def __init__(
+        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
+    ) -> None:
+        super().__init__(options=options, context=context)
+        self._check(self.options)
+
+    def _check(self, opts: dict[str, Any]) -> list[str]:
+        patterns = opts.get("patterns", opts.get("pattern"))
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        if not patterns or not all(isinstance(p, str) for p in patterns):
+            raise option_error(self.name, "patterns", "a list of regular expressions", patterns)
+        if opts.get("mode", "all") not in MODES:
+            raise option_error(self.name, "mode", " or ".join(MODES), opts.get("mode"))
+        for p in patterns:
+            try:
+                re.compile(render_pattern(p, {k: "x" for k in PLACEHOLDERS}))
+            except (re.error, TemplateError) as exc:
+                raise option_error(
+                    self.name, "patterns", f"a valid regular expression ({exc})", p
+                ) from exc
+        return list(patterns)
+
+    async def evaluate(self, sample: EvalSample) -> EvalResult:
+        opts = self.options_for(sample)
+        patterns = self._check(opts)
+        mode = opts.get("mode", "all")
+        values = {k: v for k in PLACEHOLDERS if (v := getattr(sample, k)) is not None and v != ""}
+        matched: list[str] = []
+        missing: list[str] = []
+        for p in patterns:
+            try:
+                rendered = render_pattern(p, values)
+            except UndefinedError as exc:
+                return missing_input(self.name, f"a value for the placeholder in {p!r} ({exc})")
+            (matched if re.search(rendered, sample.response) else missing).append(rendered)
+        ok = not missing if mode == "all" else bool(matched)
+        if ok:
+            reason = f"{len(matched)} of {len(patterns)} patterns matched (mode {mode})."
+        else:
+            reason = f"Not matched (mode {mode}): " + ", ".join(repr(m) for m in missing)
+        return verdict(
+            self.name,
+            score=1.0 if ok else 0.0,
+            normalized=1.0 if ok else 0.0,
+            threshold=None,
+            reason=reason,
+            details={"mode": mode, "matched": matched, "missing": missing},
+        )

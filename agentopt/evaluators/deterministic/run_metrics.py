@@ -1,0 +1,86 @@
+"""builtin.latency and builtin.token_budget: checks on what the run measured, not its text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    EvaluatorBase,
+    missing_input,
+    option_error,
+    verdict,
+)
+from agentopt.evaluators.registry import evaluator
+from agentopt.evaluators.result import EvalResult
+
+
+class _LimitCheck(EvaluatorBase):
+    """Pass when the measured value is at most the configured limit (lower is better)."""
+
+    limit_key = ""
+    unit = ""
+    measured_what = ""
+
+    def __init__(
+        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
+    ) -> None:
+        super().__init__(options=options, context=context)
+        self._limit(self.options)
+
+    def _limit(self, opts: dict[str, Any]) -> float:
+        value = opts.get(self.limit_key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise option_error(self.name, self.limit_key, "a positive number", value)
+        return float(value)
+
+    def measured(self, sample: EvalSample) -> float | None:
+        raise NotImplementedError
+
+    async def evaluate(self, sample: EvalSample) -> EvalResult:
+        limit = self._limit(self.options_for(sample))
+        value = self.measured(sample)
+        if value is None:
+            return missing_input(self.name, f"the measured {self.measured_what}")
+        ok = value <= limit
+        rel = "within" if ok else "over"
+        return verdict(
+            self.name,
+            score=1.0 if ok else 0.0,
+            normalized=1.0 if ok else 0.0,
+            threshold=None,
+            reason=f"{self.measured_what.capitalize()} {value:g}{self.unit} is {rel} the limit "
+            f"of {limit:g}{self.unit}.",
+            details={"measured": value, self.limit_key: limit},
+        )
+
+
+@evaluator(
+    "builtin.latency",
+    description="The agent answered within `max_seconds`.",
+    needs=("latency_s",),
+)
+class Latency(_LimitCheck):
+    name = "builtin.latency"
+    limit_key = "max_seconds"
+    unit = " s"
+    measured_what = "latency"
+
+    def measured(self, sample: EvalSample) -> float | None:
+        return None if sample.latency_s is None else round(sample.latency_s, 3)
+
+
+@evaluator(
+    "builtin.token_budget",
+    description="The agent spent at most `max_tokens` tokens on the turn.",
+    needs=("tokens",),
+)
+class TokenBudget(_LimitCheck):
+    name = "builtin.token_budget"
+    limit_key = "max_tokens"
+    unit = " tokens"
+    measured_what = "token use"
+
+    def measured(self, sample: EvalSample) -> float | None:
+        return None if sample.tokens is None else float(sample.tokens)

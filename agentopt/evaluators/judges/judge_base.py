@@ -1,0 +1,88 @@
+"""What every LLM judge shares: the judge model and call layer, the sample's untrusted texts,
+and the 1–5 reply shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentopt.core.errors import ConfigError, Problem
+from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase
+from agentopt.evaluators.judges.prompting import (
+    format_history,
+    format_tool_calls,
+    format_tool_definitions,
+)
+
+SCORE_EXAMPLE = '{"reason": "<one or two sentences>", "score": <integer 1-5>}'
+SCORE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string"},
+        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+    },
+    "required": ["reason", "score"],
+    "additionalProperties": False,
+}
+
+
+def reject_bool(value: Any) -> Any:
+    """`true` is not a score: pydantic's lax mode would read it as 1."""
+    if isinstance(value, bool):
+        raise ValueError("expected an integer, found a boolean")
+    return value
+
+
+class ScoreReply(BaseModel):
+    """A 1–5 judge's reply."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    reason: str = ""
+    """Why the score was given (kept in results; fed to the optimizer)."""
+    score: int = Field(ge=1, le=5)
+    """The score on the 1–5 scale."""
+
+    _no_bool = field_validator("score", mode="before")(reject_bool)
+
+
+class JudgeEvaluator(EvaluatorBase):
+    """Base for evaluators that call a judge model through the call layer (pool "judge")."""
+
+    def __init__(
+        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
+    ) -> None:
+        super().__init__(options=options, context=context)
+        model = self.options.get("model") or self.context.judge_model
+        if not model:
+            raise ConfigError(
+                problems=[
+                    Problem(
+                        "",
+                        "options.eval_model",
+                        f"{self.name} needs a judge model, and none is configured",
+                    )
+                ],
+                hint="set options.eval_model in eval.yaml or pass --eval-model MODEL",
+            )
+        if self.context.layer is None:
+            raise ConfigError(f"{self.name} needs the call layer to reach its judge model")
+        self.model: str = str(model)
+        self.layer = self.context.layer
+
+
+def sample_texts(sample: EvalSample) -> dict[str, str | None]:
+    """The sample's texts as judge data blocks (None = absent)."""
+    return {
+        "query": sample.query or None,
+        "response": sample.response,
+        "history": format_history(sample.history) if sample.history else None,
+        "ground_truth": sample.ground_truth or None,
+        "context": sample.context or None,
+        "tool_calls": format_tool_calls(sample.tool_calls) if sample.tool_calls else None,
+        "tool_definitions": format_tool_definitions(sample.tool_definitions)
+        if sample.tool_definitions
+        else None,
+        "instructions": sample.instructions or None,
+    }

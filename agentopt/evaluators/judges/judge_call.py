@@ -1,0 +1,142 @@
+"""One judge call with structured output, lenient parsing and at most two re-asks.
+
+The request asks for JSON through `response_format` (providers that lack it ignore or translate
+it; models.md §3). A reply that does not parse or has the wrong shape is answered with the parse
+error quoted, at most `MAX_REASKS` times; then the verdict is an error (`judgeParseFailed`). A
+call that fails in the call layer is an error too (`judgeUnavailable`). Never a guessed score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from agentopt.core.errors import ModelCallError
+from agentopt.core.redaction import redact
+from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
+from agentopt.evaluators.result import EvalCost, EvalError, EvalResult
+from agentopt.models.types import ChatRequest, Message
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_REASKS = 2
+JUDGE_SEED = 42
+"""Fixed seed for every judge call (providers that support seeds are then reproducible)."""
+
+
+@dataclass
+class JudgeOutcome(Generic[M]):
+    """The parsed verdict, or the error, plus what it cost.
+
+    Attributes:
+        value: the validated reply, None on error.
+        error: why there is no verdict (code judgeUnavailable or judgeParseFailed).
+        cost: judge tokens (and dollars) over every attempt.
+        attempts: calls made (1 = first reply was fine; 3 = two re-asks).
+    """
+
+    value: M | None = None
+    error: EvalError | None = None
+    cost: EvalCost = field(default_factory=EvalCost)
+    attempts: int = 0
+    raw: list[str] = field(default_factory=list)
+
+    def error_result(self, evaluator: str, **details: Any) -> EvalResult:
+        assert self.error is not None
+        return EvalResult(
+            evaluator=evaluator,
+            status="error",
+            error=self.error,
+            cost=self.cost,
+            details={"attempts": self.attempts, **details},
+        )
+
+
+def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The chat-completions structured-output request for `schema`."""
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
+def reask_message(error: str, example: str) -> Message:
+    """The follow-up after an unreadable reply: quotes the error, restates the format."""
+    return Message(
+        role="user",
+        content=(
+            f"Your previous reply could not be used: {error}.\n"
+            f"Reply again with only one JSON object of this form, and nothing else:\n{example}"
+        ),
+    )
+
+
+async def call_judge(
+    layer: Any,
+    model: str,
+    messages: list[Message],
+    *,
+    schema_name: str,
+    schema: dict[str, Any],
+    reply_model: type[M],
+    example: str,
+    check: Callable[[M], str | None] | None = None,
+    repeat: int = 0,
+) -> JudgeOutcome[M]:
+    """Ask the judge and return its validated reply (or the reason there is none).
+
+    Args:
+        layer: the call layer (`agentopt.models.call.CallLayer`); calls use pool "judge".
+        model: the judge model name.
+        messages: the rendered prompt (system + user).
+        schema_name, schema: the JSON schema sent as structured output.
+        reply_model: pydantic model that validates the reply's shape.
+        example: the JSON shape quoted when re-asking.
+        check: further validation needing context (e.g. one verdict per criterion); returns
+            the problem, quoted back to the judge like a parse error, or None.
+        repeat: the run's repeat index (so repeats are separate cache entries).
+    """
+    outcome: JudgeOutcome[M] = JudgeOutcome()
+    conversation = list(messages)
+    for _ in range(1 + MAX_REASKS):
+        request = ChatRequest(
+            messages=conversation,
+            temperature=0.0,
+            seed=JUDGE_SEED,
+            response_format=response_format(schema_name, schema),
+        )
+        try:
+            response = await layer.complete(model, request, pool="judge", repeat=repeat)
+        except ModelCallError as exc:
+            outcome.error = EvalError(
+                code="judgeUnavailable", message=redact(f"judge {model} failed: {exc.message}")
+            )
+            return outcome
+        outcome.attempts += 1
+        outcome.cost = EvalCost(
+            input_tokens=outcome.cost.input_tokens + response.usage.input_tokens,
+            output_tokens=outcome.cost.output_tokens + response.usage.output_tokens,
+            cost_usd=outcome.cost.cost_usd + response.cost_usd,
+        )
+        text = response.text
+        outcome.raw.append(text)
+        try:
+            value = parse_reply(text, reply_model)
+            problem = check(value) if check else None
+            if problem is None:
+                outcome.value = value
+                return outcome
+            last_error = problem
+        except JudgeParseError as exc:
+            last_error = str(exc)
+        conversation = [
+            *conversation,
+            Message(role="assistant", content=text),
+            reask_message(last_error, example),
+        ]
+    outcome.error = EvalError(
+        code="judgeParseFailed",
+        message=f"judge {model} gave no usable verdict after {outcome.attempts} attempts: "
+        f"{last_error}",
+    )
+    return outcome

@@ -1,0 +1,120 @@
+"""Evaluator YAML `type: prompt`: a user-written jinja2 judge prompt with its own score range.
+
+The user's variables (`{{ query }}`, `{{ response }}`, `{{ ground_truth }}`, `{{ context }}`,
+`{{ history }}`, `{{ tool_calls }}`, `{{ instructions }}`) render as fenced data blocks, and the
+output format is appended, so a hand-written prompt gets the same injection resistance and
+parsing as the built-in judges.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jinja2 import TemplateError
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from agentopt.core.files.evaluator_yaml import PromptDefinition
+from agentopt.evaluators.base import BuildContext, EvalSample
+from agentopt.evaluators.judges.judge_base import JudgeEvaluator, reject_bool, sample_texts
+from agentopt.evaluators.judges.judge_call import call_judge
+from agentopt.evaluators.judges.prompting import judge_environment, render_user_template
+from agentopt.evaluators.result import EvalResult
+
+DEFAULT_THRESHOLD = 0.5
+"""On the normalized 0..1 scale (files.md §5.2)."""
+
+
+class PromptReply(BaseModel):
+    """A prompt judge's reply; the range check needs the definition, so it is done later."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    reason: str = ""
+    """Why the score was given."""
+    score: int
+    """On the definition's score range."""
+
+    _no_bool = field_validator("score", mode="before")(reject_bool)
+
+
+class PromptJudge(JudgeEvaluator):
+    """A judge defined by an evaluator YAML prompt; `threshold` is on the 0..1 scale."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        definition: PromptDefinition,
+        threshold: float | None = None,
+        options: dict[str, Any] | None = None,
+        context: BuildContext | None = None,
+    ) -> None:
+        self.name = name
+        super().__init__(options=options, context=context)
+        self.prompt = definition.prompt
+        self.lo = definition.score_range.min
+        self.hi = definition.score_range.max
+        self.default_threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+
+    def _check(self, reply: PromptReply) -> str | None:
+        if not self.lo <= reply.score <= self.hi:
+            return f"score must be an integer from {self.lo} to {self.hi} (found {reply.score})"
+        return None
+
+    async def evaluate(self, sample: EvalSample) -> EvalResult:
+        footer = (
+            judge_environment()
+            .get_template("_prompt_output.j2")
+            .render(score_min=self.lo, score_max=self.hi)
+        )
+        try:
+            messages = render_user_template(
+                self.prompt.rstrip() + "\n\n" + footer, data=sample_texts(sample)
+            )
+        except TemplateError as exc:
+            return EvalResult.failed_to_evaluate(
+                self.name,
+                "promptRenderFailed",
+                f"{self.name}: the judge prompt failed to render: {exc}",
+            )
+        schema = {
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string"},
+                "score": {"type": "integer", "enum": list(range(self.lo, self.hi + 1))},
+            },
+            "required": ["reason", "score"],
+            "additionalProperties": False,
+        }
+        example = f'{{"reason": "<one or two sentences>", "score": <integer {self.lo}-{self.hi}>}}'
+        outcome = await call_judge(
+            self.layer,
+            self.model,
+            messages,
+            schema_name=self.name.replace(".", "_").replace("-", "_"),
+            schema=schema,
+            reply_model=PromptReply,
+            example=example,
+            check=self._check,
+            repeat=sample.repeat,
+        )
+        if outcome.value is None:
+            return outcome.error_result(self.name, judge_model=self.model)
+        score = float(outcome.value.score)
+        normalized = (score - self.lo) / (self.hi - self.lo)
+        t = self.threshold_for(sample)
+        t = DEFAULT_THRESHOLD if t is None else t
+        return EvalResult(
+            evaluator=self.name,
+            status="pass" if normalized >= t else "fail",
+            score=score,
+            normalized=normalized,
+            threshold=self.lo + t * (self.hi - self.lo),
+            reason=outcome.value.reason.strip(),
+            details={
+                "score_range": [self.lo, self.hi],
+                "judge_model": self.model,
+                "attempts": outcome.attempts,
+            },
+            cost=outcome.cost,
+        )

@@ -1,0 +1,146 @@
+"""Render judge prompts from `templates/judges/*.j2`, with every piece of untrusted text fenced.
+
+Injection resistance: whatever the agent (or a tool, or the dataset) wrote reaches the judge
+only inside a data block `<name-BOUNDARY> … </name-BOUNDARY>`. BOUNDARY is derived from a hash
+of all the data in the prompt, so the text cannot know it in advance and cannot close its own
+block; it is still deterministic, so identical judge calls hit the cache. The system prompt
+tells the judge that block contents are data to assess, never instructions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from agentopt.core.paths import templates_dir
+from agentopt.models.types import Message
+
+SYSTEM_TEMPLATE = "_system.j2"
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@lru_cache(maxsize=1)
+def judge_environment() -> Environment:
+    """The jinja2 environment over `templates/judges/` (plain text, strict about variables)."""
+    return Environment(
+        loader=FileSystemLoader(str(templates_dir() / "judges")),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def make_boundary(data: Mapping[str, str]) -> str:
+    """12 hex characters from the data's hash, re-drawn until no data value contains them."""
+    blob = json.dumps(dict(sorted(data.items())), ensure_ascii=False)
+    salt = 0
+    while True:
+        boundary = hashlib.sha256(f"{salt}:{blob}".encode()).hexdigest()[:12]
+        if not any(boundary in value for value in data.values()):
+            return boundary
+        salt += 1
+
+
+@dataclass(frozen=True)
+class DataBlocks:
+    """Renders named data blocks that share one boundary."""
+
+    values: Mapping[str, str]
+    boundary: str
+
+    def __call__(self, name: str) -> str:
+        if not _NAME.match(name):
+            raise ValueError(f"data block name {name!r} must match {_NAME.pattern}")
+        value = self.values[name]
+        return f"<{name}-{self.boundary}>\n{value}\n</{name}-{self.boundary}>"
+
+    def has(self, name: str) -> bool:
+        return bool(self.values.get(name, "").strip())
+
+
+def render_messages(
+    template: str, *, data: Mapping[str, str | None], params: Mapping[str, Any] | None = None
+) -> list[Message]:
+    """System + user messages for one judge call.
+
+    Args:
+        template: file name under templates/judges/ (e.g. "relevance.j2").
+        data: untrusted texts, rendered only via `{{ block("name") }}`; None/"" = absent
+            (templates test `has("name")`).
+        params: trusted values the template may print directly (criteria, dimensions, scale).
+    """
+    values = {k: v for k, v in data.items() if v is not None}
+    blocks = DataBlocks(values=values, boundary=make_boundary(values))
+    env = judge_environment()
+    context = {**(params or {}), "block": blocks, "has": blocks.has, "boundary": blocks.boundary}
+    system = env.get_template(SYSTEM_TEMPLATE).render(**context).strip()
+    user = env.get_template(template).render(**context).strip()
+    return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+def render_user_template(
+    source: str, *, data: Mapping[str, str | None], params: Mapping[str, Any] | None = None
+) -> list[Message]:
+    """Like `render_messages`, for a user-written prompt (evaluator YAML `type: prompt`).
+
+    Its variables (`{{ response }}`, `{{ query }}`, …) render as fenced data blocks, so a user
+    prompt gets the same injection resistance as ours without knowing about blocks. Rendered in
+    jinja2's sandbox.
+    """
+    from jinja2.sandbox import SandboxedEnvironment
+
+    values = {k: v for k, v in data.items() if v is not None}
+    blocks = DataBlocks(values=values, boundary=make_boundary(values))
+    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+    fenced = {k: blocks(k) for k in values}
+    absent = {k: "(not provided)" for k, v in data.items() if v is None}
+    system = (
+        judge_environment()
+        .get_template(SYSTEM_TEMPLATE)
+        .render(block=blocks, has=blocks.has, boundary=blocks.boundary)
+    )
+    user = env.from_string(source).render(**{**(params or {}), **absent, **fenced})
+    return [
+        Message(role="system", content=system.strip()),
+        Message(role="user", content=user.strip()),
+    ]
+
+
+def format_tool_calls(calls: list[Any], *, max_result_chars: int = 4000) -> str:
+    """Tool calls as readable JSON lines (long tool results cut, with a note saying so)."""
+    lines = []
+    for i, call in enumerate(calls, start=1):
+        result: Any = call.result if call.error is None else f"ERROR: {call.error}"
+        text = result if isinstance(result, str) else json.dumps(result, default=str)
+        if len(text) > max_result_chars:
+            result = text[:max_result_chars] + f"… [cut: {len(text) - max_result_chars} more chars]"
+        entry = {"call": i, "tool": call.name, "arguments": call.arguments, "result": result}
+        lines.append(json.dumps(entry, ensure_ascii=False, default=str))
+    return "\n".join(lines)
+
+
+def format_tool_definitions(definitions: list[dict[str, Any]]) -> str:
+    """Tool definitions, one JSON object per line (name, description, parameters)."""
+    lines = []
+    for d in definitions:
+        fn = d.get("function", d)
+        entry = {k: fn.get(k) for k in ("name", "description", "parameters") if k in fn}
+        lines.append(json.dumps(entry, ensure_ascii=False, default=str))
+    return "\n".join(lines)
+
+
+def format_history(history: list[Any]) -> str:
+    """Earlier turns as `User:` / `Agent:` lines, oldest first."""
+    parts = []
+    for i, turn in enumerate(history, start=1):
+        parts.append(f"[turn {i}] User: {turn.query}\n[turn {i}] Agent: {turn.response}")
+    return "\n".join(parts)

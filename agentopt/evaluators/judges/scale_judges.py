@@ -1,0 +1,187 @@
+"""The 1–5 judges: intent resolution, relevance, coherence, fluency, groundedness, similarity
+and tool-call accuracy. One class does the work; each judge is a template plus what it needs."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from agentopt.evaluators.base import EvalSample, missing_input
+from agentopt.evaluators.judges.judge_base import (
+    SCORE_EXAMPLE,
+    SCORE_SCHEMA,
+    JudgeEvaluator,
+    ScoreReply,
+    sample_texts,
+)
+from agentopt.evaluators.judges.judge_call import call_judge
+from agentopt.evaluators.judges.prompting import render_messages
+from agentopt.evaluators.registry import evaluator
+from agentopt.evaluators.result import EvalResult
+from agentopt.models.types import Message
+
+
+def normalize_1_to_5(score: float) -> float:
+    """1–5 → 0..1: (s − 1) / 4."""
+    return (score - 1.0) / 4.0
+
+
+class ScaleJudge(JudgeEvaluator):
+    """A judge that scores one aspect 1–5; passes at `threshold` (default 3)."""
+
+    template: ClassVar[str] = ""
+    uses: ClassVar[tuple[str, ...]] = ("query", "response", "history")
+    """Which sample texts go into the prompt."""
+    requires: ClassVar[tuple[tuple[str, str], ...]] = (("query", "a query"),)
+    """Texts that must be present, with how to name them when missing."""
+    default_threshold = 3.0
+
+    def data(self, sample: EvalSample) -> dict[str, str | None] | EvalResult:
+        """The prompt's data blocks, or a missingInput error."""
+        texts = sample_texts(sample)
+        for key, what in self.requires:
+            if not texts.get(key):
+                return missing_input(self.name, what)
+        return {k: texts[k] for k in self.uses}
+
+    def messages(self, sample: EvalSample, data: dict[str, str | None]) -> list[Message]:
+        return render_messages(self.template, data=data)
+
+    async def evaluate(self, sample: EvalSample) -> EvalResult:
+        data = self.data(sample)
+        if isinstance(data, EvalResult):
+            return data
+        threshold = self.threshold_for(sample)
+        outcome = await call_judge(
+            self.layer,
+            self.model,
+            self.messages(sample, data),
+            schema_name=self.name.replace(".", "_"),
+            schema=SCORE_SCHEMA,
+            reply_model=ScoreReply,
+            example=SCORE_EXAMPLE,
+            repeat=sample.repeat,
+        )
+        if outcome.value is None:
+            return outcome.error_result(self.name, judge_model=self.model)
+        score = float(outcome.value.score)
+        return EvalResult(
+            evaluator=self.name,
+            status="pass" if threshold is None or score >= threshold else "fail",
+            score=score,
+            normalized=normalize_1_to_5(score),
+            threshold=threshold,
+            reason=outcome.value.reason.strip(),
+            details={"judge_model": self.model, "attempts": outcome.attempts},
+            cost=outcome.cost,
+        )
+
+
+@evaluator(
+    "builtin.relevance",
+    aliases=["Relevance"],
+    kind="judge",
+    m365_key="relevance",
+    description="How well the response addresses the query (1–5).",
+    needs=("query", "response"),
+)
+class Relevance(ScaleJudge):
+    name = "builtin.relevance"
+    template = "relevance.j2"
+
+
+@evaluator(
+    "builtin.coherence",
+    aliases=["Coherence"],
+    kind="judge",
+    m365_key="coherence",
+    description="How logically organised and consistent the response is (1–5).",
+    needs=("query", "response"),
+)
+class Coherence(ScaleJudge):
+    name = "builtin.coherence"
+    template = "coherence.j2"
+
+
+@evaluator(
+    "builtin.fluency",
+    kind="judge",
+    description="Language quality of the response: grammar, spelling, flow (1–5).",
+    needs=("response",),
+)
+class Fluency(ScaleJudge):
+    name = "builtin.fluency"
+    template = "fluency.j2"
+    uses = ("response",)
+    requires = ()
+
+
+@evaluator(
+    "builtin.intent_resolution",
+    kind="judge",
+    description="Whether the agent understood and achieved the user's goal (1–5).",
+    needs=("query", "response"),
+)
+class IntentResolution(ScaleJudge):
+    name = "builtin.intent_resolution"
+    template = "intent_resolution.j2"
+    uses = ("query", "response", "history", "tool_calls")
+
+
+@evaluator(
+    "builtin.similarity",
+    aliases=["Similarity"],
+    kind="judge",
+    m365_key="similarity",
+    description="How closely the response matches the expected response in meaning (1–5).",
+    needs=("query", "response", "ground_truth"),
+)
+class Similarity(ScaleJudge):
+    name = "builtin.similarity"
+    template = "similarity.j2"
+    uses = ("query", "response", "ground_truth")
+    requires = (("query", "a query"), ("ground_truth", "a ground truth (expected_response)"))
+
+
+@evaluator(
+    "builtin.groundedness",
+    aliases=["Groundedness"],
+    kind="judge",
+    m365_key="groundedness",
+    description="Whether the response's claims are supported by the context (1–5).",
+    needs=("response", "context"),
+)
+class Groundedness(ScaleJudge):
+    """Context = the item's `context`; without one, what the run's tools answered."""
+
+    name = "builtin.groundedness"
+    template = "groundedness.j2"
+    requires = ()
+
+    def data(self, sample: EvalSample) -> dict[str, str | None] | EvalResult:
+        context = sample.context or sample.tool_outputs
+        if not context.strip():
+            return missing_input(self.name, "a context (the item's context or tool outputs)")
+        return {"query": sample.query or None, "response": sample.response, "context": context}
+
+    def messages(self, sample: EvalSample, data: dict[str, str | None]) -> list[Message]:
+        source = "given with the task" if sample.context else "what the agent's tools returned"
+        return render_messages(self.template, data=data, params={"context_source": source})
+
+
+@evaluator(
+    "builtin.tool_call_accuracy",
+    kind="judge",
+    description="Whether the agent called the right tools with the right arguments (1–5).",
+    needs=("query", "tool_calls", "tool_definitions"),
+)
+class ToolCallAccuracy(ScaleJudge):
+    """Needs tools: offered (definitions) or used (calls). No tools at all = missing input."""
+
+    name = "builtin.tool_call_accuracy"
+    template = "tool_call_accuracy.j2"
+    uses = ("query", "history", "tool_calls", "tool_definitions")
+
+    def data(self, sample: EvalSample) -> dict[str, str | None] | EvalResult:
+        if not sample.tool_calls and not sample.tool_definitions:
+            return missing_input(self.name, "tool calls or tool definitions (no tools in this run)")
+        return super().data(sample)

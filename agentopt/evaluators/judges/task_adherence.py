@@ -1,0 +1,172 @@
+"""builtin.task_adherence: one judge call per task turn, one binary verdict per criterion.
+
+Score = fraction of criteria passed; the task passes only when every criterion does (the
+default threshold is 1.0). Without criteria the judge checks the response against the agent's
+instructions as a single criterion. The per-criterion reasons are what the optimizer reflects on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentopt.datasets.task import Criterion
+from agentopt.evaluators.base import EvalSample, missing_input
+from agentopt.evaluators.judges.judge_base import JudgeEvaluator, sample_texts
+from agentopt.evaluators.judges.judge_call import call_judge
+from agentopt.evaluators.judges.prompting import render_messages
+from agentopt.evaluators.registry import evaluator
+from agentopt.evaluators.result import EvalResult
+
+INSTRUCTIONS_CRITERION = Criterion(
+    name="follows_instructions",
+    instruction="The response follows the agent's instructions (its system prompt), shown above.",
+)
+EXAMPLE = '{"verdicts": [{"name": "<criterion name>", "passed": true, "reason": "<one sentence>"}]}'
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdicts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "passed": {"type": "boolean"},
+                    "reason": {"type": "string"},
+                },
+                "required": ["name", "passed", "reason"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["verdicts"],
+    "additionalProperties": False,
+}
+
+
+class CriterionVerdict(BaseModel):
+    """The judge's verdict on one criterion."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    """The criterion's name, as given in the prompt."""
+    passed: bool
+    """True when the response satisfies the criterion."""
+    reason: str = ""
+    """One sentence of justification."""
+
+    @field_validator("passed", mode="before")
+    @classmethod
+    def _strict_bool(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() not in {"true", "false"}:
+            raise ValueError("expected true or false")
+        return value
+
+
+class VerdictsReply(BaseModel):
+    """The task-adherence judge's reply."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    verdicts: list[CriterionVerdict] = Field(min_length=1)
+    """One verdict per criterion."""
+
+
+def unique_criteria(criteria: list[Criterion]) -> list[Criterion]:
+    """Criteria with unique names (a repeated name gets `#2`, `#3`), so verdicts map back."""
+    seen: dict[str, int] = {}
+    out: list[Criterion] = []
+    for c in criteria:
+        name = c.name.strip() or "criterion"
+        seen[name] = seen.get(name, 0) + 1
+        out.append(
+            Criterion(
+                name=name if seen[name] == 1 else f"{name}#{seen[name]}", instruction=c.instruction
+            )
+        )
+    return out
+
+
+def _checker(criteria: list[Criterion]) -> Callable[[VerdictsReply], str | None]:
+    wanted = [c.name for c in criteria]
+
+    def check(reply: VerdictsReply) -> str | None:
+        got = {v.name.strip() for v in reply.verdicts}
+        missing = [n for n in wanted if n not in got]
+        if missing:
+            return (
+                "no verdict for criteria "
+                + ", ".join(repr(n) for n in missing)
+                + (f"; give one verdict for each of: {', '.join(repr(n) for n in wanted)}")
+            )
+        return None
+
+    return check
+
+
+@evaluator(
+    "builtin.task_adherence",
+    kind="judge",
+    description="One pass/fail verdict per task criterion (else per the agent's instructions).",
+    needs=("response", "criteria"),
+)
+class TaskAdherence(JudgeEvaluator):
+    name = "builtin.task_adherence"
+    default_threshold = 1.0
+
+    async def evaluate(self, sample: EvalSample) -> EvalResult:
+        criteria = unique_criteria(sample.criteria)
+        texts = sample_texts(sample)
+        if not criteria:
+            if not sample.instructions:
+                return missing_input(self.name, "criteria or the agent's instructions")
+            criteria = [INSTRUCTIONS_CRITERION]
+        else:
+            texts["instructions"] = None
+        data = {k: texts[k] for k in ("query", "response", "history", "tool_calls", "instructions")}
+        if not data["query"]:
+            data["query"] = "(no query)"
+        outcome = await call_judge(
+            self.layer,
+            self.model,
+            render_messages("task_adherence.j2", data=data, params={"criteria": criteria}),
+            schema_name="task_adherence",
+            schema=SCHEMA,
+            reply_model=VerdictsReply,
+            example=EXAMPLE,
+            check=_checker(criteria),
+            repeat=sample.repeat,
+        )
+        if outcome.value is None:
+            return outcome.error_result(self.name, judge_model=self.model)
+        by_name = {v.name.strip(): v for v in outcome.value.verdicts}
+        verdicts = [
+            {
+                "name": c.name,
+                "instruction": c.instruction,
+                "passed": by_name[c.name].passed,
+                "reason": by_name[c.name].reason.strip(),
+            }
+            for c in criteria
+        ]
+        n_passed = sum(1 for v in verdicts if v["passed"])
+        fraction = n_passed / len(verdicts)
+        threshold = self.threshold_for(sample)
+        failed = [v for v in verdicts if not v["passed"]]
+        reason = f"{n_passed}/{len(verdicts)} criteria passed."
+        if failed:
+            reason += " Failed: " + "; ".join(f"{v['name']} — {v['reason']}" for v in failed)
+        return EvalResult(
+            evaluator=self.name,
+            status="pass" if threshold is None or fraction >= threshold else "fail",
+            score=fraction,
+            normalized=fraction,
+            threshold=threshold,
+            reason=reason,
+            details={"verdicts": verdicts, "judge_model": self.model, "attempts": outcome.attempts},
+            cost=outcome.cost,
+        )

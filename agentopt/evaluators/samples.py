@@ -1,0 +1,86 @@
+"""From a task and the agent's transcript to one `EvalSample` per turn, and evaluating them.
+
+The glue the run workflow uses: it runs the agent, then for each turn calls the selected
+evaluators on the sample built here. Each turn sees the earlier turns as history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from agentopt.agents.transcript import Transcript
+from agentopt.core.errors import AgentoptError
+from agentopt.core.redaction import redact
+from agentopt.datasets.task import Task
+from agentopt.evaluators.base import EvalSample, Evaluator, HistoryTurn
+from agentopt.evaluators.result import EvalResult
+
+
+def samples_from_run(
+    task: Task,
+    transcript: Transcript,
+    *,
+    instructions: str | None = None,
+    repeat: int = 0,
+) -> list[EvalSample]:
+    """One sample per turn the agent answered (turns it never reached are left out).
+
+    Args:
+        task: the dataset task (queries, ground truths, context, criteria).
+        transcript: what the agent did (responses, tool calls, citations, usage, latency).
+        instructions: the agent's system prompt; defaults to the transcript's.
+        repeat: the repeat index (judge calls are cached per repeat).
+    """
+    samples: list[EvalSample] = []
+    history: list[HistoryTurn] = []
+    for i, (turn, result) in enumerate(zip(task.turns, transcript.turns, strict=False)):
+        samples.append(
+            EvalSample(
+                query=result.query or turn.query,
+                response=result.response,
+                ground_truth=turn.ground_truth,
+                context=turn.context,
+                criteria=list(turn.criteria),
+                history=list(history),
+                tool_calls=list(result.tool_calls),
+                tool_definitions=list(transcript.tool_definitions),
+                citations=list(result.citations),
+                latency_s=result.latency_s,
+                tokens=result.usage.total_tokens,
+                instructions=instructions if instructions is not None else transcript.system_prompt,
+                task_name=task.name,
+                turn_index=i,
+                repeat=repeat,
+            )
+        )
+        history.append(HistoryTurn(query=result.query or turn.query, response=result.response))
+    return samples
+
+
+async def evaluate_sample(evaluators: Sequence[Evaluator], sample: EvalSample) -> list[EvalResult]:
+    """Run evaluators on one sample concurrently; results in the evaluators' order.
+
+    A bug that escapes an evaluator becomes an `evaluatorCrashed` error result for that
+    evaluator (a failing task is data); agentopt's own systemic errors (budget, config)
+    propagate.
+    """
+
+    async def one(ev: Evaluator) -> EvalResult:
+        try:
+            return await ev.evaluate(sample)
+        except AgentoptError:
+            raise
+        except Exception as exc:
+            name = getattr(ev, "name", type(ev).__name__)
+            return EvalResult.failed_to_evaluate(
+                name, "evaluatorCrashed", redact(f"{name} crashed: {type(exc).__name__}: {exc}")
+            )
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            running = [group.create_task(one(ev)) for ev in evaluators]
+    except* AgentoptError as failed:
+        # Surface the first systemic error itself (e.g. BudgetExceeded), not a group.
+        raise failed.exceptions[0] from None
+    return [t.result() for t in running]

@@ -1,0 +1,136 @@
+"""Bootstrap confidence intervals: the run score's, and the paired one behind regression gates
+and the optimizer's ★ rule (optimizer.md §2: a candidate is ★ only when the lower end of the
+95% paired interval of candidate − baseline is above 0).
+
+Pure Python with a seeded `random.Random`, so the same scores and seed give the same interval on
+every machine.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+DEFAULT_RESAMPLES = 2000
+DEFAULT_LEVEL = 0.95
+
+
+class ConfidenceInterval(BaseModel):
+    """A percentile bootstrap interval of a mean."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mean: float
+    """The observed mean."""
+    low: float
+    """Lower bound."""
+    high: float
+    """Upper bound."""
+    level: float = DEFAULT_LEVEL
+    """Coverage, e.g. 0.95."""
+    n: int
+    """Number of values (tasks) resampled."""
+    resamples: int = DEFAULT_RESAMPLES
+    """Bootstrap resamples drawn."""
+    seed: int = 0
+    """The random seed (same values and seed → same interval)."""
+
+
+class PairedDelta(ConfidenceInterval):
+    """The interval of mean(b − a) over shared tasks; `a` is the baseline, `b` the candidate."""
+
+    @property
+    def improved(self) -> bool:
+        """True when b beats a by more than the noise (the interval lies above 0)."""
+        return self.low > 0
+
+    @property
+    def regressed(self) -> bool:
+        """True when b is worse than a by more than the noise (the interval lies below 0)."""
+        return self.high < 0
+
+
+def _percentile_interval(
+    values: Sequence[float], seed: int, resamples: int, level: float
+) -> tuple[float, float]:
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    alpha = (1.0 - level) / 2.0
+    lo_i = max(0, math.floor(alpha * resamples))
+    hi_i = min(resamples - 1, math.ceil((1.0 - alpha) * resamples) - 1)
+    return means[lo_i], means[hi_i]
+
+
+def bootstrap_ci(
+    values: Sequence[float],
+    *,
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> ConfidenceInterval | None:
+    """Percentile bootstrap interval of the mean of `values` (None for fewer than 2 values)."""
+    values = [float(v) for v in values]
+    if len(values) < 2:
+        return None
+    low, high = _percentile_interval(values, seed, resamples, level)
+    mean = sum(values) / len(values)
+    return ConfidenceInterval(
+        mean=mean,
+        low=min(low, mean),
+        high=max(high, mean),
+        level=level,
+        n=len(values),
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def paired_bootstrap_ci(
+    a_scores: Mapping[str, float] | Sequence[float],
+    b_scores: Mapping[str, float] | Sequence[float],
+    seed: int = 0,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> PairedDelta | None:
+    """Interval of mean(b − a) resampling tasks in pairs.
+
+    Args:
+        a_scores, b_scores: per-task scores, either mappings task name → score (only shared
+            names are used) or equal-length sequences paired by position. `a` = baseline.
+        seed: the random seed (same inputs and seed → same interval).
+
+    Returns:
+        None when there is no shared task.
+    """
+    if isinstance(a_scores, Mapping) and isinstance(b_scores, Mapping):
+        shared = sorted(set(a_scores) & set(b_scores))
+        deltas = [float(b_scores[k]) - float(a_scores[k]) for k in shared]
+    elif not isinstance(a_scores, Mapping) and not isinstance(b_scores, Mapping):
+        if len(a_scores) != len(b_scores):
+            raise ValueError(
+                f"paired scores need equal lengths, got {len(a_scores)} and {len(b_scores)}"
+            )
+        deltas = [float(b) - float(a) for a, b in zip(a_scores, b_scores, strict=True)]
+    else:
+        raise TypeError("pass two mappings (task → score) or two sequences")
+    if not deltas:
+        return None
+    mean = sum(deltas) / len(deltas)
+    if len(deltas) == 1:
+        low = high = mean
+    else:
+        low, high = _percentile_interval(deltas, seed, resamples, level)
+    return PairedDelta(
+        mean=mean,
+        low=min(low, mean),
+        high=max(high, mean),
+        level=level,
+        n=len(deltas),
+        resamples=resamples,
+        seed=seed,
+    )
