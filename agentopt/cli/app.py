@@ -28,6 +28,7 @@ EPILOG = (
     "Docs: README.md and docs/ in the repository."
 )
 
+
 class _Group(TyperGroup):
     """Root group that accepts `--prompts P1 P2 …` (see argv.py) however it is invoked."""
 

@@ -7,20 +7,52 @@ from typing import Annotated
 
 import typer
 
-from agentopt.cli.errors import handle_errors, not_implemented
+from agentopt import __version__
+from agentopt.cli.context import STATE
+from agentopt.cli.errors import handle_errors
+from agentopt.core.errors import InputError
+from agentopt.core.paths import runs_dir
+from agentopt.reports import (
+    RunHeader,
+    compare_runs,
+    load_results,
+    render_comparison,
+    render_run_list,
+    render_summary,
+    render_task,
+    write_outputs,
+)
+from agentopt.workflows.run_store import list_run_ids, resolve_run_ref
 
 
 @handle_errors
 def list_command(
-    limit: Annotated[int, typer.Option("--limit", help="How many recent runs.")] = 20,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many recent runs.")] = 20,
 ) -> None:
     """List recent runs: id, name, date, dataset version, score, pass rate, errors."""
-    not_implemented("eval list")
+    headers = []
+    for run_id in reversed(list_run_ids(STATE.cwd)):
+        path = runs_dir(STATE.cwd) / run_id / "results.json"
+        if not path.exists():
+            headers.append(RunHeader(id=run_id, status="incomplete"))
+        else:
+            try:
+                headers.append(RunHeader.from_results(load_results(path)))
+            except InputError:
+                headers.append(RunHeader(id=run_id, status="unreadable"))
+        if len(headers) >= limit:
+            break
+    if not headers:
+        STATE.say("No runs yet. Start one with `agentopt eval run`.")
+        return
+    render_run_list(headers, STATE.console)
 
 
 @handle_errors
 def show_command(
-    run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest).")] = None,
+    run_id: Annotated[
+        str | None, typer.Argument(help="Run id or results.json (default: the latest).")
+    ] = None,
     task: Annotated[str | None, typer.Option("--task", help="Print one task's transcript.")] = None,
     compare: Annotated[
         str | None, typer.Option("--compare", help="Per-task and per-evaluator deltas vs RUN_ID.")
@@ -31,4 +63,21 @@ def show_command(
     ] = None,
 ) -> None:
     """Show the summary of one run (default: the latest)."""
-    not_implemented("eval show")
+    results = load_results(resolve_run_ref(STATE.cwd, run_id))
+    if compare:
+        base = load_results(resolve_run_ref(STATE.cwd, compare))
+        render_comparison(compare_runs(base, results), STATE.console)
+    elif task:
+        render_task(results, task, STATE.console)
+    else:
+        render_summary(results, STATE.console)
+    if out_file is not None:
+        target = out_file if out_file.is_absolute() else STATE.cwd / out_file
+        for out in write_outputs(
+            results,
+            [target],
+            agent_name=results.run.agent.name,
+            cli_version=__version__,
+            flag="--out-file",
+        ):
+            STATE.say(f"Wrote {out.path}")
