@@ -1,68 +1,379 @@
-"""The one call layer every model call goes through (models.md §3).
-
-PLACEHOLDER CONTRACT — the model-layer work fills this in (cache → limiter → retry →
-provider → usage/cost). The public surface below is fixed; callers depend on it:
+"""The one call layer every model call goes through (models.md §3, style.md rule 3).
 
     layer = CallLayer(project_dir=Path("."), settings=CallSettings(...))
-    resp = await layer.complete("mock:echo", ChatRequest(messages=[...]), pool="judge")
-    layer.stats()            # per-pool tokens, cost, calls, cache hits, limiter events
+    resp = await layer.complete("gpt-4.1-mini", ChatRequest(messages=[...]), pool="judge")
+    vectors = await layer.embed(["a", "b"])          # local MiniLM by default
+    layer.stats()                                    # per-pool tokens, cost, calls, cache hits
     await layer.aclose()
+
+Order of concerns: resolve the name → cache → budget → limiter → retry → provider → usage/cost
+→ cache write. Providers stay dumb; everything cross-cutting is here. One event loop per layer.
 """
 
 from __future__ import annotations
 
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.errors import ModelCallError
-from agentopt.models.providers.mock import MockProvider
-from agentopt.models.types import ChatRequest, ChatResponse, Pool
+from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
+from agentopt.models.cache import ResponseCache, chat_cache_key, embed_cache_key
+from agentopt.models.calllog import log_limiter_event, log_request, log_response
+from agentopt.models.cost import CostEstimate, Ledger, PriceTable, Totals, estimate
+from agentopt.models.limiter import LimiterEvent, PoolLimiter
+from agentopt.models.providers.registry import build_provider
+from agentopt.models.resolve import DEFAULT_EMBED_MODEL, ModelRef, fallback_notice, resolve_model
+from agentopt.models.retry import RetryPolicy
+from agentopt.models.settings import CallSettings, ProviderConfig
+from agentopt.models.types import POOLS, ChatRequest, ChatResponse, Embeddings, Pool
+
+__all__ = ["CallLayer", "CallSettings", "CallStats", "ProviderConfig"]
+
+log = logging.getLogger("agentopt.models")
+COMPLETE_FINISH_REASONS = frozenset({"stop", "tool_calls"})
+EMBED_BATCH = 256
+DEFAULT_POOL_LIMIT = 4
 
 
-class CallSettings(BaseModel):
-    """Knobs of the call layer; CLI flags and eval.yaml `options` map onto these."""
+class CallStats(BaseModel):
+    """What a run summary reports about model calls."""
 
     model_config = ConfigDict(extra="forbid")
 
-    concurrency: dict[str, int] = Field(
-        default_factory=lambda: {"agent": 8, "judge": 16, "generator": 4, "optimizer": 2}
-    )
-    use_cache: bool = True
-    """False = `--no-cache`: bypass reads, still write."""
-    cache_enabled: bool = True
-    """False = no cache file at all (tests, --dry-run)."""
-    max_attempts: int = 6
-    call_timeout_s: float = 120.0
-    run_deadline_s: float | None = None
-    max_cost_usd: float | None = None
-    max_calls: int | None = None
+    pools: dict[str, Totals] = Field(default_factory=dict)
+    """Per pool: calls, cache hits, errors, retries, tokens, cost."""
+    total: Totals = Field(default_factory=Totals)
+    rate_limits: dict[str, str] = Field(default_factory=dict)
+    """Per rate-limited pool: "rate limited 14×, concurrency 16 → 4 → 11"."""
+    limiter_events: list[dict[str, Any]] = Field(default_factory=list)
+    unpriced_models: list[str] = Field(default_factory=list)
+    """Models the price table does not know: their cost is counted as 0."""
+    notices: list[str] = Field(default_factory=list)
 
 
 class CallLayer:
-    """Single entry point for model calls."""
+    """Single entry point for model calls.
 
-    def __init__(self, project_dir: Path | None = None, settings: CallSettings | None = None):
+    Args:
+        project_dir: the agent project; the cache lives in its `.agentopt/cache.sqlite`.
+        settings: limits, budgets, cache switches, providers, prices.
+        on_notice: receives one-line notices meant for the user (the embedded-model fallback);
+            default: a WARNING on the `agentopt.models` logger.
+        environ: environment to resolve providers from (default: os.environ, read when needed).
+        provider_kwargs: extra keyword arguments per provider type, passed to its factory
+            (e.g. `{"azure": {"credential": cred}}`).
+        rng: random source of the back-off jitter (tests pass a seeded one).
+    """
+
+    def __init__(
+        self,
+        project_dir: Path | None = None,
+        settings: CallSettings | None = None,
+        *,
+        on_notice: Callable[[str], None] | None = None,
+        environ: Mapping[str, str] | None = None,
+        provider_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
         self.project_dir = Path(project_dir or ".")
         self.settings = settings or CallSettings()
-        self._mock = MockProvider()
+        self.ledger = Ledger(
+            max_cost_usd=self.settings.max_cost_usd, max_calls=self.settings.max_calls
+        )
+        self.prices = PriceTable(self.settings.prices)
+        self.notices: list[str] = []
+        self._on_notice = on_notice
+        self._environ = environ
+        self._provider_kwargs = {k: dict(v) for k, v in (provider_kwargs or {}).items()}
+        self._policy = RetryPolicy(
+            max_attempts=max(1, self.settings.max_attempts),
+            base_s=self.settings.retry_base_s,
+            cap_s=self.settings.retry_cap_s,
+            rng=rng or random.Random(),
+        )
+        self._clock = time.monotonic
+        self._run_deadline = (
+            self._clock() + self.settings.run_deadline_s if self.settings.run_deadline_s else None
+        )
+        self._providers: dict[tuple[str, str | None], Any] = {}
+        self._refs: dict[tuple[str, str], ModelRef] = {}
+        self._fallbacks: set[str] = set()
+        self._limiters: dict[str, PoolLimiter] = {}
+        self._events: list[LimiterEvent] = []
+        self._cache: ResponseCache | None = (
+            ResponseCache.for_project(self.project_dir) if self.settings.cache_enabled else None
+        )
+
+    async def __aenter__(self) -> CallLayer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- public API --------------------------------------------------------------------------
+    def resolve(self, model: str, *, purpose: str = "chat") -> ModelRef:
+        """Which provider and model a name means (emits the fallback notice once)."""
+        key = (model, purpose)
+        ref = self._refs.get(key)
+        if ref is None:
+            env = self._environ
+            ref = self._refs[key] = resolve_model(model, self.settings, env, purpose=purpose)
+            if ref.auto_fallback and ref.model not in self._fallbacks:
+                # One line per embedded model, however many names fell back to it.
+                self._fallbacks.add(ref.model)
+                self._notice(fallback_notice(ref))
+        return ref
 
     async def complete(
         self, model: str, request: ChatRequest, *, pool: Pool = "agent", repeat: int = 0
     ) -> ChatResponse:
-        provider, _, name = model.partition(":")
-        if provider == "mock":
-            return await self._mock.complete(name, request)
-        raise ModelCallError(f"provider for '{model}' not implemented yet", kind="not_found")
+        """One chat completion through cache → budget → limiter → retry → provider → cost."""
+        _check_pool(pool)
+        ref = self.resolve(model)
+        provider = self._provider(ref)
+        key = None
+        if self._cache is not None:
+            key = chat_cache_key(
+                provider_type=ref.type,
+                base_url=provider.base_url,
+                model=ref.model,
+                request=request,
+                repeat=repeat,
+            )
+            if self.settings.use_cache:
+                payload = await self._cache.get(key)
+                if payload is not None:
+                    self.ledger.record_hit(pool)
+                    hit = ChatResponse.model_validate(payload)
+                    return hit.model_copy(
+                        update={"cached": True, "cost_usd": 0.0, "latency_s": 0.0}
+                    )
+        self.ledger.start_call()
+        secrets = list(getattr(provider, "secrets", []))
+        log_request(
+            provider=ref.provider,
+            model=ref.model,
+            pool=pool,
+            attempt=1,
+            body=_wire_body(provider, ref.model, request),
+            secrets=secrets,
+        )
+        outcome = await self._attempts(
+            ref, provider, pool, lambda: provider.complete(ref.model, request)
+        )
+        response: ChatResponse = outcome.value
+        cost = self._cost(ref, [ref.model, response.model], response.usage)
+        response = response.model_copy(
+            update={"provider": ref.provider, "latency_s": outcome.latency_s, "cost_usd": cost}
+        )
+        self.ledger.record_call(pool, response.usage, cost, retries=outcome.retries)
+        log_response(
+            provider=ref.provider,
+            model=ref.model,
+            pool=pool,
+            latency_s=outcome.latency_s,
+            body=response.model_dump(mode="json", exclude_none=True),
+            secrets=secrets,
+        )
+        if key is not None and self._cache is not None and _is_complete(response):
+            payload = response.model_dump(mode="json", exclude={"cached", "latency_s", "cost_usd"})
+            await self._cache.put(
+                key, kind="chat", provider=ref.type, model=ref.model, payload=payload
+            )
+        return response
 
     async def embed(
         self, texts: list[str], *, model: str | None = None, pool: Pool = "judge"
     ) -> list[list[float]]:
-        """Embedding vectors for `texts` (default model: the local MiniLM, models.md §4)."""
-        provider, _, name = (model or "local:minilm").partition(":")
-        if provider == "mock":
-            return await self._mock.embed(name, texts)
-        raise ModelCallError(f"embeddings for '{model}' not implemented yet", kind="not_found")
+        """Embedding vectors for `texts`, in order (default: the local MiniLM, models.md §4)."""
+        _check_pool(pool)
+        if not texts:
+            return []
+        ref = self.resolve(model or DEFAULT_EMBED_MODEL, purpose="embed")
+        provider = self._provider(ref)
+        if not hasattr(provider, "embed"):
+            raise ModelCallError(
+                f"provider '{ref.provider}' has no embeddings endpoint",
+                kind="bad_request",
+                provider=ref.provider,
+                model=ref.model,
+            )
+        unique = list(dict.fromkeys(texts))
+        keys = {
+            t: embed_cache_key(
+                provider_type=ref.type, base_url=provider.base_url, model=ref.model, text=t
+            )
+            for t in unique
+        }
+        found: dict[str, list[float]] = {}
+        if self._cache is not None and self.settings.use_cache:
+            cached = await self._cache.get_many(list(keys.values()))
+            found = {t: cached[k]["vector"] for t, k in keys.items() if k in cached}
+        missing = [t for t in unique if t not in found]
+        if not missing:
+            self.ledger.record_hit(pool)
+        for start in range(0, len(missing), EMBED_BATCH):
+            batch = missing[start : start + EMBED_BATCH]
+            self.ledger.start_call()
+            outcome = await self._attempts(ref, provider, pool, _embed_call(provider, ref, batch))
+            result: Embeddings = outcome.value
+            if len(result.vectors) != len(batch):
+                raise ModelCallError(
+                    f"{ref.provider} model '{ref.model}' returned {len(result.vectors)} "
+                    f"embeddings for {len(batch)} texts",
+                    kind="parse",
+                    provider=ref.provider,
+                    model=ref.model,
+                )
+            cost = self._cost(ref, [ref.model], result.usage)
+            self.ledger.record_call(pool, result.usage, cost, retries=outcome.retries)
+            found.update(zip(batch, result.vectors, strict=True))
+            if self._cache is not None:
+                await self._cache.put_many(
+                    [
+                        (keys[t], "embed", ref.type, ref.model, {"vector": v})
+                        for t, v in zip(batch, result.vectors, strict=True)
+                    ]
+                )
+        return [found[t] for t in texts]
+
+    def estimate(
+        self, model: str, work: Iterable[ChatRequest] | tuple[int, int, int]
+    ) -> CostEstimate:
+        """Dry-run estimate for `model` as this layer would resolve it (free for local/mock)."""
+        ref = self.resolve(model)
+        return estimate(f"{ref.type}:{ref.model}", work, prices=self.settings.prices)
+
+    def stats(self) -> CallStats:
+        """Per-pool and total accounting, limiter summaries and notices, for the run summary."""
+        return CallStats(
+            pools={k: v.model_copy() for k, v in self.ledger.pools.items()},
+            total=self.ledger.total,
+            rate_limits={
+                name: lim.state.summary()
+                for name, lim in self._limiters.items()
+                if lim.state.rate_limited
+            },
+            limiter_events=[
+                {"pool": e.pool, "kind": e.kind, "limit": e.limit, "retry_after": e.retry_after}
+                for e in self._events
+            ],
+            unpriced_models=sorted(self.ledger.unpriced),
+            notices=list(self.notices),
+        )
+
+    def limiter_summary(self) -> str:
+        """One line for the run summary, e.g. "judge: rate limited 14×, concurrency 16 → 4 → 11"."""
+        return "; ".join(f"{pool}: {text}" for pool, text in self.stats().rate_limits.items())
 
     async def aclose(self) -> None:
-        return None
+        """Close provider clients and flush the cache's hit counters."""
+        providers, self._providers = list(self._providers.values()), {}
+        for provider in providers:
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+        if self._cache is not None:
+            await self._cache.aclose()
+
+    # -- internals ---------------------------------------------------------------------------
+    def _notice(self, text: str) -> None:
+        if text in self.notices:
+            return
+        self.notices.append(text)
+        if self._on_notice is not None:
+            self._on_notice(text)
+        else:
+            log.warning("%s", text)
+
+    def _provider(self, ref: ModelRef) -> Any:
+        key = (ref.provider, ref.config.base_url)
+        provider = self._providers.get(key)
+        if provider is None:
+            import os
+
+            env = self._environ if self._environ is not None else os.environ
+            kwargs = self._provider_kwargs.get(ref.type, {})
+            provider = build_provider(ref.provider, ref.config, self.settings, env, **kwargs)
+            self._providers[key] = provider
+        return provider
+
+    def _limiter(self, pool: str) -> PoolLimiter:
+        limiter = self._limiters.get(pool)
+        if limiter is None:
+            limit = self.settings.concurrency.get(pool, DEFAULT_POOL_LIMIT)
+            limiter = self._limiters[pool] = PoolLimiter(
+                pool,
+                limit,
+                increase_every=self.settings.aimd_increase_every,
+                clock=self._clock,
+                on_event=self._on_limiter_event,
+            )
+        return limiter
+
+    def _on_limiter_event(self, event: LimiterEvent) -> None:
+        self._events.append(event)
+        log_limiter_event(event)
+
+    async def _attempts(
+        self, ref: ModelRef, provider: Any, pool: str, send: Callable[[], Any]
+    ) -> Any:
+        target = CallTarget(
+            provider=ref.provider,
+            model=ref.model,
+            pool=pool,
+            base_url=provider.base_url,
+            secrets=tuple(getattr(provider, "secrets", [])),
+        )
+        try:
+            return await run_attempts(
+                send,
+                target=target,
+                limiter=self._limiter(pool),
+                policy=self._policy,
+                call_timeout_s=self.settings.call_timeout_s,
+                run_deadline=self._run_deadline,
+                clock=self._clock,
+            )
+        except AttemptFailed as failed:
+            self.ledger.record_error(pool, retries=failed.retries)
+            raise failed.error from None
+
+    def _cost(self, ref: ModelRef, names: list[str], usage: Any) -> float:
+        if ref.type in ("local", "mock", "ollama"):
+            return 0.0
+        cost = self.prices.cost(names, usage)
+        if cost is None:
+            if ref.type != "compat":
+                self.ledger.unpriced.add(ref.qualified)
+            return 0.0
+        return cost
+
+
+def _embed_call(provider: Any, ref: ModelRef, batch: list[str]) -> Callable[[], Any]:
+    return lambda: provider.embed(ref.model, batch)
+
+
+def _check_pool(pool: str) -> None:
+    if pool not in POOLS:
+        raise ValueError(f"unknown pool '{pool}' (pools: {', '.join(POOLS)})")
+
+
+def _is_complete(response: ChatResponse) -> bool:
+    """Only whole answers are cached: a truncated or filtered answer is not worth replaying."""
+    if response.finish_reason not in COMPLETE_FINISH_REASONS:
+        return False
+    return bool(response.text.strip() or response.tool_calls)
+
+
+def _wire_body(provider: Any, model: str, request: ChatRequest) -> Any:
+    wire = getattr(provider, "wire_request", None)
+    if wire is not None:
+        return wire(model, request)
+    return request.model_dump(mode="json", exclude_none=True)

@@ -100,6 +100,13 @@ class ChatRequest(_Model):
     stop: list[str] | None = None
 
 
+class Embeddings(_Model):
+    """Embedding vectors of a list of texts, in input order, plus accounting."""
+
+    vectors: list[list[float]]
+    usage: Usage = Field(default_factory=Usage)
+
+
 class ChatResponse(_Model):
     """One model answer plus accounting."""
 

@@ -11,10 +11,11 @@ Tests register their own script with `register_mock(name, fn)` where `fn(request
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 from agentopt.core.errors import ModelCallError
-from agentopt.models.types import ChatRequest, ChatResponse, Message, Usage
+from agentopt.models.settings import CallSettings, ProviderConfig
+from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message, Usage
 
 MockReply = ChatResponse | Message | str
 MockFn = Callable[[ChatRequest], MockReply | Awaitable[MockReply]]
@@ -95,6 +96,19 @@ class MockProvider:
             provider="mock",
         )
 
-    async def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+    async def embed(self, model: str, texts: list[str]) -> Embeddings:
         """`mock:bow` (any name): hashed bag-of-words vectors, for tests of embedding users."""
-        return [bag_of_words_embedding(t) for t in texts]
+        return Embeddings(
+            vectors=[bag_of_words_embedding(t) for t in texts],
+            usage=Usage(input_tokens=sum(_estimate_tokens(t) for t in texts)),
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def make_provider(
+    name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
+) -> MockProvider:
+    """Factory used by the provider registry."""
+    return MockProvider()

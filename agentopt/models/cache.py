@@ -1,0 +1,244 @@
+"""The response cache: SQLite in WAL mode at `.agentopt/cache.sqlite` (models.md §3).
+
+Keys are SHA-256 digests of the canonical JSON (sorted keys, no whitespace) of the fields that
+define an answer — provider type, base URL, model, messages, tools, tool_choice, temperature,
+top_p, seed, max tokens, response_format, stop, and the repeat index — never timeouts or
+credentials (style.md rule 8). Values are JSON, never pickle.
+
+Concurrency: one connection per CallLayer, used from worker threads under a lock; every write
+is a short `BEGIN IMMEDIATE` transaction, and a 30 s busy timeout lets several processes share
+the file. A cache that cannot be opened or read is disabled for the run with one warning:
+a cache problem never fails a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from agentopt.core.paths import cache_path
+from agentopt.models.types import ChatRequest
+
+log = logging.getLogger("agentopt.models")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0,
+    last_hit_at REAL
+);
+CREATE INDEX IF NOT EXISTS entries_created ON entries(created_at);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+BUSY_TIMEOUT_S = 30.0
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def chat_cache_key(
+    *, provider_type: str, base_url: str, model: str, request: ChatRequest, repeat: int
+) -> str:
+    """The cache key of one chat call (listed semantic fields only)."""
+    fields = {
+        "kind": "chat",
+        "provider": provider_type,
+        "base_url": base_url,
+        "model": model,
+        "messages": [m.model_dump(exclude_none=True) for m in request.messages],
+        "tools": [t.model_dump() for t in request.tools or []],
+        "tool_choice": request.tool_choice,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "seed": request.seed,
+        "max_tokens": request.max_tokens,
+        "response_format": request.response_format,
+        "stop": request.stop,
+        "repeat": repeat,
+    }
+    return hashlib.sha256(canonical_json(fields).encode()).hexdigest()
+
+
+def embed_cache_key(*, provider_type: str, base_url: str, model: str, text: str) -> str:
+    """The cache key of one text's embedding."""
+    fields = {"kind": "embed", "provider": provider_type, "base_url": base_url, "model": model}
+    fields["text"] = text
+    return hashlib.sha256(canonical_json(fields).encode()).hexdigest()
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) a cache database in WAL mode with a busy timeout."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(
+        str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("BEGIN IMMEDIATE")
+        for statement in filter(None, (s.strip() for s in SCHEMA.split(";"))):
+            conn.execute(statement)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+class ResponseCache:
+    """Async-friendly access to the cache file of one project."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._disabled = False
+        self._pending_hits: Counter[str] = Counter()
+        self._flushed_misses = 0
+
+    @classmethod
+    def for_project(cls, project_dir: Path) -> ResponseCache:
+        return cls(cache_path(project_dir))
+
+    @property
+    def disabled(self) -> bool:
+        return self._disabled
+
+    async def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """Payloads of the keys that are cached (missing keys are absent from the result)."""
+        if self._disabled or not keys:
+            return {}
+        found = await asyncio.to_thread(self._get_many, keys)
+        self.hits += len(found)
+        self.misses += len(set(keys)) - len(found)
+        self._pending_hits.update(found.keys())
+        return found
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        return (await self.get_many([key])).get(key)
+
+    async def put_many(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+        """Store `(key, kind, provider, model, payload)` rows in one transaction."""
+        if self._disabled or not rows:
+            return
+        await asyncio.to_thread(self._put_many, rows)
+
+    async def put(
+        self, key: str, *, kind: str, provider: str, model: str, payload: dict[str, Any]
+    ) -> None:
+        await self.put_many([(key, kind, provider, model, payload)])
+
+    async def aclose(self) -> None:
+        """Flush hit counters and close the connection."""
+        await asyncio.to_thread(self._close)
+
+    # -- worker-thread side ------------------------------------------------------------------
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = connect(self.path)
+        return self._conn
+
+    def _guard(self, what: str, fn: Any) -> Any:
+        with self._lock:
+            if self._disabled:
+                return None
+            try:
+                return fn(self._connection())
+            except sqlite3.Error as exc:
+                self._disabled = True
+                log.warning(
+                    "model cache at %s disabled for this run (%s failed: %s); "
+                    "run `agentopt cache clear` if the file is damaged",
+                    self.path,
+                    what,
+                    exc,
+                )
+                return None
+
+    def _get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        def run(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+            out: dict[str, dict[str, Any]] = {}
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT key, payload FROM entries WHERE key IN ({marks})", chunk
+                ).fetchall()
+                for key, payload in rows:
+                    try:
+                        out[key] = json.loads(payload)
+                    except ValueError:
+                        continue
+            return out
+
+        return self._guard("read", run) or {}
+
+    def _put_many(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+        now = time.time()
+        values = [(k, kind, p, m, canonical_json(payload), now) for k, kind, p, m, payload in rows]
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO entries"
+                    " (key, kind, provider, model, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    values,
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self.writes += len(values)
+
+        self._guard("write", run)
+
+    def _close(self) -> None:
+        hits, self._pending_hits = self._pending_hits, Counter()
+        misses, self._flushed_misses = self.misses - self._flushed_misses, self.misses
+        if hits or misses:
+            now = time.time()
+
+            def run(conn: sqlite3.Connection) -> None:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany(
+                        "UPDATE entries SET hits = hits + ?, last_hit_at = ? WHERE key = ?",
+                        [(n, now, key) for key, n in hits.items()],
+                    )
+                    for name, value in (("hits", sum(hits.values())), ("misses", misses)):
+                        conn.execute(
+                            "INSERT INTO counters (name, value) VALUES (?, ?) "
+                            "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+                            (name, value),
+                        )
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+
+            if hits or misses:
+                self._guard("flush", run)
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

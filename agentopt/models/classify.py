@@ -1,0 +1,169 @@
+"""Every failure of a model call becomes a classified `ModelCallError` (models.md §3).
+
+The retry loop decides only from `kind`/`retryable`/`retry_after`, never from SDK types:
+429, 5xx, 408/409, timeouts and connection errors are retryable; 400/401/403/404,
+`insufficient_quota`, context-length and content-filter errors, and unreadable answers are not.
+Messages name the provider, the model and the cause — never a credential (they are redacted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from agentopt.core.errors import ModelCallError
+from agentopt.core.redaction import redact
+
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "context window",
+    "too many tokens",
+)
+_FILTER_MARKERS = (
+    "content_filter",
+    "content_policy_violation",
+    "content management policy",
+    "responsibleaipolicyviolation",
+)
+
+_HINTS = {
+    "auth": "check the credentials for this provider ({key_hint}); the key or token was rejected",
+    "not_found": "check the model or deployment name and the base URL",
+    "quota": "the account has no quota left: check billing or use another deployment",
+    "context_length": "the prompt is longer than the model's context window: shorten it or "
+    "use a model with a larger one",
+    "content_filter": "the provider's content filter blocked this request or answer",
+    "parse": "is the base URL an OpenAI-compatible /v1 endpoint?",
+}
+
+
+def parse_retry_after(
+    headers: Mapping[str, str] | None, *, now: float | None = None
+) -> float | None:
+    """Seconds to wait from `retry-after-ms`, else `Retry-After` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    lower = {k.lower(): v for k, v in headers.items()}
+    ms = lower.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = lower.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def classify(
+    exc: BaseException,
+    *,
+    provider: str,
+    model: str,
+    base_url: str = "",
+    key_hint: str = "",
+    secrets: list[str] | None = None,
+) -> ModelCallError:
+    """Turn any exception raised by a provider call into a `ModelCallError`."""
+    if isinstance(exc, ModelCallError):
+        return exc
+    kind, retryable, status, retry_after, cause = _classify(exc, base_url)
+    message = redact(f"{provider} model '{model}' failed: {cause}", extra_secrets=secrets)
+    hint = _HINTS.get(kind)
+    if hint:
+        hint = hint.format(key_hint=key_hint or "its API key or Azure login")
+    return ModelCallError(
+        message,
+        kind=kind,
+        provider=provider,
+        model=model,
+        retryable=retryable,
+        status_code=status,
+        retry_after=retry_after,
+        hint=hint,
+    )
+
+
+def _classify(exc: BaseException, base_url: str) -> tuple[str, bool, int | None, float | None, str]:
+    """(kind, retryable, HTTP status, retry_after, cause text)."""
+    # The SDK is only consulted when it is loaded: an exception cannot come from it otherwise.
+    openai: Any = sys.modules.get("openai")
+    if openai is not None:
+        sdk = _classify_openai(exc, openai, base_url)
+        if sdk is not None:
+            return sdk
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+        return "timeout", True, None, None, "the request timed out"
+    if isinstance(exc, json.JSONDecodeError):
+        where = f" from {base_url}" if base_url else ""
+        return "parse", False, None, None, f"the answer{where} is not valid OpenAI JSON ({exc})"
+    if isinstance(exc, ConnectionError | OSError):
+        return "connection", True, None, None, f"connection error ({exc})"
+    return "unknown", False, None, None, f"{type(exc).__name__}: {exc}"
+
+
+def _classify_openai(
+    exc: BaseException, openai: Any, base_url: str
+) -> tuple[str, bool, int | None, float | None, str] | None:
+    if isinstance(exc, openai.APIStatusError):
+        return _classify_status(exc)
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout", True, None, None, "the request timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        where = f" to {base_url}" if base_url else ""
+        return "connection", True, None, None, f"could not connect{where} ({_cause_text(exc)})"
+    if isinstance(exc, openai.ContentFilterFinishReasonError):
+        return "content_filter", False, None, None, "the content filter stopped the answer"
+    if isinstance(exc, openai.APIResponseValidationError):
+        where = f" from {base_url}" if base_url else ""
+        return "parse", False, None, None, f"the answer{where} does not match the OpenAI schema"
+    return None
+
+
+def _classify_status(exc: Any) -> tuple[str, bool, int | None, float | None, str]:
+    status = int(exc.status_code)
+    body = exc.body if isinstance(exc.body, dict) else {}
+    err = body.get("error", body) if isinstance(body.get("error", body), dict) else body
+    code = str(exc.code or err.get("code") or "")
+    detail = str(err.get("message") or exc.message or "")
+    text = f"{code} {detail} {exc.message}".lower()
+    headers = dict(exc.response.headers) if getattr(exc, "response", None) is not None else {}
+    retry_after = parse_retry_after(headers)
+    cause = f"HTTP {status}" + (f" {code}" if code else "") + (f": {detail}" if detail else "")
+    if status == 429:
+        if "insufficient_quota" in text:
+            return "quota", False, status, None, cause
+        return "rate_limit", True, status, retry_after, cause
+    if any(m in text for m in _CONTEXT_MARKERS):
+        return "context_length", False, status, None, cause
+    if any(m in text for m in _FILTER_MARKERS):
+        return "content_filter", False, status, None, cause
+    if status in (401, 403):
+        return "auth", False, status, None, cause
+    if status == 404:
+        return "not_found", False, status, None, cause
+    if status in (408, 409):
+        return "timeout" if status == 408 else "server", True, status, retry_after, cause
+    if status >= 500:
+        return "server", True, status, retry_after, cause
+    return "bad_request", False, status, None, cause
+
+
+def _cause_text(exc: BaseException) -> str:
+    inner = exc.__cause__ or exc.__context__
+    return f"{type(inner).__name__}: {inner}" if inner else str(exc)

@@ -1,0 +1,86 @@
+"""`azure:` — Azure OpenAI deployments (`azure:<deployment>`).
+
+Endpoint from `base_url` or `AZURE_OPENAI_ENDPOINT`, API version from `api_version` or
+`OPENAI_API_VERSION`. Auth: the key in `AZURE_OPENAI_API_KEY` (or `api_key_env`) as the
+`api-key` header, else Entra ID through an async `DefaultAzureCredential` token provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentopt.core.errors import ConfigError
+from agentopt.models.providers.azure_auth import default_credential
+from agentopt.models.providers.openai_chat import Closer, OpenAIChatProvider
+from agentopt.models.settings import CallSettings, ProviderConfig
+
+DEFAULT_API_VERSION = "2024-10-21"
+COGNITIVE_SCOPE = "https://cognitiveservices.azure.com/.default"
+
+
+def make_provider(
+    name: str,
+    config: ProviderConfig,
+    settings: CallSettings,
+    env: Mapping[str, str],
+    *,
+    credential: Any = None,
+) -> OpenAIChatProvider:
+    """Build the Azure OpenAI provider.
+
+    Args:
+        credential: an async Azure credential (anything with `get_token`) to use instead of
+            `DefaultAzureCredential` when no key is set; tests pass a static one.
+    """
+    endpoint = config.base_url or env.get("AZURE_OPENAI_ENDPOINT")
+    if not endpoint:
+        raise ConfigError(
+            f"provider '{name}' (azure) needs an endpoint",
+            hint="export AZURE_OPENAI_ENDPOINT=https://<resource>.openai.azure.com, "
+            "or set base_url in options.providers",
+        )
+    api_version = config.api_version or env.get("OPENAI_API_VERSION") or DEFAULT_API_VERSION
+    key_env = config.api_key_env or "AZURE_OPENAI_API_KEY"
+    key = env.get(key_env)
+    closers: list[Closer] = []
+    state: dict[str, Any] = {}
+
+    def factory() -> object:
+        from openai import AsyncAzureOpenAI
+
+        common: dict[str, Any] = {
+            "azure_endpoint": endpoint,
+            "api_version": api_version,
+            "max_retries": 0,
+            "timeout": settings.call_timeout_s,
+        }
+        if key:
+            return AsyncAzureOpenAI(api_key=key, **common)
+        from azure.identity.aio import get_bearer_token_provider
+
+        cred = credential if credential is not None else _default_credential(state)
+        token_provider = get_bearer_token_provider(cred, COGNITIVE_SCOPE)
+        return AsyncAzureOpenAI(azure_ad_token_provider=token_provider, **common)
+
+    async def close_credential() -> None:
+        cred = state.pop("credential", None)
+        if cred is not None:
+            await cred.close()
+
+    closers.append(close_credential)
+    return OpenAIChatProvider(
+        id=name,
+        base_url=endpoint,
+        client_factory=factory,
+        reasoning=config.reasoning,
+        reasoning_patterns=settings.reasoning_models,
+        secrets=[key] if key else [],
+        key_hint=f"{key_env}, or `az login` for Entra ID",
+        closers=closers,
+    )
+
+
+def _default_credential(state: dict[str, Any]) -> Any:
+    state["credential"] = default_credential()
+    return state["credential"]

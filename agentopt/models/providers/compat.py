@@ -1,0 +1,71 @@
+"""`ollama:` and `compat:` — any OpenAI-compatible server (ollama, vLLM, llama.cpp, LM Studio).
+
+The key is optional and read from the env var named by `api_key_env`. The SDK is always given
+an explicit key so it never falls back to `OPENAI_API_KEY` (which must not leak to a local
+server); keyless servers get the placeholder "unused".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agentopt.core.errors import ConfigError
+from agentopt.models.providers.openai_chat import OpenAIChatProvider
+from agentopt.models.settings import CallSettings, ProviderConfig
+
+OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
+NO_KEY = "unused"
+
+
+def ollama_base_url(env: Mapping[str, str]) -> str:
+    """`OLLAMA_HOST` (host:port or URL) as an OpenAI base URL, else localhost:11434."""
+    host = env.get("OLLAMA_HOST", "").strip().rstrip("/")
+    if not host:
+        return OLLAMA_DEFAULT_URL
+    if "://" not in host:
+        host = f"http://{host}"
+    return host if host.endswith("/v1") else f"{host}/v1"
+
+
+def make_provider(
+    name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
+) -> OpenAIChatProvider:
+    """Build an ollama/compat provider for `config.base_url`."""
+    if config.base_url:
+        base_url = config.base_url
+    elif config.type == "ollama":
+        base_url = ollama_base_url(env)
+    else:
+        raise ConfigError(
+            f"provider '{name}' (compat) has no base_url",
+            hint="set base_url in options.providers, or write compat:<model>@http://host:port/v1",
+        )
+    key = None
+    if config.api_key_env:
+        key = env.get(config.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"{config.api_key_env} is not set, but provider '{name}' reads its key from it",
+                hint=f"export {config.api_key_env}=..., or remove api_key_env if the server "
+                "needs no key",
+            )
+
+    def factory() -> object:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(
+            api_key=key or NO_KEY,
+            base_url=base_url,
+            max_retries=0,
+            timeout=settings.call_timeout_s,
+        )
+
+    return OpenAIChatProvider(
+        id=name,
+        base_url=base_url,
+        client_factory=factory,
+        reasoning=config.reasoning,
+        reasoning_patterns=settings.reasoning_models,
+        secrets=[key] if key else [],
+        key_hint=config.api_key_env or "",
+    )

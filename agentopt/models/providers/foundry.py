@@ -1,0 +1,72 @@
+"""`foundry:` — models deployed in a Microsoft Foundry project.
+
+The project client hands out an authenticated OpenAI client:
+`azure.ai.projects.aio.AIProjectClient(endpoint, credential).get_openai_client()` (base URL
+`<endpoint>/openai/v1`, bearer tokens for https://ai.azure.com from the credential). Endpoint:
+`base_url` of the provider, `--project-endpoint`, `FOUNDRY_PROJECT_ENDPOINT`, then
+`AZURE_AI_PROJECT_ENDPOINT` (deprecated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentopt.core.errors import ConfigError
+from agentopt.models.providers.azure_auth import async_transport_kwargs, default_credential
+from agentopt.models.providers.openai_chat import OpenAIChatProvider
+from agentopt.models.resolve import project_endpoint
+from agentopt.models.settings import CallSettings, ProviderConfig
+
+
+def make_provider(
+    name: str,
+    config: ProviderConfig,
+    settings: CallSettings,
+    env: Mapping[str, str],
+    *,
+    credential: Any = None,
+) -> OpenAIChatProvider:
+    """Build the Foundry provider.
+
+    Args:
+        credential: an async Azure credential (anything with `get_token`) instead of
+            `DefaultAzureCredential`; tests pass a static one.
+    """
+    endpoint = config.base_url or project_endpoint(settings, env)
+    if not endpoint:
+        raise ConfigError(
+            f"provider '{name}' (foundry) needs a project endpoint",
+            hint="pass --project-endpoint or export FOUNDRY_PROJECT_ENDPOINT="
+            "https://<account>.services.ai.azure.com/api/projects/<project>",
+        )
+    state: dict[str, Any] = {}
+
+    def factory() -> object:
+        from azure.ai.projects.aio import AIProjectClient
+
+        cred = credential
+        if cred is None:
+            cred = state["credential"] = default_credential()
+        project = state["project"] = AIProjectClient(
+            endpoint=endpoint, credential=cred, **async_transport_kwargs()
+        )
+        return project.get_openai_client(max_retries=0, timeout=settings.call_timeout_s)
+
+    async def close() -> None:
+        project = state.pop("project", None)
+        if project is not None:
+            await project.close()
+        cred = state.pop("credential", None)
+        if cred is not None:
+            await cred.close()
+
+    return OpenAIChatProvider(
+        id=name,
+        base_url=endpoint.rstrip("/") + "/openai/v1",
+        client_factory=factory,
+        reasoning=config.reasoning,
+        reasoning_patterns=settings.reasoning_models,
+        key_hint="`az login` (DefaultAzureCredential) with access to the Foundry project",
+        closers=[close],
+    )

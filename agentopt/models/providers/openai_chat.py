@@ -1,0 +1,110 @@
+"""The adapter every OpenAI-protocol provider shares (openai, azure, foundry, ollama, compat).
+
+It stays dumb (style.md rule 3): one request, one answer or one classified error. The SDK client
+is built lazily on the first call, always with `max_retries=0` — the call layer owns retrying.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agentopt.models.classify import classify
+from agentopt.models.providers.chat_format import request_to_wire, response_from_wire
+from agentopt.models.reasoning import is_reasoning_model
+from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Usage
+
+ClientFactory = Callable[[], Any]
+Closer = Callable[[], Awaitable[None]]
+
+
+class OpenAIChatProvider:
+    """A provider speaking chat.completions through an `openai.AsyncOpenAI`-like client.
+
+    Args:
+        id: provider instance name used in messages ("openai", "azure", "mylab").
+        base_url: the server's base URL (part of the cache key).
+        client_factory: builds the SDK client (called once, on first use).
+        reasoning: forced reasoning flag of the provider, or None to use the model table.
+        reasoning_patterns: extra reasoning-model globs from configuration.
+        secrets: credential values to mask in error text (in addition to env secrets).
+        key_hint: where the credentials come from, for auth error hints ("OPENAI_API_KEY").
+        closers: extra async cleanups (Azure credentials, project clients).
+    """
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        base_url: str,
+        client_factory: ClientFactory,
+        reasoning: bool | None = None,
+        reasoning_patterns: list[str] | None = None,
+        secrets: list[str] | None = None,
+        key_hint: str = "",
+        closers: list[Closer] | None = None,
+    ) -> None:
+        self.id = id
+        self.base_url = base_url
+        self.secrets = [s for s in (secrets or []) if s]
+        self._factory = client_factory
+        self._reasoning = reasoning
+        self._patterns = list(reasoning_patterns or [])
+        self._key_hint = key_hint
+        self._closers = list(closers or [])
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self._factory()
+        return self._client
+
+    def is_reasoning(self, model: str) -> bool:
+        return is_reasoning_model(model, extra_patterns=self._patterns, forced=self._reasoning)
+
+    def wire_request(self, model: str, request: ChatRequest) -> dict[str, Any]:
+        """The exact body this provider sends for `request` (also used for debug logs)."""
+        return request_to_wire(model, request, reasoning=self.is_reasoning(model))
+
+    async def complete(self, model: str, request: ChatRequest) -> ChatResponse:
+        body = self.wire_request(model, request)
+        try:
+            completion = await self.client.chat.completions.create(**body)
+        except Exception as exc:
+            raise self._error(exc, model) from exc
+        if isinstance(completion, str):
+            # Some servers answer 200 with a non-JSON body; the SDK then returns the raw text.
+            raise self._error(ValueError(f"not JSON: {completion[:200]!r}"), model)
+        return response_from_wire(completion, provider=self.id, model=model)
+
+    async def embed(self, model: str, texts: list[str]) -> Embeddings:
+        try:
+            result = await self.client.embeddings.create(model=model, input=texts)
+        except Exception as exc:
+            raise self._error(exc, model) from exc
+        rows = sorted(result.data, key=lambda d: d.index)
+        usage = getattr(result, "usage", None)
+        tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        return Embeddings(
+            vectors=[list(map(float, r.embedding)) for r in rows],
+            usage=Usage(input_tokens=tokens),
+        )
+
+    def _error(self, exc: BaseException, model: str) -> Exception:
+        return classify(
+            exc,
+            provider=self.id,
+            model=model,
+            base_url=self.base_url,
+            key_hint=self._key_hint,
+            secrets=self.secrets,
+        )
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+        for close in self._closers:
+            await close()
+        self._closers = []
