@@ -175,9 +175,16 @@ def test_citations_counts_agent_citations_and_threshold(harness):
     assert {"index": 2, "source": "https://x.example", "text": "X"} in r.details["citations"]
 
 
-def test_citations_unknown_format_is_config_error(harness):
+def test_citations_unknown_format_counts_every_known_format(harness):
+    # The M365 schema leaves citation_format open and its own samples use "inline".
+    sample = EvalSample(response="See [1] and 【2†doc】 and [guide](https://g.example).")
+    r = harness.run({"name": "Citations", "options": {"citation_format": "inline"}}, sample)
+    assert r.details["count"] == 3 and r.status == "pass"
+
+
+def test_citations_non_string_format_is_config_error(harness):
     with pytest.raises(ConfigError, match="citation_format"):
-        harness.build({"name": "Citations", "options": {"citation_format": "apa"}})
+        harness.build({"name": "Citations", "options": {"citation_format": 3}})
 
 
 # --- json_schema -------------------------------------------------------------------------------

@@ -84,10 +84,14 @@ class Citations(EvaluatorBase):
         self._format(self.options)
 
     def _format(self, opts: dict[str, Any]) -> str:
-        fmt = str(opts.get("citation_format", "oai_unicode")).lower()
-        if fmt not in FORMATS:
-            raise option_error(self.name, "citation_format", " | ".join(FORMATS), fmt)
-        return fmt
+        """The detection format. The M365 schema leaves `citation_format` open (its own
+        samples use "inline"), so an unknown string counts every known format ("mixed");
+        a non-string is a configuration error."""
+        raw = opts.get("citation_format", "oai_unicode")
+        if not isinstance(raw, str):
+            raise option_error(self.name, "citation_format", " | ".join(FORMATS), raw)
+        fmt = raw.lower()
+        return fmt if fmt in FORMATS else "mixed"
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         fmt = self._format(self.options_for(sample))
