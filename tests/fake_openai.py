@@ -293,6 +293,11 @@ class FakeOpenAI:
             return scripted
         if self.handler is not None:
             answer = self.handler(req)
+            if answer is not None and answer.body is None and answer.status == 200:
+                # A bodiless reply (e.g. `slow(0.2)`) means "the default answer, shaped so".
+                return Reply(
+                    body=self._default(req).body, headers=answer.headers, delay=answer.delay
+                )
             if answer is not None:
                 return answer
         return self._default(req)

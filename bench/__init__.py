@@ -1,0 +1,1 @@
+"""Performance measurements of agentopt (`python -m bench`). Numbers, not timed tests."""
