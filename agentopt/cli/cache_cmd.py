@@ -28,7 +28,7 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-@cache_app.command("stats")
+@cache_app.command("stats", epilog="Example:\n\n  agentopt cache stats")
 @handle_errors
 def stats_command() -> None:
     """Entries, size on disk, hits and a per-model breakdown of the cache."""
@@ -56,7 +56,9 @@ def stats_command() -> None:
         STATE.say(table)
 
 
-@cache_app.command("clear")
+@cache_app.command(
+    "clear", epilog="Examples:\n\n  agentopt cache clear\n\n  agentopt cache clear --older-than 7d"
+)
 @handle_errors
 def clear_command(
     older_than: Annotated[

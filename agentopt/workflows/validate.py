@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from agentopt.core.errors import AgentoptError, Problem
-from agentopt.core.files.eval_yaml_load import validate_eval_config
+from agentopt.core.files.eval_yaml_load import load_eval_config, validate_eval_config
 from agentopt.core.files.evaluator_yaml import evaluator_yaml_problems
 from agentopt.core.files.rubric import rubric_problems
 from agentopt.datasets import validate_dataset
@@ -93,7 +93,7 @@ def validate_file(path: Path, *, strict: bool = False) -> FileReport:
         elif kind == "evaluator YAML":
             problems = evaluator_yaml_problems(path.read_text(encoding="utf-8"), shown)
         elif kind == "eval.yaml":
-            problems = validate_eval_config(path)
+            problems = validate_eval_config(path) + _suite_problems(path)
         else:
             problems = [
                 Problem(
@@ -106,6 +106,24 @@ def validate_file(path: Path, *, strict: bool = False) -> FileReport:
     except AgentoptError as err:
         problems = list(getattr(err, "problems", [])) or [Problem(shown, "", err.message)]
     return FileReport(path, kind, problems)
+
+
+def _suite_problems(path: Path) -> list[Problem]:
+    """What makes a loadable eval.yaml unusable as a suite: it names no dataset."""
+    try:
+        config, _ = load_eval_config(path)
+    except AgentoptError:
+        return []  # already reported by validate_eval_config
+    if config.dataset is not None:
+        return []
+    return [
+        Problem(
+            str(path),
+            "dataset",
+            "the suite has no dataset: expected `dataset:` with `local_uri` (a file or folder) "
+            "or `name` and `version` (a registered dataset)",
+        )
+    ]
 
 
 def validate_paths(paths: list[Path], *, strict: bool = False) -> list[FileReport]:
