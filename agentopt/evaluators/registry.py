@@ -29,6 +29,8 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "agentopt.evaluators.deterministic.partial_match",
     "agentopt.evaluators.deterministic.regex_match",
     "agentopt.evaluators.deterministic.citations",
+    "agentopt.evaluators.deterministic.retrieval_query",
+    "agentopt.evaluators.deterministic.retrieval_result",
     "agentopt.evaluators.deterministic.json_schema",
     "agentopt.evaluators.deterministic.run_metrics",
     "agentopt.evaluators.deterministic.semantic_similarity",

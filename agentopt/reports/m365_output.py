@@ -32,10 +32,25 @@ M365_SCORE_KEYS = {
     "builtin.citations": "citations",
     "builtin.exact_match": "exactMatch",
     "builtin.partial_match": "partialMatch",
+    "builtin.retrieval_query": "retrievalQuery",
+    "builtin.retrieval_result": "retrievalResult",
 }
 ONE_TO_FIVE = {"relevance", "coherence", "groundedness", "similarity"}
 M365_ERROR_CODES = {"agentRequestFailed", "turnSkipped", "evaluatorsFailed"}
 OUTPUT_FIELDS = ("response", "scores", "citations", "status", "error")
+RETRIEVAL_CODES = {
+    "retrievalQuery": (
+        "pass",
+        "no_matching_query",
+        "required_terms_missing",
+        "excluded_terms_found",
+        "mixed_term_failure",
+        "retrieval_failure",
+    ),
+    "retrievalResult": ("pass", "not_retrieved", "count_below_minimum", "error"),
+}
+RETRIEVAL_TERM_LISTS = ("matched_queries", "includes_missing", "excludes_found")
+RETRIEVAL_ITEM_LISTS = ("matched_items", "missing_items", "extract_failures")
 
 
 def m365_score_key(evaluator: str) -> str:
@@ -204,6 +219,11 @@ def _score(res: EvalOutcome) -> dict[str, Any]:
         }
         if isinstance(res.details.get("format"), str):
             entry["format"] = res.details["format"]
+    elif key in RETRIEVAL_CODES:
+        retrieval = _retrieval(key, res)
+        if retrieval is None:
+            return _errored("no diagnostic_code recorded")
+        entry = retrieval
     elif key == "exactMatch":
         entry = {"match": res.status == "pass", "result": res.status}
     elif key == "partialMatch":
@@ -223,6 +243,53 @@ def _score(res: EvalOutcome) -> dict[str, Any]:
     if res.reason:
         entry["reason"] = res.reason
     return entry
+
+
+def _retrieval(key: str, res: EvalOutcome) -> dict[str, Any] | None:
+    """A RetrievalQuery/RetrievalResult score (`RetrievalQueryScoreValid` /
+    `RetrievalResultScoreValid`): the pinned threshold, the diagnostic code and its lists,
+    keeping only the fields and types the schema allows."""
+    details = res.details
+    code = details.get("diagnostic_code")
+    if code not in RETRIEVAL_CODES[key]:
+        return None
+    score = res.score if res.score is not None else res.normalized
+    entry: dict[str, Any] = {
+        "score": _clamp(score or 0.0, 0, 1),
+        "result": res.status,
+        "threshold": float(res.threshold if res.threshold is not None else 1.0),
+        "diagnostic_code": code,
+    }
+    if key == "retrievalQuery":
+        for name in RETRIEVAL_TERM_LISTS:
+            if isinstance(details.get(name), list):
+                entry[name] = [str(v) for v in details[name]]
+    else:
+        count = details.get("results_evaluated")
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+            entry["results_evaluated"] = count
+        for name in RETRIEVAL_ITEM_LISTS:
+            if isinstance(details.get(name), list):
+                entry[name] = [_retrieval_item(v, name) for v in details[name] if _has_text(v)]
+    return entry
+
+
+def _has_text(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("extractMatch"), str)
+
+
+def _retrieval_item(value: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A RetrievalMatchedItem / RetrievalMissingItem (the schema forbids other keys)."""
+    item: dict[str, Any] = {"extractMatch": value["extractMatch"]}
+    if kind == "matched_items":
+        if isinstance(value.get("matchedHitUrl"), str):
+            item["matchedHitUrl"] = value["matchedHitUrl"]
+        rank = value.get("matchedHitRank")
+        if isinstance(rank, int) and not isinstance(rank, bool):
+            item["matchedHitRank"] = rank
+    if isinstance(value.get("reason"), str) and value["reason"]:
+        item["reason"] = value["reason"]
+    return item
 
 
 def _clamp(value: float, lo: float, hi: float) -> float:

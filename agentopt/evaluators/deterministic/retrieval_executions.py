@@ -1,0 +1,245 @@
+"""Reading an agent's retrieval executions out of its tool calls (M365 RetrievalQuery and
+RetrievalResult).
+
+Copilot reports retrievals as `CapabilityExecution`s; agentopt runs any agent, so a retrieval
+execution is a TOOL CALL whose name names the capability: `OneDriveAndSharePoint` matches the
+tools `OneDriveAndSharePoint`, `search_OneDriveAndSharePoint` and `onedrive_and_sharepoint_search`
+(case, `_`, `-` and spaces ignored; the capability may be part of the tool name). From each call
+we read the query the agent sent and the hits the tool returned, in the shapes search tools
+commonly use: a list, `{"results"|"hits"|"value"|"documents": [...]}`, Microsoft Graph search's
+`value[].hitsContainers[].hits[]`, JSON text of any of these, or plain text (one hit).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentopt.agents.transcript import ToolCallRecord
+
+QUERY_KEYS = ("queryString", "query", "q", "search", "searchQuery", "queries")
+"""Argument names holding the query, in order of preference (case-insensitive)."""
+HIT_LIST_KEYS = ("results", "hits", "value", "documents", "items")
+"""Keys of a tool result dict that hold the list of hits (case-insensitive)."""
+TEXT_KEYS = ("extract", "content", "text", "snippet", "summary")
+"""Keys of a hit holding its text, in order of preference (case-insensitive)."""
+URL_KEYS = ("webUrl", "url")
+_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
+_QUOTES = {ord("\u2018"): "'", ord("\u2019"): "'", ord("\u201c"): '"', ord("\u201d"): '"'}
+_SPACE = re.compile(r"\s+")
+_NOT_ALNUM = re.compile(r"[^0-9a-z]+")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved item.
+
+    Attributes:
+        rank: 1-based rank within its execution (the hit's own `rank` when it has one).
+        text: the extract the assertions are checked against.
+        url: the item's `webUrl`/`url`, when the tool gave one.
+    """
+
+    rank: int
+    text: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One call of a retrieval tool.
+
+    Attributes:
+        tool: the tool's name as the agent called it.
+        queries: the query strings it sent (usually one; none when it sent no text).
+        hits: what it returned, in rank order (empty when the call failed).
+        error: the tool's error, when the call failed.
+    """
+
+    tool: str
+    queries: tuple[str, ...]
+    hits: tuple[Hit, ...]
+    error: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """A small record for result details (no hit texts: those can be large)."""
+        out: dict[str, Any] = {"tool": self.tool, "queries": list(self.queries)}
+        out["hits"] = len(self.hits)
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def normalize(text: str) -> str:
+    """Text for case-insensitive, whitespace-insensitive containment: NFKC, typographic dashes
+    and quotes folded to ASCII, case-folded, runs of white space collapsed."""
+    folded = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
+    return _SPACE.sub(" ", folded.casefold()).strip()
+
+
+def contains(text: str, term: str) -> bool:
+    """True when `term` occurs in `text` (both normalized)."""
+    needle = normalize(term)
+    return bool(needle) and needle in normalize(text)
+
+
+def matches_capability(tool_name: str, capability: str) -> bool:
+    """The tool is an execution of the capability: equal or containing it, ignoring case and
+    separators (`search_OneDriveAndSharePoint`, `onedrive-and-sharepoint`)."""
+    tool = _NOT_ALNUM.sub("", tool_name.casefold())
+    cap = _NOT_ALNUM.sub("", capability.casefold())
+    return bool(cap) and cap in tool
+
+
+def find_executions(calls: Iterable[ToolCallRecord], capability: str) -> list[Execution]:
+    """The calls of tools matching `capability`, in call order."""
+    return [
+        Execution(
+            tool=call.name,
+            queries=tuple(query_strings(call.arguments)),
+            hits=() if call.error else tuple(read_hits(call.result)),
+            error=call.error,
+        )
+        for call in calls
+        if matches_capability(call.name, capability)
+    ]
+
+
+def query_strings(arguments: Mapping[str, Any]) -> list[str]:
+    """The queries a call sent: the first argument named like a query (a string, a list of
+    strings, or a list of `{queryString}` objects), else the first string argument."""
+    if not isinstance(arguments, Mapping):
+        return []
+    for key in QUERY_KEYS:
+        value = _get(arguments, key)
+        found = _strings(value)
+        if found:
+            return found
+    for value in arguments.values():
+        if isinstance(value, str) and value.strip():
+            return [value]
+    return []
+
+
+def read_hits(result: Any) -> list[Hit]:
+    """The hits of one tool result, ranked."""
+    hits: list[Hit] = []
+    for position, item in enumerate(_hit_items(result), start=1):
+        hit = _hit(item, position)
+        if hit is not None:
+            hits.append(hit)
+    return hits
+
+
+def within_rank(executions: Sequence[Execution], max_rank: int) -> list[Hit]:
+    """Every hit of every execution ranked `max_rank` or better, best rank first."""
+    kept = [h for e in executions for h in e.hits if h.rank <= max_rank]
+    return sorted(kept, key=lambda h: h.rank)
+
+
+def _get(mapping: Mapping[str, Any], key: str) -> Any:
+    if key in mapping:
+        return mapping[key]
+    lowered = key.casefold()
+    for k, v in mapping.items():
+        if isinstance(k, str) and k.casefold() == lowered:
+            return v
+    return None
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, list):
+        out: list[str] = []
+        for v in value:
+            if isinstance(v, Mapping):
+                v = _get(v, "queryString") or _get(v, "query")
+            if isinstance(v, str) and v.strip():
+                out.append(v)
+        return out
+    return []
+
+
+def _hit_items(result: Any) -> list[Any]:
+    value = result
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return []
+        if text[0] in "[{":
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                return [value]
+        else:
+            return [value]
+    if isinstance(value, list):
+        return _flatten_graph(value)
+    if isinstance(value, Mapping):
+        if isinstance(_get(value, "hitsContainers"), list):
+            return _flatten_graph([value])
+        for key in HIT_LIST_KEYS:
+            listed = _get(value, key)
+            if isinstance(listed, list):
+                return _flatten_graph(listed)
+        return [value]  # one document
+    if value is None or isinstance(value, bool):
+        return []
+    return [str(value)]
+
+
+def _flatten_graph(items: list[Any]) -> list[Any]:
+    """Microsoft Graph search nests hits: value[].hitsContainers[].hits[]."""
+    out: list[Any] = []
+    for item in items:
+        containers = _get(item, "hitsContainers") if isinstance(item, Mapping) else None
+        if isinstance(containers, list):
+            for container in containers:
+                hits = _get(container, "hits") if isinstance(container, Mapping) else None
+                if isinstance(hits, list):
+                    out.extend(hits)
+        else:
+            out.append(item)
+    return out
+
+
+def _hit(item: Any, position: int) -> Hit | None:
+    if isinstance(item, str):
+        return Hit(rank=position, text=item) if item.strip() else None
+    if not isinstance(item, Mapping):
+        return None if item is None else Hit(rank=position, text=json.dumps(item, default=str))
+    rank = _get(item, "rank")
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        rank = position
+    return Hit(rank=rank, text=_hit_text(item), url=_hit_url(item))
+
+
+def _hit_text(item: Mapping[str, Any]) -> str:
+    extracts = _get(item, "extracts")
+    if isinstance(extracts, list):
+        parts = [e if isinstance(e, str) else _get(e, "text") for e in extracts if e]
+        joined = "\n".join(p for p in parts if isinstance(p, str))
+        if joined.strip():
+            return joined
+    for key in TEXT_KEYS:
+        value = _get(item, key)
+        if isinstance(value, Mapping):  # {"content": {"text": "..."}}
+            value = _get(value, "text")
+        if isinstance(value, str) and value.strip():
+            return value
+    return json.dumps(item, ensure_ascii=False, default=str)
+
+
+def _hit_url(item: Mapping[str, Any]) -> str | None:
+    for holder in (item, _get(item, "resource")):
+        if isinstance(holder, Mapping):
+            for key in URL_KEYS:
+                value = _get(holder, key)
+                if isinstance(value, str) and value:
+                    return value
+    return None
