@@ -13,12 +13,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentopt.datasets.task import Criterion
-from agentopt.evaluators.base import EvalSample, missing_input
+from agentopt.evaluators.base import EvalSample, missing_input, option_error
+from agentopt.evaluators.judges.criteria_embedding import (
+    DEFAULT_THRESHOLD,
+    answer_spans,
+    verdicts_from_vectors,
+)
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, sample_texts
 from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
+from agentopt.evaluators.result import EvalCost, EvalResult
 
 INSTRUCTIONS_CRITERION = Criterion(
     name="follows_instructions",
@@ -118,8 +123,68 @@ class TaskAdherence(JudgeEvaluator):
     name = "builtin.task_adherence"
     default_threshold = 1.0
 
+    def _method(self, sample: EvalSample) -> str:
+        """judge | embedding. `auto` (default) embeds when the judge would be the embedded
+        model, which is no better than chance at yes/no verdicts (models.md §4)."""
+        method = str(self.options_for(sample).get("method", "auto")).lower()
+        if method not in {"auto", "judge", "embedding"}:
+            raise option_error(self.name, "method", "auto | judge | embedding", method)
+        if method == "auto":
+            local = self.layer is not None and self.layer.resolve(self.model).type == "local"
+            method = "embedding" if local else "judge"
+        return method
+
+    async def _by_embedding(self, sample: EvalSample, criteria: list[Criterion]) -> EvalResult:
+        threshold = float(self.options_for(sample).get("similarity_threshold", DEFAULT_THRESHOLD))
+        spans = answer_spans(sample.response)
+        if not spans:
+            return missing_input(self.name, "a non-empty response")
+        vectors = await self.layer.embed(
+            [c.instruction for c in criteria] + spans,
+            model=self.options_for(sample).get("embedding_model"),
+        )
+        found = verdicts_from_vectors(
+            criteria, vectors[: len(criteria)], spans, vectors[len(criteria) :], threshold
+        )
+        verdicts = [
+            {
+                "name": v.name,
+                "instruction": v.instruction,
+                "passed": v.passed,
+                "reason": f"closest part of the answer has similarity {v.similarity:.2f} "
+                f"({'≥' if v.passed else '<'} {threshold:.2f}): {v.best_span[:120]!r}",
+                "similarity": round(v.similarity, 4),
+            }
+            for v in found
+        ]
+        return self._result(sample, verdicts, {"method": "embedding"}, EvalCost())
+
+    def _result(
+        self, sample: EvalSample, verdicts: list[dict[str, Any]], details: dict[str, Any],
+        cost: EvalCost,
+    ) -> EvalResult:  # fmt: skip
+        n_passed = sum(1 for v in verdicts if v["passed"])
+        fraction = n_passed / len(verdicts)
+        threshold = self.threshold_for(sample)
+        failed = [v for v in verdicts if not v["passed"]]
+        reason = f"{n_passed}/{len(verdicts)} criteria passed."
+        if failed:
+            reason += " Failed: " + "; ".join(f"{v['name']} — {v['reason']}" for v in failed)
+        return EvalResult(
+            evaluator=self.name,
+            status="pass" if threshold is None or fraction >= threshold else "fail",
+            score=fraction,
+            normalized=fraction,
+            threshold=threshold,
+            reason=reason,
+            details={"verdicts": verdicts, **details},
+            cost=cost,
+        )
+
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         criteria = unique_criteria(sample.criteria)
+        if criteria and self._method(sample) == "embedding":
+            return await self._by_embedding(sample, criteria)
         texts = sample_texts(sample)
         if not criteria:
             if not sample.instructions:
@@ -153,20 +218,9 @@ class TaskAdherence(JudgeEvaluator):
             }
             for c in criteria
         ]
-        n_passed = sum(1 for v in verdicts if v["passed"])
-        fraction = n_passed / len(verdicts)
-        threshold = self.threshold_for(sample)
-        failed = [v for v in verdicts if not v["passed"]]
-        reason = f"{n_passed}/{len(verdicts)} criteria passed."
-        if failed:
-            reason += " Failed: " + "; ".join(f"{v['name']} — {v['reason']}" for v in failed)
-        return EvalResult(
-            evaluator=self.name,
-            status="pass" if threshold is None or fraction >= threshold else "fail",
-            score=fraction,
-            normalized=fraction,
-            threshold=threshold,
-            reason=reason,
-            details={"verdicts": verdicts, "judge_model": self.model, "attempts": outcome.attempts},
-            cost=outcome.cost,
+        return self._result(
+            sample,
+            verdicts,
+            {"method": "judge", "judge_model": self.model, "attempts": outcome.attempts},
+            outcome.cost,
         )
