@@ -35,9 +35,10 @@ class RunConfig(BaseModel):
     """Repeat index of this run (part of the model-call cache key)."""
     turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
     """Per-turn deadline; exceeding it records a `timeout` turn error."""
-    real_tools: bool = False
-    """False (the optimize default): only tool mocks answer tool calls, so nothing real fires.
-    True (`--real-tools`): mocks are skipped; Python tools and MCP servers answer."""
+    real_tools: bool | None = False
+    """None (the `eval run` default): mocks first, then Python tools, then MCP servers (the
+    precedence of agents.md). False (the optimize default): only tool mocks answer, so
+    nothing real fires. True (`--real-tools`): mocks are skipped."""
     candidate_id: str = "baseline"
     """Which candidate configuration is being run (passed to hosted agents)."""
     cancel: asyncio.Event | None = Field(default=None, exclude=True)

@@ -41,7 +41,8 @@ class EngineSpec:
     judge_model: str | None
     repeat: int = 1
     concurrency: int = 8
-    real_tools: bool = True
+    real_tools: bool | None = None
+    """None: tool mocks first, then real tools (eval run); see agents.RunConfig."""
     turn_timeout_s: float = 120.0
     stop_after_errors: int | None = None
     """Explicit --max-errors: stop scheduling once more errors than this occurred."""
@@ -79,7 +80,7 @@ class RunEngine:
         spec: EngineSpec,
         target: AgentTarget,
         layer: CallLayer,
-        store: RunStore,
+        store: RunStore | None,
         sink: ProgressSink,
         evaluators: EvaluatorCache,
     ) -> None:
@@ -127,8 +128,11 @@ class RunEngine:
 
     async def run(self, progress: Progress) -> EngineResult:
         """Run every unit not yet in the journal."""
+        if self.store is None:
+            raise ValueError("RunEngine.run needs a RunStore (run_unit alone does not)")
+        store = self.store
         outcome = EngineResult()
-        pending = self.units(self.store.done_keys())
+        pending = self.units(store.done_keys())
         lock = asyncio.Lock()
         stop: list[BaseException] = []
 
@@ -145,7 +149,7 @@ class RunEngine:
                     stop.append(err)
                     self.cancel.set()
                     return
-                self.store.append(
+                store.append(
                     {
                         "task": pos,
                         "repeat": r,

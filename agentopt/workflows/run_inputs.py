@@ -69,7 +69,8 @@ class RunOptions:
     no_upgrade: bool = False
     timeout: float | None = None
     project_endpoint: str | None = None
-    real_tools: bool = True
+    real_tools: bool | None = None
+    """None: tool mocks first, then real tools (eval run); see agents.RunConfig."""
 
 
 @dataclass

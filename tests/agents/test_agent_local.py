@@ -323,3 +323,22 @@ def test_a_model_is_required(tmp_path):
 def layer(project: Path) -> CallLayer:
     """A call layer that writes no cache file, for scripted-model tests."""
     return CallLayer(project_dir=project, settings=CallSettings(cache_enabled=False))
+
+
+def test_eval_run_mode_takes_mocks_first_then_python_tools(script, tmp_path, monkeypatch):
+    """real_tools=None (the `eval run` default): agents.md precedence, mocks → Python → MCP."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tools.py").write_text(TOOLS_PY)
+    plan = iter(
+        [call_tool("get_order", order_id="12345"), call_tool("refund", order_id="1", amount=5)]
+    )
+
+    def bot(request: ChatRequest) -> Message | str:
+        return next(plan, None) or "done"
+
+    target = agent(script("mixed", bot), tmp_path, tool_mocks=ORDER_MOCKS)
+    transcript = run(target, task("go"), real_tools=None)
+    calls = transcript.turns[0].tool_calls
+    # get_order has a mock, so the mock answers; refund has none, so Python does.
+    assert [c.source for c in calls] == ["mock", "python"]
+    assert calls[1].result == "refunded 5 on 1"

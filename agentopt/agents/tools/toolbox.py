@@ -1,9 +1,10 @@
 """Answers the local agent's tool calls from the right implementation (agents.md §1).
 
-With real tools off (the optimize default) only mocks answer, so optimization never fires
-real side effects. With real tools on, mocks are skipped and the agent's Python functions,
-then its MCP servers, answer. A tool nobody implements gets an error result the model can
-read and the trace keeps. `load_skill` is always answered, from the skills.
+Three modes (`real_tools`): None, the `eval run` default, takes implementations in the
+precedence order of agents.md — mocks, then the agent's Python functions, then its MCP servers;
+False, the optimize default, lets only mocks answer, so optimization never fires real side
+effects; True (`optimize --real-tools`) skips the mocks. A tool nobody implements gets an
+error result the model can read and the trace keeps. `load_skill` is answered from the skills.
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ class Toolbox:
         self.mcp = mcp
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, mocks: ToolMocks, real_tools: bool
+        self, name: str, arguments: dict[str, Any], *, mocks: ToolMocks, real_tools: bool | None
     ) -> ToolCallRecord:
         """Run one tool call and record what answered it."""
         record = ToolCallRecord(name=name, arguments=arguments)
         if name == LOAD_SKILL and self.skills:
             record.result, record.error = load_skill(self.skills, arguments)
             record.source = "skill"
-        elif not real_tools:
+        elif real_tools is False or (real_tools is None and name in mocks):
             self._from_mocks(record, mocks)
         elif self.python is not None and self.python.has(name):
             record.source = "python"
