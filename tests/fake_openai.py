@@ -282,9 +282,10 @@ class FakeOpenAI:
             self.in_flight -= 1
 
     def _next_reply(self, req: RecordedRequest) -> Reply:
+        scriptable = req.path.endswith(("/chat/completions", "/embeddings"))
         with self._lock:
             self.requests.append(req)
-            scripted = self._queue.popleft() if self._queue else None
+            scripted = self._queue.popleft() if self._queue and scriptable else None
         if scripted is not None:
             if scripted.body is None and scripted.status == 200:
                 return Reply(

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentopt.core.errors import ModelCallError
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
@@ -27,6 +27,7 @@ from agentopt.models.cache import ResponseCache, chat_cache_key, embed_cache_key
 from agentopt.models.calllog import log_limiter_event, log_request, log_response
 from agentopt.models.cost import CostEstimate, Ledger, PriceTable, Totals, estimate
 from agentopt.models.limiter import LimiterEvent, PoolLimiter
+from agentopt.models.providers.base import CURRENT_REPEAT
 from agentopt.models.providers.registry import build_provider
 from agentopt.models.resolve import DEFAULT_EMBED_MODEL, ModelRef, fallback_notice, resolve_model
 from agentopt.models.retry import RetryPolicy
@@ -147,13 +148,11 @@ class CallLayer:
                 repeat=repeat,
             )
             if self.settings.use_cache:
-                payload = await self._cache.get(key)
-                if payload is not None:
+                hit = _cached_response(await self._cache.get(key))
+                if hit is not None:
                     self.ledger.record_hit(pool)
-                    hit = ChatResponse.model_validate(payload)
-                    return hit.model_copy(
-                        update={"cached": True, "cost_usd": 0.0, "latency_s": 0.0}
-                    )
+                    return hit.model_copy(update={"provider": ref.provider})
+        self._check_run_deadline(ref)
         self.ledger.start_call()
         secrets = list(getattr(provider, "secrets", []))
         log_request(
@@ -164,6 +163,7 @@ class CallLayer:
             body=_wire_body(provider, ref.model, request),
             secrets=secrets,
         )
+        CURRENT_REPEAT.set(repeat)
         outcome = await self._attempts(
             ref, provider, pool, lambda: provider.complete(ref.model, request)
         )
@@ -214,12 +214,17 @@ class CallLayer:
         found: dict[str, list[float]] = {}
         if self._cache is not None and self.settings.use_cache:
             cached = await self._cache.get_many(list(keys.values()))
-            found = {t: cached[k]["vector"] for t, k in keys.items() if k in cached}
+            found = {
+                t: cached[k]["vector"]
+                for t, k in keys.items()
+                if isinstance(cached.get(k, {}).get("vector"), list)
+            }
         missing = [t for t in unique if t not in found]
         if not missing:
             self.ledger.record_hit(pool)
         for start in range(0, len(missing), EMBED_BATCH):
             batch = missing[start : start + EMBED_BATCH]
+            self._check_run_deadline(ref)
             self.ledger.start_call()
             outcome = await self._attempts(ref, provider, pool, _embed_call(provider, ref, batch))
             result: Embeddings = outcome.value
@@ -304,6 +309,17 @@ class CallLayer:
             self._providers[key] = provider
         return provider
 
+    def _check_run_deadline(self, ref: ModelRef) -> None:
+        if self._run_deadline is not None and self._clock() >= self._run_deadline:
+            raise ModelCallError(
+                f"{ref.provider} model '{ref.model}': the run deadline (--timeout) was reached "
+                "before the call started",
+                kind="deadline",
+                provider=ref.provider,
+                model=ref.model,
+                hint="raise --timeout, or resume the run (finished calls are cached)",
+            )
+
     def _limiter(self, pool: str) -> PoolLimiter:
         limiter = self._limiters.get(pool)
         if limiter is None:
@@ -363,6 +379,17 @@ def _embed_call(provider: Any, ref: ModelRef, batch: list[str]) -> Callable[[], 
 def _check_pool(pool: str) -> None:
     if pool not in POOLS:
         raise ValueError(f"unknown pool '{pool}' (pools: {', '.join(POOLS)})")
+
+
+def _cached_response(payload: dict[str, Any] | None) -> ChatResponse | None:
+    """A cache entry as a response; an entry an older version wrote differently is a miss."""
+    if payload is None:
+        return None
+    try:
+        hit = ChatResponse.model_validate(payload)
+    except ValidationError:
+        return None
+    return hit.model_copy(update={"cached": True, "cost_usd": 0.0, "latency_s": 0.0})
 
 
 def _is_complete(response: ChatResponse) -> bool:

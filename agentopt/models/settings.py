@@ -32,6 +32,9 @@ class ProviderConfig(BaseModel):
     """Name of the environment variable holding the key (never the key itself)."""
     api_version: str | None = None
     """Azure OpenAI API version; default `OPENAI_API_VERSION`, then a recent GA version."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra HTTP headers: header name → name of the environment variable holding its value
+    (gateways that want their own key header). Values are redacted like keys."""
     reasoning: bool | None = None
     """True: every model of this provider is a reasoning model (max_completion_tokens, no
     temperature); False: never; None: decided by the model table."""

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from azure.core.credentials import AccessToken
 
+from agentopt.core.errors import ConfigError
 from agentopt.models import (
     CallLayer,
     CallSettings,
@@ -263,6 +264,24 @@ def test_compat_reads_its_key_from_the_named_env_var(
     assert fake.last.headers["authorization"] == "Bearer lab-token-987654"
     call(project, f"compat:qwen2.5@{fake.base_url}", ask())
     assert fake.last.headers["authorization"] == "Bearer unused"
+
+
+def test_extra_headers_come_from_named_env_vars(
+    fake: FakeOpenAI, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GATEWAY_SUBSCRIPTION", "gw-subscription-31337")
+    lab = {
+        "gw": ProviderConfig(
+            type="compat",
+            base_url=fake.base_url,
+            headers={"Ocp-Apim-Subscription-Key": "GATEWAY_SUBSCRIPTION"},
+        )
+    }
+    call(project, "gw:m", ask(), fast_settings(providers=lab, cache_enabled=False))
+    assert fake.last.headers["ocp-apim-subscription-key"] == "gw-subscription-31337"
+    monkeypatch.delenv("GATEWAY_SUBSCRIPTION")
+    with pytest.raises(ConfigError, match="GATEWAY_SUBSCRIPTION is not set"):
+        call(project, "gw:m", ask(), fast_settings(providers=lab, cache_enabled=False))
 
 
 def test_embeddings_through_the_openai_endpoint(openai_env: FakeOpenAI, project: Path) -> None:

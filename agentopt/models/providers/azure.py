@@ -12,7 +12,7 @@ from typing import Any
 
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.azure_auth import default_credential
-from agentopt.models.providers.openai_chat import Closer, OpenAIChatProvider
+from agentopt.models.providers.openai_chat import Closer, OpenAIChatProvider, extra_headers
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 DEFAULT_API_VERSION = "2024-10-21"
@@ -43,6 +43,7 @@ def make_provider(
     api_version = config.api_version or env.get("OPENAI_API_VERSION") or DEFAULT_API_VERSION
     key_env = config.api_key_env or "AZURE_OPENAI_API_KEY"
     key = env.get(key_env)
+    headers = extra_headers(name, config, env)
     closers: list[Closer] = []
     state: dict[str, Any] = {}
 
@@ -54,6 +55,7 @@ def make_provider(
             "api_version": api_version,
             "max_retries": 0,
             "timeout": settings.call_timeout_s,
+            "default_headers": headers or None,
         }
         if key:
             return AsyncAzureOpenAI(api_key=key, **common)
@@ -75,7 +77,7 @@ def make_provider(
         client_factory=factory,
         reasoning=config.reasoning,
         reasoning_patterns=settings.reasoning_models,
-        secrets=[key] if key else [],
+        secrets=[*([key] if key else []), *headers.values()],
         key_hint=f"{key_env}, or `az login` for Entra ID",
         closers=closers,
     )

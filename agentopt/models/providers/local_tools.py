@@ -3,8 +3,8 @@
 llama-cpp-python's function-calling chat handlers expect model-specific templates that
 SmolLM2-135M does not have, so tools are offered the portable way:
 
-1. The tool list (name, description, parameters) and the reply format go into the system
-   prompt, with one example built from the first tool.
+1. The tool list (name, arguments, description) and the reply format go into the system
+   prompt.
 2. The output is constrained by a JSON schema (llama.cpp grammar), so it is always one of
    `{"tool_calls": [{"name": <a listed tool>, "arguments": <its parameters>}]}` or
    `{"content": "<answer>"}` — the model can only name real tools, with schema-valid arguments.
@@ -17,6 +17,8 @@ chains tool calls badly, and an agent loop with it should end.
 
 `response_format` json_schema / json_object becomes llama-cpp's
 `{"type": "json_object", "schema": ...}` (it silently ignores the OpenAI json_schema shape).
+llama-cpp's schema-to-grammar converter ignores `minimum`/`maximum`; small integer ranges (a
+judge's 1-5 scale) are rewritten as enums so the grammar enforces them too.
 """
 
 from __future__ import annotations
@@ -27,6 +29,29 @@ from typing import Any
 from agentopt.models.types import ChatRequest, FunctionCall, Message, ToolCall, ToolDef
 
 PERMISSIVE_ARGS: dict[str, Any] = {"type": "object"}
+MAX_ENUM_RANGE = 100
+MAX_ARGUMENT_CHARS = 100
+"""Tool-argument strings without a maxLength get this one: a tiny model's string can run on
+until max_tokens, and an argument is an id or a short phrase."""
+
+
+def grammar_friendly(schema: Any) -> Any:
+    """A copy of `schema` with bounded small integer ranges turned into enums."""
+    if isinstance(schema, list):
+        return [grammar_friendly(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: grammar_friendly(v) for k, v in schema.items()}
+    low, high = out.get("minimum"), out.get("maximum")
+    if (
+        out.get("type") == "integer"
+        and isinstance(low, int)
+        and isinstance(high, int)
+        and 0 <= high - low <= MAX_ENUM_RANGE
+        and "enum" not in out
+    ):
+        out["enum"] = list(range(low, high + 1))
+    return out
 
 
 def wants_tools(request: ChatRequest) -> bool:
@@ -47,13 +72,29 @@ def offered_tools(request: ChatRequest) -> list[ToolDef]:
     return tools
 
 
+def capped_strings(schema: Any, limit: int = MAX_ARGUMENT_CHARS) -> Any:
+    """A copy of `schema` where free strings (no length, enum, const, pattern or format) get
+    `maxLength: limit`."""
+    if isinstance(schema, list):
+        return [capped_strings(s, limit) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: capped_strings(v, limit) for k, v in schema.items()}
+    free = not ({"maxLength", "enum", "const", "pattern", "format"} & out.keys())
+    if out.get("type") == "string" and free:
+        out["maxLength"] = limit
+    return out
+
+
 def tool_schema(
     tools: list[ToolDef], *, allow_content: bool, permissive: bool = False
 ) -> dict[str, Any]:
     """The JSON schema the constrained output must match."""
     calls = []
     for tool in tools:
-        params = tool.function.get("parameters") or PERMISSIVE_ARGS
+        params = capped_strings(
+            grammar_friendly(tool.function.get("parameters") or PERMISSIVE_ARGS)
+        )
         calls.append(
             {
                 "type": "object",
@@ -85,17 +126,21 @@ def tool_schema(
 
 
 def tool_prompt(tools: list[ToolDef], *, allow_content: bool) -> str:
-    """System-prompt text describing the tools and the reply format."""
+    """System-prompt text describing the tools and the reply format.
+
+    Signature-style lines (`name(arg, ...)`) and no example values: with an example, the 135M
+    model copies its placeholder values instead of taking them from the conversation.
+    """
     lines = ["You can call these tools:"]
     for tool in tools:
         desc = str(tool.function.get("description") or "").strip()
         props = (tool.function.get("parameters") or {}).get("properties") or {}
-        lines.append(f"- {tool.name}: {desc} Arguments: {json.dumps(props)}")
-    first = tools[0]
-    props = (first.function.get("parameters") or {}).get("properties") or {}
-    example = {"tool_calls": [{"name": first.name, "arguments": dict.fromkeys(props, "...")}]}
+        lines.append(f"- {tool.name}({', '.join(props)}): {desc}")
     lines.append("")
-    lines.append(f"Reply in JSON. To call a tool: {json.dumps(example)}.")
+    lines.append(
+        "Reply in JSON. To call a tool, name it and fill its arguments with values from the "
+        'user\'s message: {"tool_calls": [{"name": ..., "arguments": {...}}]}.'
+    )
     if allow_content:
         lines.append(
             'If no tool is needed, answer the user directly: {"content": "<your answer>"}.'
@@ -142,9 +187,13 @@ def llama_response_format(request: ChatRequest) -> dict[str, Any] | None:
     if kind == "json_schema":
         spec = fmt.get("json_schema") or {}
         schema = spec.get("schema") if isinstance(spec, dict) else None
-        return {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
+        if not schema:
+            return {"type": "json_object"}
+        return {"type": "json_object", "schema": grammar_friendly(schema)}
     if kind == "json_object":
-        return {"type": "json_object", **({"schema": fmt["schema"]} if "schema" in fmt else {})}
+        if "schema" in fmt:
+            return {"type": "json_object", "schema": grammar_friendly(fmt["schema"])}
+        return {"type": "json_object"}
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
-from agentopt.models.providers.openai_chat import OpenAIChatProvider
+from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -23,12 +23,17 @@ def make_provider(
             hint=f"export {key_env}=... (an OpenAI API key), or pick another provider",
         )
     base_url = config.base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    headers = extra_headers(name, config, env)
 
     def factory() -> object:
         from openai import AsyncOpenAI
 
         return AsyncOpenAI(
-            api_key=key, base_url=base_url, max_retries=0, timeout=settings.call_timeout_s
+            api_key=key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=settings.call_timeout_s,
+            default_headers=headers or None,
         )
 
     return OpenAIChatProvider(
@@ -37,6 +42,6 @@ def make_provider(
         client_factory=factory,
         reasoning=config.reasoning,
         reasoning_patterns=settings.reasoning_models,
-        secrets=[key],
+        secrets=[key, *headers.values()],
         key_hint=key_env,
     )

@@ -6,16 +6,32 @@ is built lazily on the first call, always with `max_retries=0` — the call laye
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.classify import classify
 from agentopt.models.providers.chat_format import request_to_wire, response_from_wire
 from agentopt.models.reasoning import is_reasoning_model
+from agentopt.models.settings import ProviderConfig
 from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Usage
 
 ClientFactory = Callable[[], Any]
 Closer = Callable[[], Awaitable[None]]
+
+
+def extra_headers(name: str, config: ProviderConfig, env: Mapping[str, str]) -> dict[str, str]:
+    """The provider's `headers:` with their values read from the environment."""
+    out: dict[str, str] = {}
+    for header, var in config.headers.items():
+        value = env.get(var)
+        if not value:
+            raise ConfigError(
+                f"{var} is not set, but provider '{name}' sends it as the {header} header",
+                hint=f"export {var}=..., or remove the header from options.providers.{name}",
+            )
+        out[header] = value
+    return out
 
 
 class OpenAIChatProvider:
@@ -74,8 +90,15 @@ class OpenAIChatProvider:
         except Exception as exc:
             raise self._error(exc, model) from exc
         if isinstance(completion, str):
-            # Some servers answer 200 with a non-JSON body; the SDK then returns the raw text.
-            raise self._error(ValueError(f"not JSON: {completion[:200]!r}"), model)
+            # A 200 with a non-JSON content type: the SDK hands back the raw text.
+            raise ModelCallError(
+                f"{self.id} model '{model}' failed: the answer from {self.base_url} is not "
+                f"OpenAI JSON ({completion[:120]!r})",
+                kind="parse",
+                provider=self.id,
+                model=model,
+                hint="is the base URL an OpenAI-compatible /v1 endpoint?",
+            )
         return response_from_wire(completion, provider=self.id, model=model)
 
     async def embed(self, model: str, texts: list[str]) -> Embeddings:
