@@ -2,53 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
-ProviderType = Literal["openai", "azure", "foundry", "ollama", "compat", "local", "mock"]
-PROVIDER_TYPES: tuple[str, ...] = (
-    "openai",
-    "azure",
-    "foundry",
-    "ollama",
-    "compat",
-    "local",
-    "mock",
-)
+# One model per file section: eval.yaml `options.providers` / `options.prices` are parsed by
+# core.files.eval_yaml and used here as they are.
+from agentopt.core.files.eval_yaml import Price, ProviderConfig, ProviderType
 
+PROVIDER_TYPES: tuple[str, ...] = ProviderType.__args__  # type: ignore[attr-defined]
 
-class ProviderConfig(BaseModel):
-    """One entry of eval.yaml `options.providers` (`{mylab: {type: compat, base_url: ...}}`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    type: ProviderType
-    """Which adapter serves this provider."""
-    base_url: str | None = None
-    """OpenAI-style base URL (compat/ollama/openai), Azure OpenAI endpoint (azure), or Foundry
-    project endpoint (foundry). Default: the provider's usual environment variable."""
-    api_key_env: str | None = None
-    """Name of the environment variable holding the key (never the key itself)."""
-    api_version: str | None = None
-    """Azure OpenAI API version; default `OPENAI_API_VERSION`, then a recent GA version."""
-    headers: dict[str, str] = Field(default_factory=dict)
-    """Extra HTTP headers: header name → name of the environment variable holding its value
-    (gateways that want their own key header). Values are redacted like keys."""
-    reasoning: bool | None = None
-    """True: every model of this provider is a reasoning model (max_completion_tokens, no
-    temperature); False: never; None: decided by the model table."""
-    default: bool = False
-    """Bare model names go to this provider (else to the first declared one)."""
-
-
-class Price(BaseModel):
-    """USD per 1M tokens."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    input: float = 0.0
-    output: float = 0.0
+__all__ = ["PROVIDER_TYPES", "CallSettings", "Price", "ProviderConfig", "ProviderType"]
 
 
 class CallSettings(BaseModel):

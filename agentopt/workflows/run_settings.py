@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentopt.core.files.eval_yaml import Options
-from agentopt.models.settings import CallSettings, Price, ProviderConfig
+from agentopt.models.settings import CallSettings
 from agentopt.workflows.run_inputs import RunOptions
 
 
@@ -25,14 +25,6 @@ def call_settings(
     settings.run_deadline_s = opts.timeout
     settings.project_endpoint = opts.project_endpoint
     if options is not None:
-        settings.providers = {
-            name: ProviderConfig.model_validate(
-                p.model_dump(exclude_none=True, exclude={"endpoint", "headers"})
-                | ({"base_url": p.endpoint} if p.endpoint and not p.base_url else {})
-            )
-            for name, p in options.providers.items()
-        }
-        settings.prices = {
-            model: Price(input=p.input, output=p.output) for model, p in options.prices.items()
-        }
+        settings.providers = dict(options.providers)
+        settings.prices = dict(options.prices)
     return settings

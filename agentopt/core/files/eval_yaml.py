@@ -125,6 +125,13 @@ class ProviderConfig(BaseModel):
     """Extra header name → environment variable name."""
     reasoning: bool | None = None
     """Treat its models as reasoning models (max_completion_tokens, no temperature)."""
+    default: bool = False
+    """Bare model names go to this provider (else to the first declared one)."""
+
+    @property
+    def url(self) -> str | None:
+        """The address to call: `base_url`, else `endpoint` (Azure OpenAI, Foundry)."""
+        return self.base_url or self.endpoint
 
 
 class Price(BaseModel):

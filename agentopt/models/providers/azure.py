@@ -33,7 +33,7 @@ def make_provider(
         credential: an async Azure credential (anything with `get_token`) to use instead of
             `DefaultAzureCredential` when no key is set; tests pass a static one.
     """
-    endpoint = config.base_url or env.get("AZURE_OPENAI_ENDPOINT")
+    endpoint = config.url or env.get("AZURE_OPENAI_ENDPOINT")
     if not endpoint:
         raise ConfigError(
             f"provider '{name}' (azure) needs an endpoint",

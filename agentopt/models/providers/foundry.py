@@ -33,7 +33,7 @@ def make_provider(
         credential: an async Azure credential (anything with `get_token`) instead of
             `DefaultAzureCredential`; tests pass a static one.
     """
-    endpoint = config.base_url or project_endpoint(settings, env)
+    endpoint = config.url or project_endpoint(settings, env)
     if not endpoint:
         raise ConfigError(
             f"provider '{name}' (foundry) needs a project endpoint",
