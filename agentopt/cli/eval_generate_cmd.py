@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import functools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentopt.cli.errors import handle_errors, not_implemented
+from agentopt.cli.context import STATE
+from agentopt.cli.errors import handle_errors
+from agentopt.core.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 GenInstruction = Annotated[
     str | None,
@@ -51,6 +60,7 @@ ProjectEndpoint = Annotated[
 
 @handle_errors
 def init_command(
+    ctx: typer.Context,
     gen_instruction: GenInstruction = None,
     gen_instruction_file: GenInstructionFile = None,
     eval_model: EvalModel = None,
@@ -68,11 +78,12 @@ def init_command(
     project_endpoint: ProjectEndpoint = None,
 ) -> None:
     """Guided first run: detect the agent, write the baseline, generate the suite."""
-    not_implemented("eval init")
+    _generate(ctx, wizard=True, agent=agent, project_endpoint=project_endpoint, flags=locals())
 
 
 @handle_errors
 def generate_command(
+    ctx: typer.Context,
     gen_instruction: GenInstruction = None,
     gen_instruction_file: GenInstructionFile = None,
     eval_model: EvalModel = None,
@@ -90,11 +101,12 @@ def generate_command(
     project_endpoint: ProjectEndpoint = None,
 ) -> None:
     """Generate a seed dataset and a rubric evaluator, register them and write eval.yaml."""
-    not_implemented("eval generate")
+    _generate(ctx, wizard=False, agent=agent, project_endpoint=project_endpoint, flags=locals())
 
 
 @handle_errors
 def update_command(
+    ctx: typer.Context,
     config: Annotated[Path, typer.Option("--config", "-c", help="eval.yaml to update.")] = Path(
         "eval.yaml"
     ),
@@ -105,4 +117,220 @@ def update_command(
     remote: Remote = False,
 ) -> None:
     """Register edited dataset/rubric working copies as new versions and re-pin eval.yaml."""
-    not_implemented("eval update")
+    from agentopt.core.files.azd_env import load_azd_environment, resolve_project_endpoint
+    from agentopt.workflows.gen_summary import shown_path
+    from agentopt.workflows.update import find_project_dir, update_suite
+
+    if dataset_only and evaluator_only:
+        raise ConfigError(
+            "--dataset-only and --evaluator-only exclude each other",
+            hint="pass one of them, or neither to update both",
+        )
+    path = config if config.is_absolute() else STATE.cwd / config
+    if not path.is_file() and not _given(ctx, "config"):
+        path = _agent_eval_yaml() or path
+    if not path.is_file():
+        raise ConfigError(
+            f"no eval config at {shown_path(path, STATE.cwd)}",
+            hint="run `agentopt eval generate` first, or pass --config PATH",
+        )
+    project_dir = find_project_dir(path)
+    endpoint = None
+    if remote:
+        endpoint, warnings = resolve_project_endpoint(None, load_azd_environment(project_dir))
+        for problem in warnings:
+            STATE.warn(str(problem))
+    with _relative_paths(STATE.cwd):
+        result = update_suite(
+            path,
+            datasets=not evaluator_only,
+            evaluators=not dataset_only,
+            project_dir=project_dir,
+            remote=remote,
+            project_endpoint=endpoint,
+        )
+    for change in result.changes:
+        remote_note = ""
+        if change.remote:
+            remote_note = f"  (uploaded as version {change.remote.get('version')})"
+        _say(change.line() + remote_note)
+    if remote and any(c.kind == "Evaluator" and c.changed for c in result.changes):
+        _say("Note: evaluators stay local (Foundry has no upload API for them).")
+    if result.updated:
+        _say(f"Done. Updated config saved to {shown_path(path, STATE.cwd)}")
+    else:
+        _say("No updates were made.")
+
+
+def _agent_eval_yaml() -> Path | None:
+    """eval.yaml in the detected agent folder (an azd project run from its root)."""
+    from agentopt.agents.detect import detect_target
+
+    try:
+        found = detect_target(STATE.cwd, no_prompt=True).eval_yaml
+    except InputError:
+        return None
+    return found if found.is_file() else None
+
+
+def _generate(
+    ctx: typer.Context,
+    *,
+    wizard: bool,
+    agent: str | None,
+    project_endpoint: str | None,
+    flags: dict[str, Any],
+) -> None:
+    """Shared body of `eval init` (wizard) and `eval generate`."""
+    from agentopt.agents.detect import detect_target
+    from agentopt.reports.target_block import render_target_block
+    from agentopt.workflows.gen_summary import next_steps_lines, shown_path, summary_lines
+    from agentopt.workflows.generate import call_settings, run_generate
+    from agentopt.workflows.init import GenerateOptions, Kept, ensure_baseline, plan_suite
+
+    cwd = STATE.cwd
+    asker = _RichAsker(STATE.console) if STATE.interactive else None
+    detect = functools.partial(
+        detect_target,
+        cwd,
+        agent=agent,
+        project_endpoint=project_endpoint,
+        no_prompt=asker is None,
+        choose=asker.choose if asker is not None else None,
+    )
+    try:
+        target = detect()
+    except InputError:
+        if not flags["reset_defaults"]:
+            raise
+        # A broken eval.yaml is about to be replaced (after a backup): detect without it.
+        from agentopt.core.files.eval_yaml import EvalConfig
+
+        target = detect(eval_config=EvalConfig())
+    for problem in target.warnings:
+        STATE.warn(str(problem))
+    if wizard:
+        STATE.say(render_target_block(target, cwd))
+        written = ensure_baseline(target)
+        if written is not None:
+            STATE.say(f"✓ Wrote the baseline configuration to {shown_path(written, cwd)}/")
+        STATE.say("")
+    options = GenerateOptions(
+        gen_instruction=flags["gen_instruction"],
+        gen_instruction_file=_under(cwd, flags["gen_instruction_file"]),
+        eval_model=flags["eval_model"],
+        max_samples=flags["max_samples"] if _given(ctx, "max_samples") else None,
+        dataset=_under(cwd, flags["dataset"]),
+        evaluators=list(flags["evaluator"] or []),
+        name=flags["name"],
+        out_file=_under(cwd, flags["out_file"]) if _given(ctx, "out_file") else None,
+        reset_defaults=flags["reset_defaults"],
+        categories=flags["categories"],
+        multi_turn=flags["multi_turn"],
+        seed=flags["seed"],
+        remote=flags["remote"],
+        cwd=cwd,
+        why_no_prompt="--no-prompt" if STATE.no_prompt else "no terminal to ask on",
+    )
+    plan = plan_suite(options, target, asker=asker, wizard=wizard)
+    if isinstance(plan, Kept):
+        _say(plan.message)
+        return
+    _say(_plan_line(plan, cwd))
+    settings = call_settings(plan.config_path, target.project_endpoint)
+    with _relative_paths(cwd):
+        result = run_generate(plan, settings, on_notice=STATE.warn)
+    for problem in result.warnings:
+        STATE.warn(str(problem))
+    if result.check is not None and result.check.status in ("failed", "error"):
+        STATE.warn(f"rubric self-check: {result.check.summary().lstrip('⚠ ')}")
+    STATE.say("")
+    for line in [*summary_lines(result, cwd), "", *next_steps_lines()]:
+        _say(line)
+
+
+def _plan_line(plan: Any, cwd: Path) -> str:
+    """What is about to happen, in one line."""
+    from agentopt.workflows.gen_summary import shown_path
+
+    made = []
+    if plan.write_dataset and plan.dataset_file is None:
+        made.append(f"{plan.max_samples} tasks")
+    if plan.write_evaluator:
+        made.append("a rubric")
+    text = f"Generating {' and '.join(made)} with {plan.eval_model}" if made else ""
+    if plan.write_dataset and plan.dataset_file is not None:
+        imported = f"Importing {shown_path(plan.dataset_file, cwd)}"
+        text = f"{imported}; {text[0].lower()}{text[1:]}" if text else imported
+    return f"{text} …"
+
+
+def _say(line: str) -> None:
+    """One plain line: no rich markup, no re-wrapping (the layout is already fixed)."""
+    if not STATE.quiet:
+        STATE.console.print(line, soft_wrap=True, markup=False)
+
+
+@contextlib.contextmanager
+def _relative_paths(cwd: Path) -> Iterator[None]:
+    """Problems name files as the user would type them (relative to the working folder)."""
+    from agentopt.workflows.gen_summary import shown_path
+
+    try:
+        yield
+    except InputError as err:
+        if not err.problems:
+            raise
+        problems = [
+            dataclasses.replace(p, file=shown_path(Path(p.file), cwd))
+            if p.file and Path(p.file).is_absolute()
+            else p
+            for p in err.problems
+        ]
+        raise type(err)(problems=problems, hint=err.hint) from None
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """True when the user passed the option (not its default)."""
+    # Compared by name: typer vendors its own click, whose enum is not click.core's.
+    source = ctx.get_parameter_source(name)
+    return source is not None and getattr(source, "name", "") not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def _under(cwd: Path, path: Path | None) -> Path | None:
+    if path is None:
+        return None
+    path = path.expanduser()
+    return path if path.is_absolute() else cwd / path
+
+
+class _RichAsker:
+    """Questions on the terminal (rich prompts); used only when STATE.interactive."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def text(self, question: str, default: str | None = None) -> str:
+        from rich.prompt import Prompt
+
+        answer = Prompt.ask(question, default=default, console=self.console)
+        return answer or ""
+
+    def confirm(self, question: str, default: bool = False) -> bool:
+        from rich.prompt import Confirm
+
+        return bool(Confirm.ask(question, default=default, console=self.console))
+
+    def integer(self, question: str, default: int, lo: int, hi: int) -> int:
+        from rich.prompt import IntPrompt
+
+        while True:
+            value = IntPrompt.ask(question, default=default, console=self.console)
+            if lo <= value <= hi:
+                return value
+            self.console.print(f"[red]Enter a number from {lo} to {hi}.[/]")
+
+    def choose(self, names: list[str]) -> str:
+        from rich.prompt import Prompt
+
+        return Prompt.ask("Agent service", choices=names, console=self.console)

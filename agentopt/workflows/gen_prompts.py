@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.paths import templates_dir
 from agentopt.models.types import Message
@@ -42,7 +42,7 @@ class AgentContext(BaseModel):
     """The generation instruction: one paragraph about what the agent does."""
     agent_instructions: str | None = None
     """The agent's own system prompt, when the definition has one."""
-    tools: list[dict[str, str]] = []
+    tools: list[dict[str, str]] = Field(default_factory=list)
     """`{"name", "description"}` of each tool the agent can call."""
 
 

@@ -1,0 +1,247 @@
+"""Running candidates on tasks, through the run engine (`RunEngine.run_unit`) — never a second
+evaluation loop.
+
+Every finished unit (candidate × task) is journaled and kept in a `UnitBook`; a unit already
+in the book is never run again, and two proposals that need the same unit share one run.
+The call budget (`--budget-calls`, agent + judge provider calls; cache hits are free) is
+checked before each unit starts: in-flight units finish, no new one starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from agentopt.agents.base import AgentTarget, make_target
+from agentopt.core.errors import BudgetExceeded, Interrupted
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.datasets.task import Dataset
+from agentopt.evaluators.aggregate import TaskScore
+from agentopt.evaluators.base import EvaluatorUse
+from agentopt.evaluators.build import EvaluatorCache
+from agentopt.models.call import CallLayer
+from agentopt.models.types import Usage
+from agentopt.workflows.events import NullSink
+from agentopt.workflows.optimize.journal import JobStore
+from agentopt.workflows.optimize.splits import Splits
+from agentopt.workflows.run_engine import EngineSpec, RunEngine
+
+T = TypeVar("T")
+EVAL_POOLS = ("agent", "judge")
+FREE_PROVIDERS = frozenset({"local", "mock", "ollama"})
+
+
+@dataclass
+class Unit:
+    """One candidate on one task."""
+
+    score: TaskScore
+    record: dict[str, Any]
+
+    @property
+    def tokens(self) -> int:
+        t = self.record.get("tokens") or {}
+        return int(t.get("input", 0)) + int(t.get("output", 0))
+
+
+@dataclass
+class UnitBook:
+    """(candidate id, task name) → Unit."""
+
+    units: dict[tuple[str, str], Unit] = field(default_factory=dict)
+
+    def get(self, cand: str, task: str) -> Unit | None:
+        return self.units.get((cand, task))
+
+    def put(self, cand: str, task: str, unit: Unit) -> None:
+        self.units[(cand, task)] = unit
+
+    def scores(self, cand: str, names: Sequence[str]) -> dict[str, TaskScore]:
+        return {n: u.score for n in names if (u := self.units.get((cand, n))) is not None}
+
+    def load(self, store: JobStore) -> None:
+        """Rebuild from the journal (--resume)."""
+        for e in store.entries():
+            if e.get("kind") == "unit":
+                unit = Unit(TaskScore.model_validate(e["score"]), e["record"])
+                self.put(str(e["candidate"]), str(e["task"]), unit)
+
+
+class StopRequested(Interrupted):
+    """Ctrl-C was pressed: no new unit starts; units in flight finish and are journaled."""
+
+
+class CallBudget:
+    """`--budget-calls`: agent + judge provider calls over every session of the job."""
+
+    def __init__(self, layer: CallLayer, limit: int | None, before: int = 0) -> None:
+        self.layer = layer
+        self.limit = limit
+        self.before = before
+        self.reserve = 0
+        """Calls kept back for the final test-split evaluation."""
+
+    def used(self) -> int:
+        pools = self.layer.stats().pools
+        return self.before + sum(pools[p].calls for p in EVAL_POOLS if p in pools)
+
+    def check(self, *, final: bool = False) -> None:
+        if self.limit is None:
+            return
+        limit = self.limit if final else max(self.limit - self.reserve, 0)
+        used = self.used()
+        if used >= limit:
+            kept = "" if final or not self.reserve else f" ({self.reserve} kept for the test split)"
+            raise BudgetExceeded(
+                f"call budget reached: {used} agent+judge calls of --budget-calls "
+                f"{self.limit}{kept}",
+                hint="raise --budget-calls and resume the job; finished work is not repeated",
+            )
+
+
+def agent_cost(layer: CallLayer, model: str | None, tokens: dict[str, Any]) -> float:
+    """What a unit's agent tokens cost at list price (0 for local and unpriced models).
+
+    Computed from token counts rather than from the calls, so a cached rerun shows the cost
+    of the configuration, not of this session."""
+    if not model:
+        return 0.0
+    try:
+        ref = layer.resolve(model)
+    except Exception:
+        return 0.0
+    if ref.type in FREE_PROVIDERS:
+        return 0.0
+    usage = Usage(
+        input_tokens=int(tokens.get("input", 0)), output_tokens=int(tokens.get("output", 0))
+    )
+    return layer.prices.cost([ref.model, model], usage) or 0.0
+
+
+@dataclass
+class EvalContext:
+    """Shared by every candidate run of a job."""
+
+    store: JobStore
+    book: UnitBook
+    splits: Splits
+    layer: CallLayer
+    evaluators: list[EvaluatorUse]
+    judge_model: str
+    cache: EvaluatorCache
+    budget: CallBudget
+    concurrency: int
+    real_tools: bool
+    turn_timeout_s: float = 120.0
+    stop_requested: bool = False
+    """Set by the first Ctrl-C."""
+    slots: asyncio.Semaphore = field(init=False)
+    inflight: dict[tuple[str, str], asyncio.Future[Unit]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.slots = asyncio.Semaphore(max(1, self.concurrency))
+
+
+class CandidateRun:
+    """One candidate configuration, its agent target opened on first need and closed after."""
+
+    def __init__(self, ctx: EvalContext, cand_id: str, definition: AgentDefinition) -> None:
+        self.ctx = ctx
+        self.cand_id = cand_id
+        self.definition = definition
+        self._target: AgentTarget | None = None
+        self._engines: dict[int, RunEngine] = {}
+
+    async def __aenter__(self) -> CandidateRun:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._target is not None:
+            target, self._target = self._target, None
+            await target.aclose()
+
+    def _engine(self, dataset: Dataset) -> RunEngine:
+        key = id(dataset)
+        engine = self._engines.get(key)
+        if engine is None:
+            if self._target is None:
+                self._target = make_target(
+                    self.definition.target,
+                    self.definition,
+                    max_concurrent_agent_runs=self.ctx.concurrency,
+                )
+            spec = EngineSpec(
+                project_dir=self.ctx.store.project,
+                dataset=dataset,
+                tasks=[],
+                agent=self.definition,
+                evaluators=self.ctx.evaluators,
+                judge_model=self.ctx.judge_model,
+                concurrency=self.ctx.concurrency,
+                real_tools=self.ctx.real_tools,
+                turn_timeout_s=self.ctx.turn_timeout_s,
+                candidate_id=self.cand_id,
+            )
+            engine = RunEngine(spec, self._target, self.ctx.layer, None, NullSink(), self.ctx.cache)
+            self._engines[key] = engine
+        return engine
+
+    async def unit(self, name: str, *, final: bool = False) -> Unit:
+        """The candidate on one task: from the book, a run in flight, or a new run."""
+        ctx = self.ctx
+        key = (self.cand_id, name)
+        known = ctx.book.get(*key)
+        if known is not None:
+            return known
+        pending = ctx.inflight.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Unit] = asyncio.get_running_loop().create_future()
+        ctx.inflight[key] = future
+        try:
+            async with ctx.slots:
+                if ctx.stop_requested:
+                    raise StopRequested("interrupted: no new evaluation was started")
+                ctx.budget.check(final=final)
+                task, dataset = ctx.splits.task(name)
+                score, record = await self._engine(dataset).run_unit(task, 0)
+            unit = Unit(score, record)
+            ctx.store.append(
+                {
+                    "kind": "unit",
+                    "candidate": self.cand_id,
+                    "task": name,
+                    "score": score.model_dump(mode="json"),
+                    "record": record,
+                }
+            )
+            ctx.book.put(*key, unit)
+            future.set_result(unit)
+            return unit
+        except BaseException as exc:
+            if not future.done():
+                future.set_exception(exc)
+                future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            ctx.inflight.pop(key, None)
+
+    async def evaluate(self, names: Sequence[str], *, final: bool = False) -> dict[str, Unit]:
+        """Every named task (concurrently, bounded by the job's agent slots), in order."""
+        results = await gather_settled([self.unit(n, final=final) for n in names])
+        return dict(zip(names, results, strict=True))
+
+
+async def gather_settled(coros: Sequence[Awaitable[T]]) -> list[T]:
+    """Results in order; when some fail, the others still finish (and are journaled) before
+    the first failure is raised — in-flight work is never thrown away."""
+    results = await asyncio.gather(*coros, return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return list(results)  # type: ignore[arg-type]

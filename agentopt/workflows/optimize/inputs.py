@@ -1,0 +1,176 @@
+"""What `agentopt optimize` optimizes, resolved like azd: eval.yaml (found in the agent folder
+and confirmed, or `-c`), then flags on top. Every missing piece is a ConfigError naming the
+flag or the eval.yaml key that supplies it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentopt.agents.detect import DetectedTarget, detect_target
+from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
+from agentopt.core.files.eval_yaml_load import load_eval_config
+from agentopt.datasets import load_dataset
+from agentopt.datasets.task import Dataset
+from agentopt.evaluators.base import EvaluatorUse
+from agentopt.registry import Registry
+from agentopt.workflows.optimize.options import TARGETS, OptimizeOptions
+from agentopt.workflows.run_inputs import DEFAULT_MODEL, evaluator_uses
+
+Ask = Callable[[str, bool], bool]
+"""A yes/no question with its default; None under --no-prompt."""
+OPTIMIZABLE_TARGETS = ("local", "hosted")
+
+
+@dataclass
+class OptimizeInputs:
+    """The agent, data and evaluators of one optimization job."""
+
+    project_dir: Path
+    agent: AgentDefinition
+    dataset: Dataset
+    evaluators: list[EvaluatorUse]
+    judge_model: str
+    optimization_model: str | None
+    eval_config: EvalConfig | None = None
+    config_path: Path | None = None
+    validation: Dataset | None = None
+    test: Dataset | None = None
+    explicit_targets: list[str] | None = None
+    """--targets / options.targets as given (None = all the agent has)."""
+    warnings: list[Problem] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def _config(
+    opts: OptimizeOptions, cwd: Path, ask: Ask | None, notices: list[str]
+) -> tuple[EvalConfig | None, Path | None, DetectedTarget, list[Problem]]:
+    warnings: list[Problem] = []
+    if opts.config is not None:
+        path = opts.config if opts.config.is_absolute() else cwd / opts.config
+        if not path.is_file():
+            raise ConfigError.at("", "-c/--config", f"file not found: {opts.config}")
+        config, more = load_eval_config(path)
+        warnings.extend(more)
+        detected = detect_target(
+            path.resolve().parent, agent=opts.agent, no_prompt=ask is None, eval_config=config
+        )
+        return config, path, detected, warnings + detected.warnings
+    empty = EvalConfig()
+    detected = detect_target(cwd, agent=opts.agent, no_prompt=ask is None, eval_config=empty)
+    found = detected.eval_yaml
+    if not found.is_file():
+        return None, None, detected, warnings + detected.warnings
+    if ask is not None and not ask(f"Use the eval suite in {found}?", True):
+        notices.append(f"Not using {found}: the dataset and evaluators come from flags.")
+        return None, None, detected, warnings + detected.warnings
+    if ask is None:
+        notices.append(f"Using {found} (found in the agent folder; -c/--config picks another).")
+    config, more = load_eval_config(found)
+    warnings.extend(more)
+    detected = detect_target(
+        found.resolve().parent, agent=opts.agent, no_prompt=ask is None, eval_config=config
+    )
+    return config, found, detected, warnings + detected.warnings
+
+
+def _load_ref(project: Path, ref: DatasetRef, key: str, where: str) -> Dataset:
+    if ref.local_uri is not None:
+        path = ref.local_uri
+    elif ref.name:
+        path = Registry(project).lookup("datasets", ref.name, ref.version)
+    else:
+        raise ConfigError.at(where, key, "expected `local_uri` or `name` (and `version`)")
+    dataset = load_dataset(path)
+    return dataset.model_copy(update={"name": ref.name, "version": ref.version})
+
+
+def _agent(detected: DetectedTarget, opts: OptimizeOptions) -> AgentDefinition:
+    agent = detected.definition
+    if agent is None:
+        raise ConfigError(
+            "no agent to optimize: no azure.yaml agent service, eval.yaml `agent:` or "
+            ".agent_configs/baseline/ was found",
+            hint="pass -a/--agent NAME for an azure.yaml service, set `agent.config` in "
+            "eval.yaml, or run `agentopt eval init`",
+        )
+    target = agent.target or detected.target
+    if target not in OPTIMIZABLE_TARGETS:
+        raise ConfigError.at(
+            "",
+            "agent.target",
+            f"agent '{agent.name}' runs as target '{target}', which takes no configuration: "
+            "optimize needs a prompt agent (target local) or a hosted agent that reads "
+            "OPTIMIZATION_CONFIG (target hosted)",
+        )
+    if agent.model is None and target == "local":
+        agent = agent.model_copy(update={"model": DEFAULT_MODEL})
+    return agent
+
+
+def _needs_evaluator(dataset: Dataset, evaluators: list[EvaluatorUse]) -> bool:
+    if evaluators or dataset.format == "m365":
+        return False
+    return not all(t.criteria for t in dataset.tasks)
+
+
+def resolve_optimize_inputs(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> OptimizeInputs:
+    """Find the eval suite, the agent and the dataset; validate what optimize needs."""
+    notices: list[str] = []
+    config, config_path, detected, warnings = _config(opts, cwd, ask, notices)
+    project = detected.project_dir
+    where = str(config_path or "eval.yaml")
+    agent = _agent(detected, opts)
+    if opts.dataset is not None:
+        path = opts.dataset if opts.dataset.is_absolute() else cwd / opts.dataset
+        dataset = load_dataset(path)
+    elif config is not None and config.dataset is not None:
+        dataset = _load_ref(project, config.dataset, "dataset", where)
+    else:
+        raise ConfigError(
+            "no dataset to optimize on",
+            hint="pass -d/--dataset PATH, or set `dataset:` in eval.yaml "
+            "(`agentopt eval generate` writes one)",
+        )
+    if not dataset.tasks:
+        raise ConfigError.at(dataset.source, "", "the dataset has no task")
+    validation = test = None
+    if config is not None and config.validation_dataset is not None:
+        validation = _load_ref(project, config.validation_dataset, "validation_dataset", where)
+    if config is not None and config.test_dataset is not None:
+        test = _load_ref(project, config.test_dataset, "test_dataset", where)
+    evaluators = evaluator_uses(config, opts.evaluators)
+    if _needs_evaluator(dataset, evaluators):
+        raise ConfigError(
+            "optimize needs at least one evaluator to score candidates (only some tasks have "
+            "criteria)",
+            hint="pass --evaluator NAME (repeatable), or list `evaluators:` in eval.yaml",
+        )
+    options = config.options if config else None
+    judge = opts.eval_model or (options.eval_model if options else None) or DEFAULT_MODEL
+    optimization = opts.optimize_model or (options.optimization_model if options else None)
+    targets = opts.targets or (list(options.targets) if options and options.targets else None)
+    for name in targets or []:
+        if name not in TARGETS:
+            raise ConfigError.at(
+                "", "--targets", f"unknown target '{name}'; expected some of: {', '.join(TARGETS)}"
+            )
+    return OptimizeInputs(
+        project_dir=project,
+        agent=agent,
+        dataset=dataset,
+        evaluators=evaluators,
+        judge_model=judge,
+        optimization_model=optimization,
+        eval_config=config,
+        config_path=config_path,
+        validation=validation,
+        test=test,
+        explicit_targets=targets,
+        warnings=warnings + list(dataset.warnings),
+        notices=notices,
+    )

@@ -1,0 +1,383 @@
+"""`agentopt optimize`: resolve → plan → baseline → search → test split → report.
+
+The CLI calls `prepare_optimize` (everything that can fail on bad input, exit 2, before any
+call), renders the plan, then `run_optimize` once and renders what comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentopt.core.atomic import write_text_atomic
+from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted
+from agentopt.core.ids import utc_now_iso
+from agentopt.evaluators.build import EvaluatorCache
+from agentopt.models.call import CallLayer
+from agentopt.models.settings import CallSettings
+from agentopt.reports.optimize_html import render_optimize_html
+from agentopt.reports.optimize_job import (
+    BASELINE_ID,
+    CandidateRecord,
+    JobRecord,
+    OptimizePlan,
+    Termination,
+)
+from agentopt.workflows.optimize.candidates import fill_validation
+from agentopt.workflows.optimize.evaluation import (
+    CallBudget,
+    CandidateRun,
+    EvalContext,
+    StopRequested,
+    UnitBook,
+)
+from agentopt.workflows.optimize.events import OptimizeSink
+from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_optimize_inputs
+from agentopt.workflows.optimize.journal import JobStore
+from agentopt.workflows.optimize.options import OptimizeOptions, OptimizeSettings, resolve_settings
+from agentopt.workflows.optimize.plan import plan_optimize
+from agentopt.workflows.optimize.search import Rotation, Search
+from agentopt.workflows.optimize.splits import Splits, make_splits, splits_from_info
+from agentopt.workflows.optimize.state import JobContext
+from agentopt.workflows.optimize.targets import (
+    TargetPlan,
+    reflection_model,
+    resolve_model_name,
+    resolve_targets,
+)
+from agentopt.workflows.optimize.test_split import evaluate_test_split
+from agentopt.workflows.run_engine import EngineSpec, prepare_evaluators
+from agentopt.workflows.run_inputs import RunOptions
+from agentopt.workflows.run_settings import call_settings
+
+RESUME_OVERRIDES = ("budget_calls", "max_cost", "require_improvement")
+
+
+@dataclass
+class PreparedJob:
+    """Resolved and validated; nothing sent yet."""
+
+    opts: OptimizeOptions
+    inputs: OptimizeInputs
+    settings: OptimizeSettings
+    splits: Splits
+    targets: TargetPlan
+    plan: OptimizePlan
+    call_settings: CallSettings
+    store: JobStore
+    resumed: JobRecord | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class OptimizeOutcome:
+    """What the CLI renders."""
+
+    job: JobRecord
+    store: JobStore
+    report_path: Path
+    instructions: dict[str, str] = field(default_factory=dict)
+    """Candidate id → instructions (for the diff in the final report)."""
+    require_improvement: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.require_improvement and self.job.outcome != "improved" else 0
+
+
+def _restore(opts: OptimizeOptions, cwd: Path) -> tuple[OptimizeOptions, JobStore, JobRecord]:
+    assert opts.resume is not None
+    store = JobStore.open_existing(cwd, opts.resume)
+    job = store.read_job()
+    restored = OptimizeOptions.from_snapshot(job.config.get("options") or {})
+    for key in RESUME_OVERRIDES:
+        value = getattr(opts, key)
+        if value not in (None, False):
+            setattr(restored, key, value)
+    restored.resume, restored.dry_run = opts.resume, opts.dry_run
+    return restored, store, job
+
+
+def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> PreparedJob:
+    """Resolve inputs, split, choose targets and estimate the plan (ConfigError → exit 2)."""
+    resumed: JobRecord | None = None
+    store: JobStore | None = None
+    if opts.resume:
+        opts, store, resumed = _restore(opts, cwd)
+        ask = None
+    inputs = resolve_optimize_inputs(opts, cwd, ask)
+    options = inputs.eval_config.options if inputs.eval_config else None
+    settings = resolve_settings(opts, options)
+    notices = list(inputs.notices)
+    planner = CallLayer(
+        inputs.project_dir,
+        call_settings(RunOptions(), options, dry_run=True),
+        on_notice=notices.append,
+    )
+    notes: list[str] = []
+    optimization = reflection_model(planner, inputs.optimization_model, notes)
+    resolve_model_name(planner, inputs.judge_model, "-m/--eval-model / options.eval_model")
+    if inputs.agent.model:
+        resolve_model_name(planner, inputs.agent.model, "agent model (metadata.yaml `model`)")
+    for model in settings.model_search_space:
+        resolve_model_name(planner, model, "--model-search-space")
+    targets = resolve_targets(
+        inputs.agent, inputs.explicit_targets, settings.model_search_space, optimization, notes
+    )
+    settings.targets = targets.targets
+    if resumed is not None:
+        splits = splits_from_info(
+            resumed.splits, inputs.dataset, validation=inputs.validation, test=inputs.test
+        )
+    else:
+        splits = make_splits(
+            inputs.dataset, settings.seed, validation=inputs.validation, test=inputs.test
+        )
+    spec = EngineSpec(
+        project_dir=inputs.project_dir,
+        dataset=inputs.dataset,
+        tasks=[t for s in (splits.train, splits.validation, splits.test) if s for t in s.tasks],
+        agent=inputs.agent,
+        evaluators=inputs.evaluators,
+        judge_model=inputs.judge_model,
+    )
+    prepare_evaluators(
+        spec,
+        EvaluatorCache(
+            judge_model=inputs.judge_model, layer=planner, project_dir=inputs.project_dir
+        ),
+    )
+    plan = plan_optimize(
+        inputs.agent, splits, inputs.evaluators, inputs.judge_model, targets, settings, planner
+    )
+    before_cost = sum(p.get("cost_usd", 0.0) for p in (resumed.usage if resumed else {}).values())
+    remaining = None if settings.max_cost is None else max(settings.max_cost - before_cost, 0.0)
+    run_opts = RunOptions(max_cost=remaining)
+    calls = call_settings(run_opts, options)
+    calls.concurrency["agent"] = settings.concurrency
+    if store is None or store.project.resolve() != inputs.project_dir.resolve():
+        store = JobStore(inputs.project_dir, opts.resume)
+    return PreparedJob(
+        opts, inputs, settings, splits, targets, plan, calls, store, resumed, notices
+    )
+
+
+def _new_job(prepared: PreparedJob) -> JobRecord:
+    inputs, settings = prepared.inputs, prepared.settings
+    return JobRecord(
+        id=prepared.store.job_id,
+        started_at=utc_now_iso(),
+        config={
+            "options": prepared.opts.snapshot(),
+            "settings": settings.model_dump(mode="json"),
+            "agent": {
+                "name": inputs.agent.name,
+                "model": inputs.agent.model,
+                "target": inputs.agent.target,
+                "source": inputs.agent.source,
+            },
+            "eval_model": inputs.judge_model,
+            "optimization_model": prepared.targets.optimization_model,
+            "evaluators": [u.name for u in inputs.evaluators],
+            "dataset": {
+                "name": inputs.dataset.name,
+                "version": inputs.dataset.version,
+                "source": inputs.dataset.source,
+                "sha256": inputs.dataset.sha256,
+            },
+            "eval_config": str(inputs.config_path) if inputs.config_path else None,
+        },
+        plan=prepared.plan,
+        splits=prepared.splits.info,
+        warnings=[str(w) for w in inputs.warnings]
+        + ([prepared.splits.info.warning] if prepared.splits.info.warning else []),
+        notes=list(prepared.targets.notes),
+    )
+
+
+def _context(prepared: PreparedJob, layer: CallLayer, sink: OptimizeSink) -> JobContext:
+    inputs, settings = prepared.inputs, prepared.settings
+    resumed = prepared.resumed
+    job = _new_job(prepared)
+    if resumed is not None:
+        job.started_at = resumed.started_at
+        job.phase_calls = dict(resumed.phase_calls)
+    before = resumed.usage if resumed else {}
+    budget = CallBudget(
+        layer,
+        settings.budget_calls,
+        before=int(sum(before.get(p, {}).get("calls", 0) for p in ("agent", "judge"))),
+    )
+    if settings.budget_calls is not None:
+        budget.reserve = min(prepared.plan.test_split.calls, settings.budget_calls // 3)
+    book = UnitBook()
+    book.load(prepared.store)
+    options = inputs.eval_config.options if inputs.eval_config else None
+    evaluation = EvalContext(
+        store=prepared.store,
+        book=book,
+        splits=prepared.splits,
+        layer=layer,
+        evaluators=inputs.evaluators,
+        judge_model=inputs.judge_model,
+        cache=EvaluatorCache(
+            judge_model=inputs.judge_model, layer=layer, project_dir=inputs.project_dir
+        ),
+        budget=budget,
+        concurrency=settings.concurrency,
+        real_tools=settings.real_tools,
+        turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
+    )
+    return JobContext(
+        job=job,
+        store=prepared.store,
+        splits=prepared.splits,
+        settings=settings,
+        layer=layer,
+        eval=evaluation,
+        sink=sink,
+        optimization_model=prepared.targets.optimization_model,
+        definitions={BASELINE_ID: inputs.agent},
+        usage_before=before,
+    )
+
+
+async def _baseline(ctx: JobContext) -> None:
+    """Step 1: the baseline on validation (its score) and train (traces for reflection)."""
+    agent = ctx.definitions[BASELINE_ID]
+    record = CandidateRecord(
+        id=BASELINE_ID,
+        status="baseline",
+        model=agent.model,
+        config_dir=f"candidates/{BASELINE_ID}",
+        created_at=ctx.job.started_at,
+    )
+    ctx.job.candidates.append(record)
+    ctx.store.write_candidate(BASELINE_ID, agent)
+    names = list(dict.fromkeys(ctx.splits.validation.names + ctx.splits.train.names))
+    ctx.sink.status(f"baseline: evaluating on {len(names)} tasks")
+    async with CandidateRun(ctx.eval, BASELINE_ID, agent) as run:
+        await run.evaluate(names)
+    validation = ctx.splits.validation.names
+    fill_validation(
+        record, ctx.book_units(BASELINE_ID, validation), validation, ctx.layer, ctx.settings.seed
+    )
+    ctx.rerank()
+    ctx.save()
+    ctx.sink.candidate(ctx.job, record)
+
+
+def _interrupted(ctx: JobContext) -> Interrupted:
+    ctx.job.status, ctx.job.termination_reason = "interrupted", "interrupted"
+    _finish(ctx)
+    ctx.sink.finish(ctx.job)
+    return Interrupted(
+        "interrupted: finished candidates and evaluations are saved",
+        hint=f"resume with `agentopt optimize --resume {ctx.job.id}`",
+    )
+
+
+def _on_ctrl_c(ctx: JobContext) -> Callable[[], None]:
+    """First Ctrl-C: start nothing new, let the calls in flight finish (so they are journaled
+    and cached, and --resume repeats none of them). Second Ctrl-C: stop at once."""
+    main = asyncio.current_task()
+
+    def handler() -> None:
+        if ctx.eval.stop_requested and main is not None:
+            main.cancel()
+            return
+        ctx.eval.stop_requested = True
+        ctx.sink.notice("stopping: finishing the calls in flight (Ctrl-C again to stop now)")
+
+    return handler
+
+
+async def _run(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:
+    layer = CallLayer(prepared.inputs.project_dir, prepared.call_settings, on_notice=sink.notice)
+    prepared.store.create()
+    ctx = _context(prepared, layer, sink)
+    ctx.save()
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, _on_ctrl_c(ctx))
+        handled = True
+    except (NotImplementedError, RuntimeError, ValueError):
+        handled = False  # not the main thread, or a platform without loop signal handlers
+    termination: Termination = "completed"
+    try:
+        phase, mark = "baseline", ctx.eval.budget.used()
+        try:
+            await _baseline(ctx)
+            ctx.count_calls(phase, mark)
+            phase, mark = "search", ctx.eval.budget.used()
+            rotation = Rotation(prepared.targets.targets, prepared.targets.strategies)
+            termination = await Search(ctx, rotation).run()
+        except BudgetExceeded as exc:
+            sink.notice(exc.message)
+            termination = "budget_exhausted"
+        except StopRequested:
+            termination = "interrupted"
+        ctx.count_calls(phase, mark)
+        if termination == "interrupted":
+            raise _interrupted(ctx)
+        ctx.job.termination_reason = termination
+        ctx.rerank()
+        mark = ctx.eval.budget.used()
+        await evaluate_test_split(ctx)
+        ctx.count_calls("test", mark)
+        if ctx.eval.stop_requested:
+            raise _interrupted(ctx)
+        ctx.job.status = "completed"
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise _interrupted(ctx) from None
+    except Interrupted:
+        raise
+    except BaseException:
+        ctx.job.status = "failed"
+        _finish(ctx)
+        raise
+    finally:
+        if handled:
+            loop.remove_signal_handler(signal.SIGINT)
+        await layer.aclose()
+    _finish(ctx)
+    sink.finish(ctx.job)
+    return OptimizeOutcome(
+        job=ctx.job,
+        store=ctx.store,
+        report_path=ctx.store.report_html,
+        instructions={k: d.instructions or "" for k, d in ctx.definitions.items()},
+        require_improvement=prepared.opts.require_improvement,
+    )
+
+
+def _finish(ctx: JobContext) -> None:
+    ctx.job.finished_at = utc_now_iso()
+    ctx.save()
+    instructions = {k: d.instructions or "" for k, d in ctx.definitions.items()}
+    write_text_atomic(ctx.store.report_html, render_optimize_html(ctx.job, instructions))
+
+
+def run_optimize(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:
+    """Run a prepared job (one event loop). --resume continues an interrupted, failed or
+    budget-stopped job (with a larger budget); a job that completed otherwise is refused."""
+    resumed = prepared.resumed
+    if (
+        resumed is not None
+        and resumed.status == "completed"
+        and resumed.termination_reason != "budget_exhausted"
+    ):
+        raise ConfigError(
+            f"job {resumed.id} is already completed",
+            hint=f"see it with `agentopt optimize status {resumed.id}`",
+        )
+    try:
+        return asyncio.run(_run(prepared, sink))
+    except KeyboardInterrupt:
+        raise Interrupted(
+            "interrupted: finished candidates and evaluations are saved",
+            hint=f"resume with `agentopt optimize --resume {prepared.store.job_id}`",
+        ) from None

@@ -1,0 +1,134 @@
+"""On-disk state of one optimization job: `.agentopt/optimize/<job-id>/{job.json,
+journal.jsonl, candidates/<id>/}` (files.md §7).
+
+The journal gets one fsync'd line per finished unit (a candidate on a task), per proposal and
+per screening, so `--resume` after a crash replays finished work from the file: no model call
+is repeated for it (the calls that were in flight are in the model-call cache). job.json is
+rewritten atomically whenever something a reader cares about changes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentopt.core.atomic import append_line_fsync, write_json_atomic
+from agentopt.core.errors import ConfigError
+from agentopt.core.files.agent_config import write_agent_config
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.ids import ID_RE, new_id
+from agentopt.core.paths import optimize_dir
+from agentopt.reports.optimize_job import JobRecord, load_job
+
+CANDIDATES = "candidates"
+
+
+class JobStore:
+    """Files of one optimization job."""
+
+    def __init__(self, project: Path, job_id: str | None = None) -> None:
+        self.project = Path(project)
+        self.job_id = job_id or new_id()
+        self.dir = optimize_dir(self.project) / self.job_id
+
+    @classmethod
+    def open_existing(cls, project: Path, job_id: str) -> JobStore:
+        """For --resume / status / apply: the job must exist."""
+        store = cls(project, job_id)
+        if not store.job_json.is_file():
+            known = ", ".join(list_job_ids(project)[-5:]) or "none"
+            raise ConfigError(
+                f"no optimization job '{job_id}' in {optimize_dir(project)}",
+                hint=f"job ids are listed by `agentopt optimize list` (recent: {known})",
+            )
+        return store
+
+    def create(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def job_json(self) -> Path:
+        return self.dir / "job.json"
+
+    @property
+    def journal(self) -> Path:
+        return self.dir / "journal.jsonl"
+
+    @property
+    def report_html(self) -> Path:
+        return self.dir / "report.html"
+
+    def candidate_dir(self, cand_id: str) -> Path:
+        return self.dir / CANDIDATES / cand_id
+
+    def write_job(self, job: JobRecord) -> None:
+        write_json_atomic(self.job_json, job.model_dump(mode="json"))
+
+    def read_job(self) -> JobRecord:
+        return load_job(self.job_json)
+
+    def append(self, entry: dict[str, Any]) -> None:
+        append_line_fsync(self.journal, json.dumps(entry, ensure_ascii=False, default=str))
+
+    def entries(self) -> Iterator[dict[str, Any]]:
+        """Journal entries in order; a torn last line (crash mid-write) is ignored."""
+        if not self.journal.exists():
+            return
+        with open(self.journal, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+
+    def write_candidate(self, cand_id: str, definition: AgentDefinition) -> Path:
+        """The candidate's full configuration in the `.agent_configs` layout (apply = copy).
+
+        A Python tools module is copied in beside metadata.yaml so the folder works on its own.
+        """
+        folder = self.candidate_dir(cand_id)
+        if folder.is_dir():
+            return folder
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        module = Path(definition.tools_module) if definition.tools_module else None
+        portable = definition
+        if module is not None and module.is_file():
+            portable = definition.model_copy(update={"tools_module": module.name})
+        tmp = Path(tempfile.mkdtemp(prefix=f".{cand_id}.", dir=folder.parent))
+        try:
+            staged = tmp / cand_id
+            write_agent_config(staged, portable)
+            if module is not None and module.is_file():
+                shutil.copy2(module, staged / module.name)
+            staged.rename(folder)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return folder
+
+
+def list_job_ids(project: Path) -> list[str]:
+    """Job ids in time order."""
+    folder = optimize_dir(project)
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if ID_RE.match(p.name) and p.is_dir())
+
+
+def resolve_job(project: Path, job_id: str | None) -> JobStore:
+    """A job by id, or the latest one."""
+    if job_id:
+        return JobStore.open_existing(project, job_id)
+    ids = [i for i in list_job_ids(project) if (optimize_dir(project) / i / "job.json").is_file()]
+    if not ids:
+        raise ConfigError(
+            f"no optimization job yet in {optimize_dir(project)}",
+            hint="start one with `agentopt optimize`",
+        )
+    return JobStore(project, ids[-1])

@@ -1,0 +1,124 @@
+"""The flags of `agentopt optimize` and the settings they resolve to (cli.md, files.md §3).
+
+Precedence, like azd: a flag → eval.yaml `options` → the built-in default. `None` in
+`OptimizeOptions` means "not given", so eval.yaml can fill it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentopt.core.files.eval_yaml import Options
+
+TARGETS: tuple[str, ...] = ("instructions", "tools", "skills", "model", "toolset")
+DEFAULT_MAX_CANDIDATES = 5
+DEFAULT_MAX_STALLS = 5
+DEFAULT_PARALLEL_PROPOSALS = 2
+DEFAULT_SCREENING_SIZE = 3
+
+
+@dataclass
+class OptimizeOptions:
+    """What the user asked for on the command line (None = not given)."""
+
+    config: Path | None = None
+    agent: str | None = None
+    dataset: Path | None = None
+    eval_model: str | None = None
+    optimize_model: str | None = None
+    evaluators: list[str] | None = None
+    max_candidates: int | None = None
+    max_stalls: int | None = None
+    budget_calls: int | None = None
+    max_cost: float | None = None
+    targets: list[str] | None = None
+    model_search_space: list[str] | None = None
+    real_tools: bool | None = None
+    parallel_proposals: int | None = None
+    seed: int | None = None
+    resume: str | None = None
+    require_improvement: bool = False
+    dry_run: bool = False
+
+    def snapshot(self) -> dict[str, Any]:
+        """The options as recorded in job.json (paths as text), for --resume."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None or f.name in ("resume", "dry_run"):
+                continue
+            out[f.name] = str(value) if isinstance(value, Path) else value
+        return out
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any]) -> OptimizeOptions:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for key in ("config", "dataset"):
+            if values.get(key) is not None:
+                values[key] = Path(values[key])
+        return cls(**values)
+
+
+def split_list(text: str | None) -> list[str] | None:
+    """`"a, b,c"` → ["a", "b", "c"]; None/"" → None."""
+    if text is None:
+        return None
+    items = [part.strip() for part in text.split(",")]
+    return [i for i in items if i] or None
+
+
+class OptimizeSettings(BaseModel):
+    """The numbers the loop runs with, after flags and eval.yaml were combined."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_candidates: int = DEFAULT_MAX_CANDIDATES
+    """Candidates fully evaluated on validation before stopping."""
+    max_stalls: int = DEFAULT_MAX_STALLS
+    """Failed screenings in a row before stopping."""
+    budget_calls: int | None = None
+    """Cap on agent + judge provider calls (cache hits are free)."""
+    max_cost: float | None = None
+    """USD cap over every pool."""
+    parallel_proposals: int = DEFAULT_PARALLEL_PROPOSALS
+    """Mutations proposed and screened at once."""
+    screening_size: int = DEFAULT_SCREENING_SIZE
+    """Train tasks per screening minibatch."""
+    seed: int = 0
+    """Seed of the split, the parent sampling and the reflection calls."""
+    real_tools: bool = False
+    """False: tool mocks only (nothing real fires during optimization)."""
+    concurrency: int = 8
+    """Agent units in flight at once, across all proposals."""
+    targets: list[str] = Field(default_factory=list)
+    """What may change, in round-robin order."""
+    model_search_space: list[str] = Field(default_factory=list)
+
+
+def resolve_settings(opts: OptimizeOptions, options: Options | None) -> OptimizeSettings:
+    """Flags over eval.yaml `options` over defaults (targets are resolved separately)."""
+    o = options or Options()
+    cfg = o.optimization_config
+
+    def pick(flag: Any, key: Any, default: Any) -> Any:
+        return flag if flag is not None else (key if key is not None else default)
+
+    return OptimizeSettings(
+        max_candidates=pick(opts.max_candidates, o.max_candidates, DEFAULT_MAX_CANDIDATES),
+        max_stalls=pick(opts.max_stalls, o.max_stalls, DEFAULT_MAX_STALLS),
+        budget_calls=pick(opts.budget_calls, o.budget_calls, None),
+        max_cost=pick(opts.max_cost, o.max_cost, None),
+        parallel_proposals=pick(
+            opts.parallel_proposals, o.parallel_proposals, DEFAULT_PARALLEL_PROPOSALS
+        ),
+        screening_size=pick(None, cfg.candidate_screening_sample_size, DEFAULT_SCREENING_SIZE),
+        seed=pick(opts.seed, o.seed, 0),
+        real_tools=bool(pick(opts.real_tools, o.real_tools, False)),
+        concurrency=o.max_concurrent_agent_runs or 8,
+        model_search_space=list(opts.model_search_space or cfg.model_search_space or []),
+    )

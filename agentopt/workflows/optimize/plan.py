@@ -1,0 +1,108 @@
+"""The plan printed before a job starts (optimizer.md §3): targets, split sizes, and an
+estimate of calls, tokens and cost for the baseline, per candidate and in total, with the
+budget caps. `--dry-run` stops after it. Token counts are estimates (characters / 4)."""
+
+from __future__ import annotations
+
+from agentopt.core.files.agent_config import compose_system_prompt
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.evaluators.base import EvaluatorUse
+from agentopt.models.call import CallLayer
+from agentopt.models.cost import estimate_tokens
+from agentopt.reports.optimize_job import Estimate, OptimizePlan
+from agentopt.workflows.optimize.options import OptimizeSettings
+from agentopt.workflows.optimize.splits import Splits, SplitTasks
+from agentopt.workflows.optimize.targets import TargetPlan
+from agentopt.workflows.run_plan import plan_run
+
+EXAMPLE_TOKENS = 450
+"""A reflection example: query, answer, tool calls, failed checks."""
+TEMPLATE_TOKENS = 500
+RATIONALE_TOKENS = 60
+
+
+def _estimate(
+    split: SplitTasks | None,
+    names: list[str] | None,
+    agent: AgentDefinition,
+    evaluators: list[EvaluatorUse],
+    judge: str,
+    layer: CallLayer,
+) -> Estimate:
+    if split is None:
+        return Estimate()
+    wanted = set(names) if names is not None else None
+    tasks = [t for t in split.tasks if wanted is None or t.name in wanted]
+    if not tasks:
+        return Estimate()
+    plan = plan_run(tasks, split.dataset, agent, evaluators, judge, 1, layer)
+    total = Estimate()
+    for part in (plan.agent, plan.judge):
+        total = total + Estimate(
+            calls=int(part.get("calls", 0)),
+            input_tokens=int(part.get("input_tokens", 0)),
+            output_tokens=int(part.get("output_tokens", 0)),
+            cost_usd=float(part.get("cost_usd", 0.0)),
+        )
+    return total
+
+
+def plan_optimize(
+    agent: AgentDefinition,
+    splits: Splits,
+    evaluators: list[EvaluatorUse],
+    judge: str,
+    targets: TargetPlan,
+    settings: OptimizeSettings,
+    layer: CallLayer,
+) -> OptimizePlan:
+    """Estimate the job from the dataset and the configuration, sending nothing."""
+
+    def est(split: SplitTasks | None, names: list[str] | None = None) -> Estimate:
+        return _estimate(split, names, agent, evaluators, judge, layer)
+
+    train_only = [n for n in splits.train.names if n not in set(splits.validation.names)]
+    baseline = est(splits.validation) + est(splits.train, train_only)
+    screening = est(splits.train, splits.train.names[: settings.screening_size])
+    per_candidate = screening + est(splits.validation)
+    reflection = Estimate()
+    if targets.optimization_model is not None:
+        instructions = estimate_tokens(compose_system_prompt(agent)) if agent.instructions else 0
+        raw = layer.estimate(
+            targets.optimization_model,
+            (1, TEMPLATE_TOKENS + instructions + 5 * EXAMPLE_TOKENS, instructions + 60),
+        )
+        reflection = Estimate(
+            calls=int(raw["calls"]),
+            input_tokens=int(raw["input_tokens"]),
+            output_tokens=int(raw["output_tokens"]),
+            cost_usd=float(raw["cost_usd"]),
+        )
+    test = est(splits.test).times(2)
+    total = baseline + (per_candidate + reflection).times(settings.max_candidates) + test
+    return OptimizePlan(
+        agent=agent.name,
+        agent_model=agent.model,
+        eval_model=judge,
+        optimization_model=targets.optimization_model,
+        targets=targets.targets,
+        proposers=targets.proposers,
+        model_search_space=settings.model_search_space,
+        train=len(splits.train.tasks),
+        validation=len(splits.validation.tasks),
+        test=len(splits.test.tasks) if splits.test else 0,
+        split_warning=splits.info.warning,
+        baseline=baseline,
+        per_candidate=per_candidate,
+        per_proposal_reflection=reflection,
+        test_split=test,
+        total=total,
+        max_candidates=settings.max_candidates,
+        max_stalls=settings.max_stalls,
+        screening_size=settings.screening_size,
+        parallel_proposals=settings.parallel_proposals,
+        budget_calls=settings.budget_calls,
+        max_cost=settings.max_cost,
+        real_tools=settings.real_tools,
+        notes=list(targets.notes),
+    )

@@ -1,0 +1,355 @@
+"""The search loop (optimizer.md §2): rounds of `--parallel-proposals` slots, each one
+parent (sampled from the per-task Pareto front) × one strategy (round-robin over targets),
+screened on the parent's weakest train tasks, fully validated when it beats the parent.
+
+Determinism is what makes `--resume` free: every random choice comes from a generator seeded
+by (seed, proposal number), slots are planned and applied in order, and proposals are
+journaled, so replaying a job after a crash rebuilds the same candidates from the journal
+without calling any model again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentopt.core.errors import AgentoptError, BudgetExceeded
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.ids import utc_now_iso
+from agentopt.reports.optimize_job import BASELINE_ID, CandidateRecord, Screening, Termination
+from agentopt.workflows.optimize.candidates import candidate_id, config_hash, fill_validation
+from agentopt.workflows.optimize.evaluation import CandidateRun, StopRequested, Unit
+from agentopt.workflows.optimize.ranking import sample_parent
+from agentopt.workflows.optimize.state import JobContext
+from agentopt.workflows.optimize.strategies.base import (
+    Example,
+    NoProposal,
+    Proposal,
+    ProposalContext,
+    Strategy,
+)
+from agentopt.workflows.optimize.strategies.model import next_untried
+
+_EPS = 1e-9
+
+
+@dataclass
+class SlotPlan:
+    number: int
+    parent: str
+    strategy: Strategy
+    minibatch: list[str]
+    tried_models: set[str]
+
+
+@dataclass
+class SlotOutcome:
+    plan: SlotPlan
+    proposal: Proposal | None = None
+    reason: str = ""
+    exhausted: bool = False
+    cand_id: str | None = None
+    screening: Screening | None = None
+    failure: AgentoptError | None = None
+    """BudgetExceeded or StopRequested: the slot stopped early (its finished units are kept)."""
+
+
+@dataclass
+class Rotation:
+    """Round-robin over targets; inside a target, its strategies alternate."""
+
+    targets: list[str]
+    strategies: dict[str, list[Strategy]]
+    turn: int = 0
+    uses: dict[str, int] = field(default_factory=dict)
+    exhausted: set[str] = field(default_factory=set)
+
+    def next(self, model_left: bool) -> Strategy | None:
+        for k in range(len(self.targets)):
+            target = self.targets[(self.turn + k) % len(self.targets)]
+            options = [s for s in self.strategies.get(target, []) if s.name not in self.exhausted]
+            if target == "model" and not model_left:
+                options = []
+            if not options:
+                continue
+            used = self.uses.get(target, 0)
+            self.uses[target] = used + 1
+            self.turn += k + 1
+            return options[used % len(options)]
+        return None
+
+
+def _mean(units: list[Unit]) -> float:
+    values = [u.score.score if u.score.score is not None else 0.0 for u in units]
+    return sum(values) / len(values) if values else 0.0
+
+
+def _example(ctx: JobContext, name: str, unit: Unit) -> Example:
+    task, _ = ctx.splits.task(name)
+    return Example(task=task, score=unit.score.score, status=unit.score.status, record=unit.record)
+
+
+class Search:
+    """Runs rounds until a stop condition holds; returns the termination reason."""
+
+    def __init__(self, ctx: JobContext, rotation: Rotation) -> None:
+        self.ctx = ctx
+        self.rotation = rotation
+        self.hashes = {config_hash(d): cid for cid, d in ctx.definitions.items()}
+        self.replay: dict[int, dict[str, Any]] = {
+            int(e["number"]): e for e in ctx.store.entries() if e.get("kind") == "proposal"
+        }
+
+    # -- planning ------------------------------------------------------------------------------
+    def _estimate(self, parent: str, name: str) -> float:
+        """The parent's train score, else its nearest ancestor's (the baseline has them all)."""
+        cid: str | None = parent
+        while cid is not None:
+            unit = self.ctx.book.get(cid, name)
+            if unit is not None:
+                return unit.score.score if unit.score.score is not None else 0.0
+            record = self.ctx.job.candidate(cid)
+            cid = record.parent if record else None
+        return 0.0
+
+    def minibatch(self, parent: str, rng: random.Random, avoid: set[str]) -> list[str]:
+        """The parent's weakest train tasks; tasks another slot of this round already screens
+        the same parent on go last, so parallel slots learn from different failures."""
+        train = self.ctx.splits.train.names
+        ties = {n: rng.random() for n in train}
+        ordered = sorted(train, key=lambda n: (n in avoid, self._estimate(parent, n), ties[n]))
+        return ordered[: self.ctx.settings.screening_size]
+
+    def plan(self, reserved: set[str], taken: dict[str, set[str]]) -> SlotPlan | None:
+        job = self.ctx.job
+        number = job.proposals + 1
+        tried = {c.model for c in job.candidates if c.model} | reserved
+        space = self.ctx.settings.model_search_space
+        strategy = self.rotation.next(model_left=next_untried(space, tried) is not None)
+        if strategy is None:
+            return None
+        job.proposals = number
+        rng = random.Random(f"{self.ctx.settings.seed}:{number}")
+        per_task = {c.id: c.validation.per_task for c in job.evaluated if c.validation}
+        parent = sample_parent(per_task, rng)
+        if strategy.target == "model":
+            model = next_untried(space, tried)
+            if model is not None:
+                reserved.add(model)
+        minibatch = self.minibatch(parent, rng, taken.setdefault(parent, set()))
+        saved = self.replay.get(number)
+        if saved is not None:
+            if saved.get("strategy") == strategy.name and saved.get("parent") == parent:
+                # The journal knows what this slot used: the book now also holds units from
+                # later rounds, which must not change an earlier choice.
+                minibatch = list(saved.get("minibatch") or minibatch)
+            else:
+                del self.replay[number]
+        taken[parent].update(minibatch)
+        return SlotPlan(number, parent, strategy, minibatch, tried)
+
+    # -- phase A: propose ------------------------------------------------------------------------
+    async def propose(self, plan: SlotPlan) -> SlotOutcome:
+        out = SlotOutcome(plan)
+        ctx = self.ctx
+        saved = self.replay.get(plan.number)
+        if saved is not None:
+            if saved.get("proposal"):
+                p = saved["proposal"]
+                out.proposal = Proposal(
+                    definition=AgentDefinition.model_validate(p["definition"]),
+                    strategy=p["strategy"],
+                    rationale=p["rationale"],
+                    mutation=p.get("mutation") or {},
+                    signature=p.get("signature"),
+                )
+            else:
+                out.reason, out.exhausted = saved.get("reason", ""), bool(saved.get("exhausted"))
+            return out
+        parent_def = ctx.definitions[plan.parent]
+        try:
+            ctx.sink.status(f"proposal {plan.number}: {plan.strategy.name} from {plan.parent}")
+            async with CandidateRun(ctx.eval, plan.parent, parent_def) as run:
+                units = await run.evaluate(plan.minibatch)
+            examples = sorted(
+                (_example(ctx, n, u) for n, u in units.items()),
+                key=lambda e: e.score if e.score is not None else -1.0,
+            )
+            train = [
+                _example(ctx, n, u)
+                for n in ctx.splits.train.names
+                if (u := ctx.book.get(plan.parent, n)) is not None
+            ]
+            pctx = ProposalContext(
+                number=plan.number,
+                parent_id=plan.parent,
+                parent=parent_def,
+                examples=examples,
+                train=train,
+                tried_models=plan.tried_models,
+                search_space=ctx.settings.model_search_space,
+                layer=ctx.layer,
+                optimization_model=ctx.optimization_model,
+                seed=ctx.settings.seed,
+                rng=random.Random(f"{ctx.settings.seed}:{plan.number}:propose"),
+            )
+            out.proposal = await plan.strategy.propose(pctx)
+        except NoProposal as exc:
+            out.reason, out.exhausted = exc.reason, exc.exhausted
+        except (BudgetExceeded, StopRequested) as exc:
+            out.failure = exc
+            return out
+        entry: dict[str, Any] = {
+            "kind": "proposal",
+            "number": plan.number,
+            "strategy": plan.strategy.name,
+            "parent": plan.parent,
+            "minibatch": plan.minibatch,
+            "at": utc_now_iso(),
+        }
+        if out.proposal is not None:
+            entry["proposal"] = {
+                "definition": out.proposal.definition.model_dump(mode="json"),
+                "strategy": out.proposal.strategy,
+                "rationale": out.proposal.rationale,
+                "mutation": out.proposal.mutation,
+                "signature": out.proposal.signature,
+            }
+        else:
+            entry.update(reason=out.reason, exhausted=out.exhausted)
+        ctx.store.append(entry)
+        self.replay[plan.number] = entry
+        return out
+
+    def register(self, out: SlotOutcome) -> None:
+        """In slot order: refuse duplicates, give the child its id, folder and record."""
+        proposal = out.proposal
+        if proposal is None:
+            return
+        ctx, plan = self.ctx, out.plan
+        digest = config_hash(proposal.definition)
+        meaning = f"{plan.parent}:{proposal.signature}" if proposal.signature else None
+        same = self.hashes.get(digest) or (self.hashes.get(meaning) if meaning else None)
+        if same is not None:
+            out.reason = f"same change as {same}"
+            out.proposal = None
+            return
+        cid = candidate_id(plan.number)
+        self.hashes[digest] = cid
+        if meaning:
+            self.hashes[meaning] = cid
+        out.cand_id = cid
+        ctx.definitions[cid] = proposal.definition
+        ctx.store.write_candidate(cid, proposal.definition)
+        saved = self.replay.get(plan.number) or {}
+        ctx.job.candidates.append(
+            CandidateRecord(
+                id=cid,
+                number=plan.number,
+                parent=plan.parent,
+                strategy=proposal.strategy,
+                rationale=proposal.rationale,
+                mutation=proposal.mutation,
+                model=proposal.definition.model,
+                status="screening",
+                config_dir=f"candidates/{cid}",
+                created_at=str(saved.get("at") or utc_now_iso()),
+            )
+        )
+
+    # -- phase B: screen and validate ------------------------------------------------------------
+    async def screen(self, out: SlotOutcome) -> None:
+        ctx, plan = self.ctx, out.plan
+        assert out.cand_id is not None
+        try:
+            async with CandidateRun(ctx.eval, out.cand_id, ctx.definitions[out.cand_id]) as run:
+                ctx.sink.status(f"{out.cand_id}: screening on {len(plan.minibatch)} train tasks")
+                child = await run.evaluate(plan.minibatch)
+                parent = [ctx.book.get(plan.parent, n) for n in plan.minibatch]
+                child_mean = _mean(list(child.values()))
+                parent_mean = _mean([u for u in parent if u is not None])
+                accepted = child_mean > parent_mean + _EPS
+                out.screening = Screening(
+                    tasks=plan.minibatch, child=child_mean, parent=parent_mean, accepted=accepted
+                )
+                if accepted:
+                    names = ctx.splits.validation.names
+                    ctx.sink.status(f"{out.cand_id}: evaluating on {len(names)} validation tasks")
+                    await run.evaluate(names)
+        except (BudgetExceeded, StopRequested) as exc:
+            out.failure = exc
+
+    # -- phase C: apply ------------------------------------------------------------------------
+    def apply(self, out: SlotOutcome) -> None:
+        ctx, plan = self.ctx, out.plan
+        label = out.proposal.strategy if out.proposal else plan.strategy.name
+        if out.cand_id is None:
+            if out.failure is not None:
+                return
+            ctx.job.stalls += 1
+            if out.exhausted:
+                self.rotation.exhausted.add(plan.strategy.name)
+            ctx.sink.stalled(plan.number, label, out.reason)
+            return
+        record = ctx.job.candidate(out.cand_id)
+        assert record is not None
+        record.screening = out.screening
+        if out.failure is not None or out.screening is None:
+            return
+        if not out.screening.accepted:
+            record.status = "screened_out"
+            ctx.job.stalls += 1
+            ctx.sink.candidate(ctx.job, record)
+            return
+        names = ctx.splits.validation.names
+        fill_validation(
+            record, ctx.book_units(out.cand_id, names), names, ctx.layer, ctx.settings.seed
+        )
+        record.status = "evaluated"
+        ranking = ctx.rerank()
+        if ranking.best == out.cand_id:
+            ctx.job.stalls = 0
+        ctx.sink.candidate(ctx.job, record)
+
+    # -- the loop --------------------------------------------------------------------------------
+    def _stop_reason(self) -> Termination | None:
+        job, settings = self.ctx.job, self.ctx.settings
+        accepted = sum(1 for c in job.evaluated if c.id != BASELINE_ID)
+        if accepted >= settings.max_candidates:
+            return "completed"
+        if job.stalls >= settings.max_stalls:
+            return "screening_stalled"
+        return None
+
+    async def run(self) -> Termination:
+        ctx = self.ctx
+        while True:
+            if ctx.eval.stop_requested:
+                return "interrupted"
+            reason = self._stop_reason()
+            if reason is not None:
+                return reason
+            accepted = sum(1 for c in ctx.job.evaluated if c.id != BASELINE_ID)
+            slots = min(ctx.settings.parallel_proposals, ctx.settings.max_candidates - accepted)
+            reserved: set[str] = set()
+            taken: dict[str, set[str]] = {}
+            plans = [p for _ in range(slots) if (p := self.plan(reserved, taken)) is not None]
+            if not plans:
+                ctx.job.notes.append("stopped early: no target has anything left to propose")
+                return "completed"
+            outcomes = await asyncio.gather(*(self.propose(p) for p in plans))
+            for out in outcomes:
+                if out.failure is None:
+                    self.register(out)
+            await asyncio.gather(*(self.screen(o) for o in outcomes if o.cand_id and not o.failure))
+            for out in outcomes:
+                self.apply(out)
+            ctx.save()
+            failures = [o.failure for o in outcomes if o.failure is not None]
+            if any(isinstance(f, StopRequested) for f in failures):
+                return "interrupted"
+            if failures:
+                ctx.sink.notice(failures[0].message)
+                return "budget_exhausted"

@@ -1,0 +1,68 @@
+"""The state one optimization job carries through its phases (baseline, search, test)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.models.call import CallLayer
+from agentopt.reports.optimize_job import JobRecord
+from agentopt.workflows.optimize.evaluation import EvalContext, Unit, UnitBook
+from agentopt.workflows.optimize.events import OptimizeSink
+from agentopt.workflows.optimize.journal import JobStore
+from agentopt.workflows.optimize.options import OptimizeSettings
+from agentopt.workflows.optimize.ranking import Ranking, rank_candidates
+from agentopt.workflows.optimize.splits import Splits
+
+USAGE_KEYS = ("calls", "cache_hits", "input_tokens", "output_tokens", "cost_usd")
+
+
+@dataclass
+class JobContext:
+    """Everything the loop reads and updates."""
+
+    job: JobRecord
+    store: JobStore
+    splits: Splits
+    settings: OptimizeSettings
+    layer: CallLayer
+    eval: EvalContext
+    sink: OptimizeSink
+    optimization_model: str | None
+    definitions: dict[str, AgentDefinition] = field(default_factory=dict)
+    usage_before: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def book(self) -> UnitBook:
+        return self.eval.book
+
+    def book_units(self, cand_id: str, names: Sequence[str]) -> dict[str, Unit]:
+        return {n: u for n in names if (u := self.book.get(cand_id, n)) is not None}
+
+    def rerank(self) -> Ranking:
+        ranking = rank_candidates(self.job.candidates, self.settings.seed)
+        self.job.best = ranking.best
+        self.job.outcome = ranking.outcome
+        return ranking
+
+    def usage(self) -> dict[str, dict[str, float]]:
+        """Per pool, this session plus the earlier ones of the job."""
+        pools = self.layer.stats().pools
+        out: dict[str, dict[str, float]] = {}
+        for pool in ("agent", "judge", "optimizer"):
+            now: dict[str, Any] = pools[pool].model_dump() if pool in pools else {}
+            before = self.usage_before.get(pool, {})
+            out[pool] = {k: float(now.get(k, 0)) + float(before.get(k, 0)) for k in USAGE_KEYS}
+        return out
+
+    def count_calls(self, phase: str, since: int) -> None:
+        """Add the agent + judge calls made since `since` (a `budget.used()` value) to a phase."""
+        made = self.eval.budget.used() - since
+        self.job.phase_calls[phase] = self.job.phase_calls.get(phase, 0) + made
+
+    def save(self) -> None:
+        """Rewrite job.json (atomic)."""
+        self.job.usage = self.usage()
+        self.store.write_job(self.job)

@@ -1,0 +1,136 @@
+"""What every mutation strategy gets and gives back, and the registry that names them.
+
+A strategy reads the parent configuration and how it did on its weakest train tasks, and
+returns a child configuration with a one-line rationale — or says why it has nothing to
+propose (`NoProposal`), which the loop counts like a failed screening. Built-in strategies
+register exactly the way a plugin would (style.md rule 2).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from agentopt.core.errors import ConfigError
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.datasets.task import Task
+from agentopt.models.call import CallLayer
+
+
+@dataclass(frozen=True)
+class Example:
+    """One train task as the parent ran it (never a test task)."""
+
+    task: Task
+    score: float | None
+    status: str
+    record: dict[str, Any]
+    """The run record (results.json task shape): response, tool_calls, evaluators, turns."""
+
+
+@dataclass
+class ProposalContext:
+    """Everything a strategy may read."""
+
+    number: int
+    """Proposal number (1-based); seeds the reflection call so proposals differ."""
+    parent_id: str
+    parent: AgentDefinition
+    examples: list[Example]
+    """The parent's weakest train tasks (the screening minibatch), worst first."""
+    train: list[Example]
+    """Every train task the parent has been run on (traces for the toolset strategy)."""
+    tried_models: set[str]
+    """Models some candidate already uses (the model strategy skips them)."""
+    search_space: list[str]
+    layer: CallLayer | None
+    optimization_model: str | None
+    seed: int
+    rng: random.Random = field(default_factory=random.Random)
+
+
+@dataclass
+class Proposal:
+    """A child configuration."""
+
+    definition: AgentDefinition
+    strategy: str
+    """Label shown in the table: instructions, rules, tools:<name>, model:<name>, …"""
+    rationale: str
+    mutation: dict[str, Any] = field(default_factory=dict)
+    signature: str | None = None
+    """What the change means, when two different texts can mean the same change (e.g. the
+    same rules with other example queries): a second proposal with the same parent and
+    signature is treated as a duplicate."""
+
+
+class NoProposal(Exception):
+    """The strategy has nothing (new) to propose for this parent; counted as a stall."""
+
+    def __init__(self, reason: str, *, exhausted: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.exhausted = exhausted
+        """True when no parent will ever give this strategy something to do (e.g. every
+        model of the search space was tried): the loop stops asking it."""
+
+
+class MutationRejected(NoProposal):
+    """The proposed change broke a rule (e.g. renamed a tool parameter) and was refused."""
+
+
+class Strategy(Protocol):
+    """A mutation operator."""
+
+    name: str
+    """Registry name, e.g. instructions:reflect."""
+    target: str
+    """Which optimize target it serves (instructions, tools, skills, model, toolset)."""
+    needs_model: bool
+    """True when it calls the optimization model."""
+
+    async def propose(self, ctx: ProposalContext) -> Proposal: ...
+
+
+S = TypeVar("S", bound=Callable[..., Any])
+_STRATEGIES: dict[str, Callable[[], Strategy]] = {}
+
+
+def register_strategy(name: str) -> Callable[[S], S]:
+    """Class decorator: make `make_strategy(name)` build this strategy."""
+
+    def decorate(factory: S) -> S:
+        _STRATEGIES[name] = factory
+        return factory
+
+    return decorate
+
+
+def strategy_names() -> list[str]:
+    _load_builtins()
+    return sorted(_STRATEGIES)
+
+
+def make_strategy(name: str) -> Strategy:
+    """Build a registered strategy (ConfigError listing the known ones otherwise)."""
+    _load_builtins()
+    factory = _STRATEGIES.get(name)
+    if factory is None:
+        raise ConfigError(
+            f"unknown optimize strategy '{name}'; known: {', '.join(sorted(_STRATEGIES))}"
+        )
+    return factory()
+
+
+def _load_builtins() -> None:
+    # Importing the modules registers them (same path a plugin takes).
+    from agentopt.workflows.optimize.strategies import (  # noqa: F401
+        instructions,
+        model,
+        rules,
+        skills,
+        tools,
+        toolset,
+    )

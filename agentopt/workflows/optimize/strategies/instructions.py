@@ -1,0 +1,102 @@
+"""`instructions:reflect` — the optimization model reads the parent's instructions and how it
+failed on its weakest train tasks, and writes improved instructions (GEPA-style reflection)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentopt.workflows.optimize.strategies.base import (
+    NoProposal,
+    Proposal,
+    ProposalContext,
+    register_strategy,
+)
+from agentopt.workflows.optimize.strategies.prompts import reflect, render_examples, render_prompt
+
+TEMPLATE = "reflect_instructions.j2"
+EXAMPLE = '{"instructions": "<the complete new instructions>", "rationale": "<one line>"}'
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"instructions": {"type": "string"}, "rationale": {"type": "string"}},
+    "required": ["instructions", "rationale"],
+    "additionalProperties": False,
+}
+MIN_EXAMPLES, MAX_EXAMPLES = 3, 5
+
+
+class InstructionsReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    instructions: str = Field(min_length=1)
+    rationale: str = ""
+
+
+def function_names(tools: list[dict[str, Any]]) -> list[str]:
+    return [
+        str(t["function"].get("name"))
+        for t in tools
+        if t.get("type") == "function" and isinstance(t.get("function"), dict)
+    ]
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def reflection_examples(ctx: ProposalContext) -> list[Any]:
+    """3–5 train examples: the minibatch, topped up with other weak train tasks."""
+    chosen = list(ctx.examples[:MAX_EXAMPLES])
+    names = {e.task.name for e in chosen}
+    extra = sorted(
+        (e for e in ctx.train if e.task.name not in names),
+        key=lambda e: (e.score if e.score is not None else -1.0, e.task.name),
+    )
+    while len(chosen) < MIN_EXAMPLES and extra:
+        chosen.append(extra.pop(0))
+    return chosen
+
+
+@register_strategy("instructions:reflect")
+class ReflectInstructions:
+    """Rewrite the whole instructions from the failures."""
+
+    name = "instructions:reflect"
+    target = "instructions"
+    needs_model = True
+    label = "instructions"
+
+    async def propose(self, ctx: ProposalContext) -> Proposal:
+        current = ctx.parent.instructions or ""
+        examples = reflection_examples(ctx)
+        if not examples:
+            raise NoProposal("no train task has been run for this parent yet")
+        data = {"instructions": current or "(no instructions)", **render_examples(examples)}
+        messages = render_prompt(
+            TEMPLATE,
+            data=data,
+            params={
+                "count": len(examples),
+                "tools": function_names(ctx.parent.tools),
+                "skills": [s.name for s in ctx.parent.skills],
+            },
+        )
+        reply = await reflect(
+            ctx,
+            messages,
+            schema_name="improved_instructions",
+            schema=SCHEMA,
+            reply_model=InstructionsReply,
+            example=EXAMPLE,
+        )
+        new = reply.instructions.strip()
+        if new == current.strip():
+            raise NoProposal("the optimization model returned the instructions unchanged")
+        return Proposal(
+            definition=ctx.parent.model_copy(update={"instructions": new}),
+            strategy=self.label,
+            rationale=one_line(reply.rationale) or "rewrote the instructions from the failures",
+            mutation={"examples": [e.task.name for e in examples]},
+        )

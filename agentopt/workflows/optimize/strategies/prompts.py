@@ -1,0 +1,116 @@
+"""Reflection prompts (`templates/optimizer/*.j2`) and the one reflection call.
+
+Everything the agent, its tools or the dataset wrote reaches the optimization model only
+inside a data block whose boundary depends on a hash of the data (the judges' scheme,
+`agentopt.evaluators.judges.prompting`), so a transcript saying "replace your instructions
+with …" stays data. Replies are JSON, parsed leniently and re-asked at most twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any, TypeVar
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from pydantic import BaseModel
+
+from agentopt.core.errors import ModelCallError
+from agentopt.core.paths import templates_dir
+from agentopt.evaluators.judges.judge_call import reask_message, response_format
+from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
+from agentopt.evaluators.judges.prompting import DataBlocks, make_boundary
+from agentopt.models.types import ChatRequest, Message
+from agentopt.workflows.optimize.strategies.base import Example, NoProposal, ProposalContext
+from agentopt.workflows.optimize.strategies.traces import example_view
+
+M = TypeVar("M", bound=BaseModel)
+MAX_REASKS = 2
+REFLECTION_TEMPERATURE = 0.7
+SYSTEM_TEMPLATE = "_system.j2"
+EXAMPLE_TEMPLATE = "_example.j2"
+
+
+@lru_cache(maxsize=1)
+def optimizer_environment() -> Environment:
+    """jinja2 over `templates/optimizer/` (plain text, strict about variables)."""
+    return Environment(
+        loader=FileSystemLoader(str(templates_dir() / "optimizer")),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_examples(examples: list[Example]) -> dict[str, str]:
+    """Each example as plain text, keyed `example_1`, `example_2`, … (data blocks)."""
+    template = optimizer_environment().get_template(EXAMPLE_TEMPLATE)
+    return {
+        f"example_{i}": template.render(ex=example_view(ex)).strip()
+        for i, ex in enumerate(examples, 1)
+    }
+
+
+def render_prompt(
+    template: str,
+    *,
+    data: Mapping[str, str | None],
+    params: Mapping[str, Any] | None = None,
+) -> list[Message]:
+    """System + user messages: untrusted `data` only through `{{ block(name) }}`."""
+    values = {k: v for k, v in data.items() if v}
+    blocks = DataBlocks(values=values, boundary=make_boundary(values))
+    env = optimizer_environment()
+    system = env.get_template(SYSTEM_TEMPLATE).render(boundary=blocks.boundary).strip()
+    user = (
+        env.get_template(template)
+        .render(block=blocks, has=blocks.has, **dict(params or {}))
+        .strip()
+    )
+    return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+async def reflect(
+    ctx: ProposalContext,
+    messages: list[Message],
+    *,
+    schema_name: str,
+    schema: dict[str, Any] | None,
+    reply_model: type[M],
+    example: str,
+) -> M:
+    """Ask the optimization model; NoProposal when it has no usable answer.
+
+    `schema` None asks for any JSON object (a strict schema cannot describe a tool's own
+    parameters schema)."""
+    if ctx.layer is None or ctx.optimization_model is None:
+        raise NoProposal("no optimization model is configured", exhausted=True)
+    conversation = list(messages)
+    last_error = ""
+    for _ in range(1 + MAX_REASKS):
+        request = ChatRequest(
+            messages=conversation,
+            temperature=REFLECTION_TEMPERATURE,
+            seed=ctx.seed + ctx.number,
+            response_format=(
+                response_format(schema_name, schema) if schema else {"type": "json_object"}
+            ),
+        )
+        try:
+            response = await ctx.layer.complete(
+                ctx.optimization_model, request, pool="optimizer", repeat=ctx.number
+            )
+        except ModelCallError as exc:
+            raise NoProposal(f"the optimization model failed: {exc.message}") from None
+        try:
+            return parse_reply(response.text, reply_model)
+        except JudgeParseError as exc:
+            last_error = str(exc)
+        conversation = [
+            *conversation,
+            Message(role="assistant", content=response.text),
+            reask_message(last_error, example),
+        ]
+    raise NoProposal(f"the optimization model gave no usable reply: {last_error}")

@@ -1,0 +1,99 @@
+"""`skills` — rewrite one skill's body from the failures of the tasks that used it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentopt.agents.skills import LOAD_SKILL
+from agentopt.workflows.optimize.strategies.base import (
+    NoProposal,
+    Proposal,
+    ProposalContext,
+    register_strategy,
+)
+from agentopt.workflows.optimize.strategies.instructions import one_line, reflection_examples
+from agentopt.workflows.optimize.strategies.prompts import reflect, render_examples, render_prompt
+from agentopt.workflows.optimize.strategies.traces import tool_calls
+
+TEMPLATE = "reflect_skill.j2"
+EXAMPLE = '{"body": "<the complete new skill text>", "rationale": "<one line>"}'
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"body": {"type": "string"}, "rationale": {"type": "string"}},
+    "required": ["body", "rationale"],
+    "additionalProperties": False,
+}
+
+
+class SkillReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    body: str = Field(min_length=1)
+    rationale: str = ""
+
+
+def pick_skill(ctx: ProposalContext) -> int:
+    """The skill loaded most often in failed train tasks; else round-robin by proposal."""
+    skills = ctx.parent.skills
+    if not skills:
+        raise NoProposal("the agent has no skill")
+    loads = {s.name: 0 for s in skills}
+    for ex in ctx.train or ctx.examples:
+        if ex.status == "pass":
+            continue
+        for call in tool_calls(ex.record):
+            name = (call.get("arguments") or {}).get("name")
+            if call.get("name") == LOAD_SKILL and name in loads:
+                loads[name] += 1
+    best = max(loads.values())
+    ties = [i for i, s in enumerate(skills) if loads[s.name] == best]
+    return ties[ctx.number % len(ties)]
+
+
+@register_strategy("skills")
+class RewriteSkill:
+    """Rewrite one skill's text."""
+
+    name = "skills"
+    target = "skills"
+    needs_model = True
+
+    async def propose(self, ctx: ProposalContext) -> Proposal:
+        index = pick_skill(ctx)
+        skill = ctx.parent.skills[index]
+        examples = reflection_examples(ctx)
+        data = {
+            "instructions": ctx.parent.instructions or "(no instructions)",
+            "skill": skill.body or "(empty)",
+            **render_examples(examples),
+        }
+        messages = render_prompt(
+            TEMPLATE,
+            data=data,
+            params={
+                "skill_name": skill.name,
+                "skill_description": skill.description,
+                "count": len(examples),
+            },
+        )
+        reply = await reflect(
+            ctx,
+            messages,
+            schema_name="skill_body",
+            schema=SCHEMA,
+            reply_model=SkillReply,
+            example=EXAMPLE,
+        )
+        body = reply.body.strip()
+        if body == skill.body.strip():
+            raise NoProposal(f"skill '{skill.name}' came back unchanged")
+        skills = list(ctx.parent.skills)
+        skills[index] = skill.model_copy(update={"body": body})
+        return Proposal(
+            definition=ctx.parent.model_copy(update={"skills": skills}),
+            strategy=f"skills:{skill.name}",
+            rationale=one_line(reply.rationale) or f"rewrote skill {skill.name}",
+            mutation={"skill": skill.name},
+        )

@@ -1,0 +1,182 @@
+"""`tools` — rewrite the description of one tool and of its parameters.
+
+The tool chosen is the one whose misuse shows most in the parent's traces (failed calls,
+calls in failed tasks). Only description texts may change: a reply that renames the tool or
+a parameter, changes a type, an enum or the required list is rejected, because the code that
+implements the tool would no longer match what the model is told.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from agentopt.workflows.optimize.strategies.base import (
+    Example,
+    MutationRejected,
+    NoProposal,
+    Proposal,
+    ProposalContext,
+    register_strategy,
+)
+from agentopt.workflows.optimize.strategies.instructions import (
+    function_names,
+    one_line,
+    reflection_examples,
+)
+from agentopt.workflows.optimize.strategies.prompts import reflect, render_examples, render_prompt
+from agentopt.workflows.optimize.strategies.traces import tool_calls
+
+TEMPLATE = "reflect_tool.j2"
+EXAMPLE = (
+    '{"tool": {"name": "<same name>", "description": "<new>", "parameters": {<same schema, new '
+    'descriptions>}}, "rationale": "<one line>"}'
+)
+
+
+class ToolReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    tool: dict[str, Any]
+    rationale: str = ""
+
+
+def _without_descriptions(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_descriptions(v) for k, v in schema.items() if k != "description"}
+    if isinstance(schema, list):
+        return [_without_descriptions(v) for v in schema]
+    return schema
+
+
+def structure_problems(original: dict[str, Any], proposed: dict[str, Any]) -> list[str]:
+    """What a proposed function definition changed besides descriptions (empty = fine).
+
+    Both are `function` objects: `{name, description, parameters}`.
+    """
+    problems: list[str] = []
+    name = original.get("name")
+    if proposed.get("name") != name:
+        problems.append(f"the tool was renamed from '{name}' to '{proposed.get('name')}'")
+    before = original.get("parameters") or {}
+    after = proposed.get("parameters") or {}
+    if not isinstance(after, dict):
+        return [*problems, "`parameters` is not a JSON schema object"]
+    props_a = before.get("properties") or {}
+    props_b = after.get("properties") or {}
+    for missing in sorted(set(props_a) - set(props_b)):
+        problems.append(f"parameter '{missing}' was removed or renamed")
+    for added in sorted(set(props_b) - set(props_a)):
+        problems.append(f"parameter '{added}' was added")
+    for key in sorted(set(props_a) & set(props_b)):
+        a, b = props_a[key], props_b[key]
+        if isinstance(a, dict) and isinstance(b, dict) and a.get("type") != b.get("type"):
+            problems.append(
+                f"parameter '{key}' changed type from {a.get('type')!r} to {b.get('type')!r}"
+            )
+    if sorted(before.get("required") or []) != sorted(after.get("required") or []):
+        problems.append("the list of required parameters changed")
+    if not problems and _without_descriptions(before) != _without_descriptions(after):
+        problems.append("the parameters schema changed beyond its descriptions")
+    return problems
+
+
+def apply_descriptions(original: dict[str, Any], proposed: dict[str, Any]) -> dict[str, Any]:
+    """The original function with the proposed description texts (structure kept as is)."""
+    out = copy.deepcopy(original)
+
+    def merge(target: Any, source: Any) -> None:
+        if not isinstance(target, dict) or not isinstance(source, dict):
+            return
+        if isinstance(source.get("description"), str):
+            target["description"] = source["description"].strip()
+        for key, value in target.items():
+            if key != "description" and key in source:
+                merge(value, source[key])
+
+    merge(out, proposed)
+    return out
+
+
+def tool_evidence(name: str, examples: list[Example]) -> int:
+    """How strongly the traces point at a tool: failed calls weigh 2, calls in failed tasks 1."""
+    weight = 0
+    for ex in examples:
+        for call in tool_calls(ex.record):
+            if call.get("name") != name:
+                continue
+            weight += 2 if call.get("error") else (1 if ex.status != "pass" else 0)
+    return weight
+
+
+def pick_tool(ctx: ProposalContext) -> str:
+    names = [n for n in function_names(ctx.parent.tools)]
+    if not names:
+        raise NoProposal("the agent has no function tool")
+    scored = [(tool_evidence(n, ctx.train or ctx.examples), n) for n in names]
+    best = max(w for w, _ in scored)
+    ties = [n for w, n in scored if w == best]
+    return ties[ctx.number % len(ties)]
+
+
+@register_strategy("tools")
+class RewriteTool:
+    """Rewrite one tool's descriptions from how the agent (mis)used it."""
+
+    name = "tools"
+    target = "tools"
+    needs_model = True
+
+    async def propose(self, ctx: ProposalContext) -> Proposal:
+        tool_name = pick_tool(ctx)
+        index = next(
+            i
+            for i, t in enumerate(ctx.parent.tools)
+            if t.get("type") == "function" and t["function"].get("name") == tool_name
+        )
+        original = ctx.parent.tools[index]["function"]
+        examples = reflection_examples(ctx)
+        data = {
+            "instructions": ctx.parent.instructions or "(no instructions)",
+            "tool": json.dumps(original, indent=2, ensure_ascii=False),
+            **render_examples(examples),
+        }
+        messages = render_prompt(
+            TEMPLATE,
+            data=data,
+            params={
+                "tool_name": tool_name,
+                "tools": function_names(ctx.parent.tools),
+                "count": len(examples),
+            },
+        )
+        reply = await reflect(
+            ctx,
+            messages,
+            schema_name="tool_description",
+            schema=None,
+            reply_model=ToolReply,
+            example=EXAMPLE,
+        )
+        proposed = reply.tool.get("function", reply.tool)
+        problems = structure_problems(original, proposed)
+        if problems:
+            raise MutationRejected(
+                f"tool '{tool_name}' rewrite rejected: "
+                + "; ".join(problems)
+                + " (only descriptions may change)"
+            )
+        updated = apply_descriptions(original, proposed)
+        if updated == original:
+            raise NoProposal(f"the descriptions of tool '{tool_name}' came back unchanged")
+        tools = copy.deepcopy(ctx.parent.tools)
+        tools[index] = {**tools[index], "function": updated}
+        return Proposal(
+            definition=ctx.parent.model_copy(update={"tools": tools}),
+            strategy=f"tools:{tool_name}",
+            rationale=one_line(reply.rationale) or f"rewrote the description of {tool_name}",
+            mutation={"tool": tool_name, "description": updated.get("description", "")},
+        )

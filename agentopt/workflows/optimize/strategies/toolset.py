@@ -1,0 +1,100 @@
+"""`toolset` — drop one tool the parent's train traces show as harmful (its calls fail, or it
+is called only in failed tasks) or unused (never called). A tool used in a passing task is
+never dropped. No model call: it reads the traces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentopt.workflows.optimize.strategies.base import (
+    Example,
+    NoProposal,
+    Proposal,
+    ProposalContext,
+    register_strategy,
+)
+from agentopt.workflows.optimize.strategies.instructions import function_names
+from agentopt.workflows.optimize.strategies.traces import tool_calls
+
+
+@dataclass
+class ToolUse:
+    name: str
+    calls: int = 0
+    failed_calls: int = 0
+    in_passing: int = 0
+    in_failing: int = 0
+
+    @property
+    def harmful(self) -> bool:
+        return self.in_passing == 0 and (self.failed_calls > 0 or self.in_failing > 0)
+
+    @property
+    def unused(self) -> bool:
+        return self.calls == 0
+
+
+def tool_usage(names: list[str], examples: list[Example]) -> dict[str, ToolUse]:
+    usage = {n: ToolUse(n) for n in names}
+    for ex in examples:
+        seen: set[str] = set()
+        for call in tool_calls(ex.record):
+            use = usage.get(str(call.get("name")))
+            if use is None:
+                continue
+            use.calls += 1
+            use.failed_calls += bool(call.get("error"))
+            seen.add(use.name)
+        for name in seen:
+            if ex.status == "pass":
+                usage[name].in_passing += 1
+            else:
+                usage[name].in_failing += 1
+    return usage
+
+
+@register_strategy("toolset")
+class DropTool:
+    """Drop the most harmful, else an unused, tool."""
+
+    name = "toolset"
+    target = "toolset"
+    needs_model = False
+
+    async def propose(self, ctx: ProposalContext) -> Proposal:
+        names = function_names(ctx.parent.tools)
+        if not names:
+            raise NoProposal("the agent has no function tool left to drop")
+        if not ctx.train:
+            raise NoProposal("no train trace to judge the tools by")
+        usage = tool_usage(names, ctx.train)
+        harmful = sorted(
+            (u for u in usage.values() if u.harmful),
+            key=lambda u: (-u.failed_calls, -u.in_failing, u.name),
+        )
+        unused = [u for u in usage.values() if u.unused]
+        if harmful:
+            drop, why = harmful[0], "harmful"
+            detail = (
+                f"{drop.failed_calls} failed call(s), used in {drop.in_failing} failed task(s) "
+                "and no passing one"
+            )
+        elif unused:
+            drop, why = unused[0], "unused"
+            detail = f"never called in {len(ctx.train)} train task(s)"
+        else:
+            raise NoProposal("every tool is used in a passing task")
+        tools = [
+            t
+            for t in ctx.parent.tools
+            if not (t.get("type") == "function" and t["function"].get("name") == drop.name)
+        ]
+        mocks = ctx.parent.tool_mocks
+        if mocks and drop.name in mocks:
+            mocks = {k: v for k, v in mocks.items() if k != drop.name}
+        return Proposal(
+            definition=ctx.parent.model_copy(update={"tools": tools, "tool_mocks": mocks}),
+            strategy=f"toolset:-{drop.name}",
+            rationale=f"dropped {drop.name} ({why}: {detail})",
+            mutation={"dropped_tool": drop.name, "why": why},
+        )

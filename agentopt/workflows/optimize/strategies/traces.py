@@ -1,0 +1,124 @@
+"""Reading run records the way the proposers need them: which checks failed and why, which
+tools were called and how that went.
+
+Judge errors are left out everywhere (an evaluator that could not decide says nothing about
+the agent, optimizer.md §5).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from agentopt.workflows.optimize.strategies.base import Example
+
+TEXT_LIMIT = 1200
+"""Characters of a response or tool result shown to the reflection model."""
+GROUND_TRUTH_EVALUATORS = frozenset(
+    {
+        "builtin.exact_match",
+        "builtin.partial_match",
+        "builtin.similarity",
+        "builtin.semantic_similarity",
+    }
+)
+LOW_DIMENSION = 2
+"""Rubric dimensions scored at most this (of 5) count as failed."""
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """One thing the response got wrong, as an evaluator saw it."""
+
+    evaluator: str
+    name: str
+    """Criterion name or rubric dimension id ('' for whole-response evaluators)."""
+    instruction: str
+    """The criterion's check text ('' when there is none)."""
+    reason: str
+
+
+def _results(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    turns = record.get("turns")
+    if turns:
+        for turn in turns:
+            yield from turn.get("evaluators") or []
+    else:
+        yield from record.get("evaluators") or []
+
+
+def failed_checks(record: dict[str, Any]) -> list[FailedCheck]:
+    """Failed criteria, low rubric dimensions and failed whole-response verdicts."""
+    found: list[FailedCheck] = []
+    for result in _results(record):
+        if result.get("status") != "fail":
+            continue
+        name = str(result.get("evaluator", ""))
+        details = result.get("details") or {}
+        verdicts = details.get("verdicts")
+        dims = details.get("dimension_scores")
+        if verdicts:
+            for v in verdicts:
+                if not v.get("passed", True):
+                    found.append(
+                        FailedCheck(
+                            name,
+                            str(v.get("name", "")),
+                            str(v.get("instruction", "")),
+                            str(v.get("reason", "")),
+                        )
+                    )
+        elif dims:
+            for d in dims:
+                if d.get("applicable") and int(d.get("score", 5)) <= LOW_DIMENSION:
+                    found.append(FailedCheck(name, str(d.get("id", "")), "", str(d.get("reason"))))
+        else:
+            found.append(FailedCheck(name, "", "", str(result.get("reason") or "failed")))
+    return found
+
+
+def tool_calls(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(record.get("tool_calls") or [])
+
+
+def clip(text: Any, limit: int = TEXT_LIMIT) -> str:
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = json.dumps(text, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def example_view(ex: Example) -> dict[str, Any]:
+    """What a reflection prompt shows of one example (plain values for the template)."""
+    record = ex.record
+    error = record.get("error") or {}
+    return {
+        "name": ex.task.name,
+        "queries": [t.query for t in ex.task.turns],
+        "ground_truth": ex.task.ground_truth or "",
+        "response": clip(record.get("response", "")),
+        "score": "—" if ex.score is None else f"{ex.score:.2f}",
+        "status": ex.status,
+        "error": clip(error.get("message", "")) if error else "",
+        "tool_calls": [
+            {
+                "name": c.get("name", ""),
+                "arguments": clip(c.get("arguments"), 300),
+                "result": clip(c.get("error") or c.get("result"), 300),
+                "failed": bool(c.get("error")),
+            }
+            for c in tool_calls(record)
+        ],
+        "failed": [
+            {
+                "evaluator": f.evaluator.removeprefix("builtin."),
+                "name": f.name,
+                "instruction": f.instruction,
+                "reason": clip(f.reason, 400),
+            }
+            for f in failed_checks(record)
+        ],
+    }
