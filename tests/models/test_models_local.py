@@ -165,6 +165,8 @@ def test_after_a_tool_result_the_model_answers_in_text(project: Path) -> None:
     )
     (resp,) = complete(project, conversation)
     assert not resp.tool_calls and resp.text.strip()
+    # The answer is prose, not a copy of the earlier {"tool_calls": ...} turn as text.
+    assert "tool_calls" not in resp.text and not resp.text.lstrip().startswith("{")
 
 
 @pytest.mark.slow

@@ -30,6 +30,7 @@ from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.embeddings import minilm
 from agentopt.models.providers.base import CURRENT_REPEAT
 from agentopt.models.providers.local_tools import (
+    ANSWER_SCHEMA,
     history_for_template,
     llama_response_format,
     offered_tools,
@@ -190,6 +191,11 @@ class LocalProvider:
             )
             messages = with_system_text(messages, tool_prompt(tools, allow_content=allow_content))
             fmt = {"type": "json_object", "schema": tool_schema(tools, allow_content=allow_content)}
+        # After a tool result the small model tends to copy its earlier {"tool_calls": ...}
+        # turn as text; constraining the answer to {"content": "..."} keeps it an answer.
+        answer_only = bool(request.tools) and not use_tools and fmt is None
+        if answer_only:
+            fmt = {"type": "json_object", "schema": ANSWER_SCHEMA}
         kwargs: dict[str, Any] = {
             "messages": messages,
             "temperature": 0.0 if request.temperature is None else request.temperature,
@@ -236,6 +242,8 @@ class LocalProvider:
             content, calls = parse_tool_reply(text, turn=len(request.messages))
             if calls and finish == "stop":
                 finish = "tool_calls"
+        elif answer_only:
+            content, _ = parse_tool_reply(text, turn=len(request.messages))
         usage = out.get("usage") or {}
         return ChatResponse(
             message=Message(role="assistant", content=content, tool_calls=calls or None),

@@ -54,6 +54,14 @@ def grammar_friendly(schema: Any) -> Any:
     return out
 
 
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"content": {"type": "string"}},
+    "required": ["content"],
+}
+"""The reply shape after a tool result: an answer, never another call."""
+
+
 def wants_tools(request: ChatRequest) -> bool:
     """Whether this turn offers tools to the model."""
     if not request.tools or request.tool_choice == "none":
