@@ -19,7 +19,7 @@ from agentopt.core.redaction import redact
 class CliState:
     """What the global options set. `cwd` is the directory commands treat as the start."""
 
-    cwd: Path = field(default_factory=Path.cwd)
+    cwd: Path = field(default_factory=lambda: Path("."))
     no_prompt: bool = False
     debug: bool = False
     quiet: bool = False

@@ -1,4 +1,5 @@
-"""`agentopt optimize` and its subcommands `status`, `list`, `apply`, `show`."""
+"""`agentopt optimize` and its subcommands `status`, `list`, `apply`, `show`: options →
+OptimizeOptions → one workflow call → render."""
 
 from __future__ import annotations
 
@@ -6,8 +7,30 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import RenderableType
 
-from agentopt.cli.errors import handle_errors, not_implemented
+from agentopt.cli.context import STATE
+from agentopt.cli.errors import handle_errors
+from agentopt.cli.run_render import ask_yes_no
+from agentopt.reports.optimize_live import LiveOptimizeView
+from agentopt.reports.optimize_report import (
+    final_report,
+    jobs_table,
+    plan_renderables,
+    show_renderables,
+    status_renderables,
+)
+from agentopt.workflows.optimize import (
+    OptimizeOptions,
+    apply_candidate,
+    find_project,
+    job_records,
+    job_status,
+    prepare_optimize,
+    run_optimize,
+    show_candidate,
+    split_list,
+)
 
 optimize_app = typer.Typer(
     help="Search for a better agent configuration and apply the winner.",
@@ -19,6 +42,11 @@ optimize_app = typer.Typer(
     "  agentopt optimize --resume 20261129-210000-a1b2c3\n\n"
     "  agentopt optimize apply --candidate cand_02 --promote",
 )
+
+
+def _say(items: list[RenderableType]) -> None:
+    for item in items:
+        STATE.say(item)
 
 
 @optimize_app.callback()
@@ -38,10 +66,16 @@ def optimize_command(
         list[str] | None,
         typer.Option("--evaluator", help="Evaluator (repeatable).", show_default=False),
     ] = None,
-    max_candidates: Annotated[int, typer.Option("--max-candidates", min=1)] = 5,
-    max_stalls: Annotated[int, typer.Option("--max-stalls", min=1)] = 5,
+    max_candidates: Annotated[
+        int | None,
+        typer.Option("--max-candidates", min=1, help="Candidates fully evaluated (default 5)."),
+    ] = None,
+    max_stalls: Annotated[
+        int | None,
+        typer.Option("--max-stalls", min=1, help="Failed screenings in a row (default 5)."),
+    ] = None,
     budget_calls: Annotated[
-        int | None, typer.Option("--budget-calls", help="Cap on agent+judge calls.")
+        int | None, typer.Option("--budget-calls", min=1, help="Cap on agent+judge calls.")
     ] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="USD cap.")] = None,
     targets: Annotated[
@@ -54,8 +88,11 @@ def optimize_command(
     real_tools: Annotated[
         bool, typer.Option("--real-tools", help="Call real tools instead of mocks.")
     ] = False,
-    parallel_proposals: Annotated[int, typer.Option("--parallel-proposals", min=1)] = 2,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    parallel_proposals: Annotated[
+        int | None,
+        typer.Option("--parallel-proposals", min=1, help="Proposals screened at once (default 2)."),
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Split and sampling seed.")] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Continue a job.")] = None,
     require_improvement: Annotated[
         bool, typer.Option("--require-improvement", help="Exit 1 when nothing beats baseline.")
@@ -63,24 +100,72 @@ def optimize_command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan only.")] = False,
 ) -> None:
     """Score the baseline, propose candidates, screen them, evaluate the promising ones fully,
-    rank them on quality and cost."""
+    rank them on quality and cost.
+
+    Exit codes: 0 ok, 1 --require-improvement found none, 2 bad input, 3 errors, 130 Ctrl-C.
+    """
     if ctx.invoked_subcommand is not None:
         return
-    not_implemented("optimize")
+    opts = OptimizeOptions(
+        config=config,
+        agent=agent,
+        dataset=dataset,
+        eval_model=eval_model,
+        optimize_model=optimize_model,
+        evaluators=evaluator or None,
+        max_candidates=max_candidates,
+        max_stalls=max_stalls,
+        budget_calls=budget_calls,
+        max_cost=max_cost,
+        targets=split_list(targets),
+        model_search_space=split_list(model_search_space),
+        real_tools=True if real_tools else None,
+        parallel_proposals=parallel_proposals,
+        seed=seed,
+        resume=resume,
+        require_improvement=require_improvement,
+        dry_run=dry_run,
+    )
+    prepared = prepare_optimize(opts, STATE.cwd, ask_yes_no if STATE.interactive else None)
+    for problem in prepared.inputs.warnings:
+        STATE.warn(str(problem))
+    for notice in prepared.notices:
+        STATE.err.print(f"[yellow]note:[/] {notice}")
+    _say(plan_renderables(prepared.plan, dry_run=dry_run))
+    if dry_run:
+        return
+    view = LiveOptimizeView(STATE.console, quiet=STATE.quiet)
+    outcome = run_optimize(prepared, view)
+    _say(
+        final_report(
+            outcome.job, outcome.instructions, outcome.report_path, table=not view.interactive
+        )
+    )
+    if outcome.exit_code:
+        STATE.err.print(
+            "[red]gate failed:[/] --require-improvement: no candidate beat the baseline "
+            "beyond the noise"
+        )
+        raise typer.Exit(outcome.exit_code)
 
 
 @optimize_app.command("status")
 @handle_errors
 def status_command(job_id: Annotated[str | None, typer.Argument()] = None) -> None:
     """Progress of an optimization job (default: the latest)."""
-    not_implemented("optimize status")
+    _, job = job_status(find_project(STATE.cwd), job_id)
+    _say(status_renderables(job))
 
 
 @optimize_app.command("list")
 @handle_errors
 def list_command() -> None:
     """List optimization jobs."""
-    not_implemented("optimize list")
+    jobs = job_records(find_project(STATE.cwd))
+    if not jobs:
+        STATE.say("No optimization jobs yet: start one with `agentopt optimize`.")
+        return
+    STATE.say(jobs_table(jobs))
 
 
 @optimize_app.command("apply")
@@ -93,7 +178,29 @@ def apply_command(
     ] = False,
 ) -> None:
     """Write a candidate to .agent_configs/<id>/ (and with --promote, make it the baseline)."""
-    not_implemented("optimize apply")
+    result = apply_candidate(find_project(STATE.cwd), candidate, job, promote=promote)
+    STATE.say(f"Wrote {result.written}")
+    if result.backup:
+        STATE.say(f"  (the previous copy is kept at {result.backup})")
+    if result.promoted:
+        saved = f" (old baseline backed up to {result.baseline_backup})"
+        STATE.say(f"Promoted {candidate} to the baseline{saved if result.baseline_backup else ''}")
+    if result.instruction_diff:
+        _say(show_diff(result.instruction_diff))
+    else:
+        STATE.say("Instructions: unchanged from the baseline.")
+    for note in result.notes:
+        STATE.err.print(f"[yellow]note:[/] {note}")
+
+
+def show_diff(lines: list[str]) -> list[RenderableType]:
+    from rich.text import Text
+
+    text = Text()
+    for line in lines:
+        style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "")
+        text.append(line + "\n", style="bold" if line.startswith(("+++", "---")) else style)
+    return [text]
 
 
 @optimize_app.command("show")
@@ -103,4 +210,5 @@ def show_command(
     job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
 ) -> None:
     """A candidate's full configuration and its diff against the baseline."""
-    not_implemented("optimize show")
+    view = show_candidate(find_project(STATE.cwd), candidate, job)
+    _say(show_renderables(view.job, view.record, view.files, view.diff))

@@ -109,7 +109,8 @@ def _agent(detected: DetectedTarget, opts: OptimizeOptions) -> AgentDefinition:
         )
     if agent.model is None and target == "local":
         agent = agent.model_copy(update={"model": DEFAULT_MODEL})
-    return agent
+    # Pinned, so a candidate runs the way the baseline does whatever its mutations.
+    return agent.model_copy(update={"target": target})
 
 
 def _needs_evaluator(dataset: Dataset, evaluators: list[EvaluatorUse]) -> bool:

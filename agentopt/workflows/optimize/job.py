@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentopt.core.atomic import write_text_atomic
-from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted
+from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted, TooManyErrors
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
@@ -245,6 +245,31 @@ def _context(prepared: PreparedJob, layer: CallLayer, sink: OptimizeSink) -> Job
     )
 
 
+def _require_scores(ctx: JobContext, names: list[str]) -> None:
+    """A baseline with no scored validation task means the agent or the judge cannot be
+    reached: optimizing against that would only measure the failure."""
+    units = [u for n in names if (u := ctx.book.get(BASELINE_ID, n)) is not None]
+    if any(u.score.score is not None for u in units):
+        return
+    first = next((_first_error(u.record) for u in units if _first_error(u.record)), "unknown")
+    raise TooManyErrors(
+        f"the baseline could not be scored: all {len(names)} validation tasks failed "
+        f"(first error: {first})",
+        hint="fix the agent or judge model (`agentopt eval run` shows every error), then "
+        "start the job again",
+    )
+
+
+def _first_error(record: dict[str, object]) -> str:
+    error = record.get("error")
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])
+    for result in record.get("evaluators") or []:  # type: ignore[attr-defined]
+        if isinstance(result, dict) and result.get("error"):
+            return str((result["error"] or {}).get("message", ""))
+    return ""
+
+
 async def _baseline(ctx: JobContext) -> None:
     """Step 1: the baseline on validation (its score) and train (traces for reflection)."""
     agent = ctx.definitions[BASELINE_ID]
@@ -262,6 +287,7 @@ async def _baseline(ctx: JobContext) -> None:
     async with CandidateRun(ctx.eval, BASELINE_ID, agent) as run:
         await run.evaluate(names)
     validation = ctx.splits.validation.names
+    _require_scores(ctx, validation)
     fill_validation(
         record, ctx.book_units(BASELINE_ID, validation), validation, ctx.layer, ctx.settings.seed
     )
@@ -296,7 +322,12 @@ def _on_ctrl_c(ctx: JobContext) -> Callable[[], None]:
 
 
 async def _run(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:
-    layer = CallLayer(prepared.inputs.project_dir, prepared.call_settings, on_notice=sink.notice)
+    shown = set(prepared.notices)  # the planner's notices were printed with the plan
+    layer = CallLayer(
+        prepared.inputs.project_dir,
+        prepared.call_settings,
+        on_notice=lambda message: None if message in shown else sink.notice(message),
+    )
     prepared.store.create()
     ctx = _context(prepared, layer, sink)
     ctx.save()
