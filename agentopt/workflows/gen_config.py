@@ -5,24 +5,20 @@ user's file that changes that one section and keeps everything else (key order, 
 
 from __future__ import annotations
 
-import io
-import itertools
 import os
-import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
-from ruamel.yaml.util import load_yaml_guess_indent
 
 from agentopt.core.atomic import backup, write_text_atomic
-from agentopt.core.errors import ConfigError
 from agentopt.core.files.eval_yaml import EvalConfig
-from agentopt.core.files.eval_yaml_write import dump_eval_config
-from agentopt.core.files.yaml_source import read_text
+from agentopt.core.files.eval_yaml_write import (
+    dump_eval_config,
+    load_round_trip,
+    save_round_trip,
+)
 
 HEADER = """\
 # Evaluation suite for {agent}, written by `agentopt eval generate`.
@@ -57,7 +53,7 @@ def pin_sections(
     The rubric entry is the one with the same name, else the one holding a
     rubric_dimensions.json; it is appended when there is none. Returns the backup.
     """
-    doc, rt = _load(path)
+    doc, rt = load_round_trip(path)
     if dataset is not None:
         section = doc.get("dataset")
         if not isinstance(section, dict):
@@ -68,7 +64,7 @@ def pin_sections(
         _set(section, dataset, path)
     if evaluator is not None:
         _set(_rubric_entry(doc, evaluator.name), evaluator, path)
-    return _save(path, doc, rt)
+    return save_round_trip(path, doc, rt)
 
 
 class PinnedAsset(NamedTuple):
@@ -112,84 +108,6 @@ def _set(section: Any, asset: PinnedAsset, config_path: Path) -> None:
     section["name"] = asset.name
     section["version"] = DoubleQuotedScalarString(asset.version)
     section["local_uri"] = _rel(asset.local_uri, config_path)
-
-
-def repin_versions(
-    path: Path, *, datasets: dict[str, str] | None = None, evaluators: dict[str, str] | None = None
-) -> Path | None:
-    """Set `version` of dataset sections (`{"dataset": "2"}`) and of evaluator entries by name
-    (`{"shop-quality": "3"}`; a bare-string entry becomes a mapping), round-trip.
-
-    Returns the backup of eval.yaml, or None when nothing changed (nothing written).
-    """
-    doc, rt = _load(path)
-    changed = False
-    for key, version in (datasets or {}).items():
-        aliases = (key, "dataset_reference") if key == "dataset" else (key,)
-        section = next((doc[k] for k in aliases if isinstance(doc.get(k), dict)), None)
-        if section is None:
-            raise ConfigError.at(str(path), key, "no such dataset section to pin a version in")
-        if str(section.get("version")) != version:
-            section["version"] = DoubleQuotedScalarString(version)
-            changed = True
-    entries = doc.get("evaluators") if isinstance(doc.get("evaluators"), list) else []
-    for name, version in (evaluators or {}).items():
-        for i, entry in enumerate(entries):
-            if entry == name:
-                entries[i] = CommentedMap(
-                    [("name", name), ("version", DoubleQuotedScalarString(version))]
-                )
-                changed = True
-            elif (
-                isinstance(entry, dict)
-                and entry.get("name") == name
-                and str(entry.get("version")) != version
-            ):
-                entry["version"] = DoubleQuotedScalarString(version)
-                changed = True
-    if not changed:
-        return None
-    return _save(path, doc, rt)
-
-
-def _load(path: Path) -> tuple[Any, YAML]:
-    """The round-trip document, and a dumper set to the file's own indentation."""
-    text = read_text(path, shown=str(path))
-    rt = YAML(typ="rt")
-    rt.preserve_quotes = True
-    rt.width = 100
-    rt.indent(**_indentation(text))
-    doc = rt.load(io.StringIO(text))
-    if not isinstance(doc, dict):
-        raise ConfigError.at(str(path), "", "expected a mapping; cannot pin the new version")
-    return doc, rt
-
-
-def _save(path: Path, doc: Any, rt: YAML) -> Path:
-    buf = io.StringIO()
-    rt.dump(doc, buf)
-    saved = backup(path)
-    write_text_atomic(path, buf.getvalue())
-    return saved
-
-
-def _indentation(text: str) -> dict[str, int]:
-    """The file's mapping indent, and its sequence indent and dash offset, so a round-trip
-    edit does not re-indent every list of a hand-written file."""
-    mapping = 2
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    for prev, line in itertools.pairwise(lines):
-        child = re.match(r"^( +)[^\s-][^:]*:", line)
-        if child and re.match(r"^\S[^#]*:\s*(#.*)?$", prev):
-            mapping = len(child[1])
-            break
-    try:
-        _data, sequence, offset = load_yaml_guess_indent(text)
-    except (YAMLError, ValueError):  # unparsable text is reported by the loader, not here
-        sequence, offset = None, None
-    if not sequence:
-        sequence, offset = mapping, 0
-    return {"mapping": mapping, "sequence": sequence, "offset": offset or 0}
 
 
 def _rel(target: Path, config_path: Path) -> str:

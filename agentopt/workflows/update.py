@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from agentopt.core.errors import InputError, Problem
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig, EvaluatorEntry
 from agentopt.core.files.eval_yaml_load import load_eval_config
+from agentopt.core.files.eval_yaml_write import update_pinned_versions
 from agentopt.core.files.evaluator_yaml import EvaluatorSpec, RubricDefinition
 from agentopt.core.files.problems import Collector, LineIndex
 from agentopt.core.files.rubric import RubricDimension, check_dimensions
@@ -27,7 +28,6 @@ from agentopt.core.paths import REGISTRY_DIR
 from agentopt.datasets import resolve_dataset_path, validate_dataset
 from agentopt.evaluators.judges.rubric import DEFAULT_THRESHOLD
 from agentopt.registry import INDEX_FILE, Registry, content_sha256, evaluator_sha256
-from agentopt.workflows.gen_config import repin_versions
 from agentopt.workflows.gen_remote import ClientFactory, require_endpoint, upload_dataset
 
 DATASET_SECTIONS = ("dataset", "validation_dataset", "test_dataset")
@@ -141,7 +141,7 @@ def update_suite(
     pins_ev = {c.name: c.version for _, c in moved if c.kind == "Evaluator"}
     saved = None
     if pins_ds or pins_ev:
-        saved = repin_versions(config_path, datasets=pins_ds, evaluators=pins_ev)
+        saved = update_pinned_versions(config_path, datasets=pins_ds, evaluators=pins_ev)
     if remote and project_endpoint:
         for change in changes:
             if change.kind == "Dataset" and change.changed:

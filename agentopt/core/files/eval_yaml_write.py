@@ -4,12 +4,16 @@ of the pinned versions that keeps the user's key order and comments (`eval updat
 from __future__ import annotations
 
 import io
+import itertools
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.util import load_yaml_guess_indent
 
 from agentopt.core.atomic import backup, write_text_atomic
 from agentopt.core.errors import ConfigError
@@ -75,13 +79,7 @@ def update_pinned_versions(
         The backup path when the file changed, else None (nothing written).
     """
     path = Path(path)
-    text = read_text(path, shown=str(path))
-    rt = YAML(typ="rt")
-    rt.preserve_quotes = True
-    rt.width = 100
-    doc = rt.load(io.StringIO(text))
-    if not isinstance(doc, dict):
-        raise ConfigError.at(str(path), "", "expected a mapping; cannot update pinned versions")
+    doc, rt = load_round_trip(path)
     changed = False
     for key, version in (datasets or {}).items():
         section = next((doc[k] for k in _DATASET_ALIASES[key] if k in doc), None)
@@ -105,11 +103,48 @@ def update_pinned_versions(
                 changed = True
     if not changed:
         return None
+    return save_round_trip(path, doc, rt)
+
+
+def load_round_trip(path: Path) -> tuple[Any, YAML]:
+    """The round-trip document of a user's eval.yaml, and a dumper set to the file's own
+    indentation (so an edit does not re-indent every list of a hand-written file)."""
+    text = read_text(path, shown=str(path))
+    rt = YAML(typ="rt")
+    rt.preserve_quotes = True
+    rt.width = 100
+    rt.indent(**_indentation(text))
+    doc = rt.load(io.StringIO(text))
+    if not isinstance(doc, dict):
+        raise ConfigError.at(str(path), "", "expected a mapping; cannot update pinned versions")
+    return doc, rt
+
+
+def save_round_trip(path: Path, doc: Any, rt: YAML) -> Path:
+    """Back the file up, then write the edited document atomically; returns the backup."""
     buf = io.StringIO()
     rt.dump(doc, buf)
     saved = backup(path)
     write_text_atomic(path, buf.getvalue())
     return saved
+
+
+def _indentation(text: str) -> dict[str, int]:
+    """The file's mapping indent, and its sequence indent and dash offset."""
+    mapping = 2
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    for prev, line in itertools.pairwise(lines):
+        child = re.match(r"^( +)[^\s-][^:]*:", line)
+        if child and re.match(r"^\S[^#]*:\s*(#.*)?$", prev):
+            mapping = len(child[1])
+            break
+    try:
+        _data, sequence, offset = load_yaml_guess_indent(text)
+    except (YAMLError, ValueError):  # unparsable text is reported by the loader, not here
+        sequence, offset = None, None
+    if not sequence:
+        sequence, offset = mapping, 0
+    return {"mapping": mapping, "sequence": sequence, "offset": offset or 0}
 
 
 def _quoted(version: str) -> Any:
