@@ -359,7 +359,6 @@ def call_settings(config_path: Path | None, project_endpoint: str | None) -> Cal
     """Call-layer settings from eval.yaml `options` (providers, prices) when the file exists
     and loads; the defaults otherwise."""
     from agentopt.core.files.eval_yaml_load import load_eval_config
-    from agentopt.models.settings import Price, ProviderConfig
 
     settings = CallSettings(project_endpoint=project_endpoint)
     if config_path is None or not config_path.is_file():
@@ -368,15 +367,6 @@ def call_settings(config_path: Path | None, project_endpoint: str | None) -> Cal
         options = load_eval_config(config_path)[0].options
     except AgentoptError:
         return settings
-    providers = {
-        name: ProviderConfig(
-            type=p.type,
-            base_url=p.base_url or p.endpoint,
-            api_key_env=p.api_key_env,
-            api_version=p.api_version,
-            reasoning=p.reasoning,
-        )
-        for name, p in options.providers.items()
-    }
-    prices = {m: Price(input=p.input, output=p.output) for m, p in options.prices.items()}
+    # eval.yaml's provider and price models are the call layer's own (one model per section).
+    providers, prices = dict(options.providers), dict(options.prices)
     return settings.model_copy(update={"providers": providers, "prices": prices})
