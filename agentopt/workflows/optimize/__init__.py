@@ -17,12 +17,7 @@ from agentopt.workflows.optimize.apply import (
     show_candidate,
 )
 from agentopt.workflows.optimize.events import NullOptimizeSink, OptimizeSink
-from agentopt.workflows.optimize.job import (
-    OptimizeOutcome,
-    PreparedJob,
-    prepare_optimize,
-    run_optimize,
-)
+from agentopt.workflows.optimize.job import OptimizeOutcome, run_optimize
 from agentopt.workflows.optimize.journal import JobStore, list_job_ids, resolve_job
 from agentopt.workflows.optimize.options import (
     TARGETS,
@@ -30,6 +25,7 @@ from agentopt.workflows.optimize.options import (
     OptimizeSettings,
     split_list,
 )
+from agentopt.workflows.optimize.prepare import PreparedJob, prepare_optimize
 from agentopt.workflows.optimize.ranking import rank_candidates, sample_parent, task_wins
 from agentopt.workflows.optimize.splits import Splits, make_splits
 

@@ -1,7 +1,6 @@
-"""`agentopt optimize`: resolve → plan → baseline → search → test split → report.
-
-The CLI calls `prepare_optimize` (everything that can fail on bad input, exit 2, before any
-call), renders the plan, then `run_optimize` once and renders what comes back.
+"""`agentopt optimize`, the run: baseline → search → test split → report, with Ctrl-C
+saving the job. `prepare.prepare_optimize` comes first (everything that can fail on bad
+input, before any call); the CLI renders the plan, then calls `run_optimize` once.
 """
 
 from __future__ import annotations
@@ -12,20 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentopt.core.atomic import write_text_atomic
 from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted, TooManyErrors
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
-from agentopt.models.settings import CallSettings
-from agentopt.reports.optimize_html import render_optimize_html
-from agentopt.reports.optimize_job import (
-    BASELINE_ID,
-    CandidateRecord,
-    JobRecord,
-    OptimizePlan,
-    Termination,
-)
+from agentopt.reports.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, Termination
 from agentopt.workflows.optimize.candidates import fill_validation
 from agentopt.workflows.optimize.evaluation import (
     CallBudget,
@@ -35,41 +25,11 @@ from agentopt.workflows.optimize.evaluation import (
     UnitBook,
 )
 from agentopt.workflows.optimize.events import OptimizeSink
-from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_optimize_inputs
 from agentopt.workflows.optimize.journal import JobStore
-from agentopt.workflows.optimize.options import OptimizeOptions, OptimizeSettings, resolve_settings
-from agentopt.workflows.optimize.plan import plan_optimize
+from agentopt.workflows.optimize.prepare import PreparedJob
 from agentopt.workflows.optimize.search import Rotation, Search
-from agentopt.workflows.optimize.splits import Splits, make_splits, splits_from_info
 from agentopt.workflows.optimize.state import JobContext
-from agentopt.workflows.optimize.targets import (
-    TargetPlan,
-    reflection_model,
-    resolve_model_name,
-    resolve_targets,
-)
 from agentopt.workflows.optimize.test_split import evaluate_test_split
-from agentopt.workflows.run_engine import EngineSpec, prepare_evaluators
-from agentopt.workflows.run_inputs import RunOptions
-from agentopt.workflows.run_settings import call_settings
-
-RESUME_OVERRIDES = ("budget_calls", "max_cost", "require_improvement")
-
-
-@dataclass
-class PreparedJob:
-    """Resolved and validated; nothing sent yet."""
-
-    opts: OptimizeOptions
-    inputs: OptimizeInputs
-    settings: OptimizeSettings
-    splits: Splits
-    targets: TargetPlan
-    plan: OptimizePlan
-    call_settings: CallSettings
-    store: JobStore
-    resumed: JobRecord | None = None
-    notices: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,83 +46,6 @@ class OptimizeOutcome:
     @property
     def exit_code(self) -> int:
         return 1 if self.require_improvement and self.job.outcome != "improved" else 0
-
-
-def _restore(opts: OptimizeOptions, cwd: Path) -> tuple[OptimizeOptions, JobStore, JobRecord]:
-    assert opts.resume is not None
-    store = JobStore.open_existing(cwd, opts.resume)
-    job = store.read_job()
-    restored = OptimizeOptions.from_snapshot(job.config.get("options") or {})
-    for key in RESUME_OVERRIDES:
-        value = getattr(opts, key)
-        if value not in (None, False):
-            setattr(restored, key, value)
-    restored.resume, restored.dry_run = opts.resume, opts.dry_run
-    return restored, store, job
-
-
-def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> PreparedJob:
-    """Resolve inputs, split, choose targets and estimate the plan (ConfigError → exit 2)."""
-    resumed: JobRecord | None = None
-    store: JobStore | None = None
-    if opts.resume:
-        opts, store, resumed = _restore(opts, cwd)
-        ask = None
-    inputs = resolve_optimize_inputs(opts, cwd, ask)
-    options = inputs.eval_config.options if inputs.eval_config else None
-    settings = resolve_settings(opts, options)
-    notices = list(inputs.notices)
-    planner = CallLayer(
-        inputs.project_dir,
-        call_settings(RunOptions(), options, dry_run=True),
-        on_notice=notices.append,
-    )
-    notes: list[str] = []
-    optimization = reflection_model(planner, inputs.optimization_model, notes)
-    resolve_model_name(planner, inputs.judge_model, "-m/--eval-model / options.eval_model")
-    if inputs.agent.model:
-        resolve_model_name(planner, inputs.agent.model, "agent model (metadata.yaml `model`)")
-    for model in settings.model_search_space:
-        resolve_model_name(planner, model, "--model-search-space")
-    targets = resolve_targets(
-        inputs.agent, inputs.explicit_targets, settings.model_search_space, optimization, notes
-    )
-    settings.targets = targets.targets
-    if resumed is not None:
-        splits = splits_from_info(
-            resumed.splits, inputs.dataset, validation=inputs.validation, test=inputs.test
-        )
-    else:
-        splits = make_splits(
-            inputs.dataset, settings.seed, validation=inputs.validation, test=inputs.test
-        )
-    spec = EngineSpec(
-        project_dir=inputs.project_dir,
-        dataset=inputs.dataset,
-        tasks=[t for s in (splits.train, splits.validation, splits.test) if s for t in s.tasks],
-        agent=inputs.agent,
-        evaluators=inputs.evaluators,
-        judge_model=inputs.judge_model,
-    )
-    prepare_evaluators(
-        spec,
-        EvaluatorCache(
-            judge_model=inputs.judge_model, layer=planner, project_dir=inputs.project_dir
-        ),
-    )
-    plan = plan_optimize(
-        inputs.agent, splits, inputs.evaluators, inputs.judge_model, targets, settings, planner
-    )
-    before_cost = sum(p.get("cost_usd", 0.0) for p in (resumed.usage if resumed else {}).values())
-    remaining = None if settings.max_cost is None else max(settings.max_cost - before_cost, 0.0)
-    run_opts = RunOptions(max_cost=remaining)
-    calls = call_settings(run_opts, options)
-    calls.concurrency["agent"] = settings.concurrency
-    if store is None or store.project.resolve() != inputs.project_dir.resolve():
-        store = JobStore(inputs.project_dir, opts.resume)
-    return PreparedJob(
-        opts, inputs, settings, splits, targets, plan, calls, store, resumed, notices
-    )
 
 
 def _new_job(prepared: PreparedJob) -> JobRecord:
@@ -380,7 +263,7 @@ async def _run(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:
         job=ctx.job,
         store=ctx.store,
         report_path=ctx.store.report_html,
-        instructions={k: d.instructions or "" for k, d in ctx.definitions.items()},
+        instructions=ctx.instructions(),
         require_improvement=prepared.opts.require_improvement,
     )
 
@@ -388,8 +271,6 @@ async def _run(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:
 def _finish(ctx: JobContext) -> None:
     ctx.job.finished_at = utc_now_iso()
     ctx.save()
-    instructions = {k: d.instructions or "" for k, d in ctx.definitions.items()}
-    write_text_atomic(ctx.store.report_html, render_optimize_html(ctx.job, instructions))
 
 
 def run_optimize(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:

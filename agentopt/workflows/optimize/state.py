@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentopt.core.atomic import write_text_atomic
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call import CallLayer
+from agentopt.reports.optimize_html import render_optimize_html
 from agentopt.reports.optimize_job import JobRecord
 from agentopt.workflows.optimize.evaluation import EvalContext, Unit, UnitBook
 from agentopt.workflows.optimize.events import OptimizeSink
@@ -62,7 +64,13 @@ class JobContext:
         made = self.eval.budget.used() - since
         self.job.phase_calls[phase] = self.job.phase_calls.get(phase, 0) + made
 
+    def instructions(self) -> dict[str, str]:
+        return {k: d.instructions or "" for k, d in self.definitions.items()}
+
     def save(self) -> None:
-        """Rewrite job.json (atomic)."""
+        """Rewrite job.json and report.html (atomic), so `optimize status` and `agentopt view`
+        show a running job's progress."""
         self.job.usage = self.usage()
         self.store.write_job(self.job)
+        html = render_optimize_html(self.job, self.instructions())
+        write_text_atomic(self.store.report_html, html)

@@ -1,10 +1,15 @@
-"""`toolset` — drop one tool the parent's train traces show as harmful (its calls fail, or it
-is called only in failed tasks) or unused (never called). A tool used in a passing task is
-never dropped. No model call: it reads the traces."""
+"""`toolset` — drop one tool the parent's train traces show as harmful or unused. No model
+call: it reads the traces.
+
+Harmful: never used in a passing task, and either its calls fail, or the tasks that use it
+score clearly lower than the tasks that do not (a contrast is needed: when nothing passes and
+every task calls the tool, the traces say nothing about it). Unused: never called. A tool used
+in a passing task is never dropped; screening then checks the guess.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentopt.workflows.optimize.strategies.base import (
     Example,
@@ -16,6 +21,9 @@ from agentopt.workflows.optimize.strategies.base import (
 from agentopt.workflows.optimize.strategies.instructions import function_names
 from agentopt.workflows.optimize.strategies.traces import tool_calls
 
+CONTRAST = 0.1
+"""Score gap between tasks without and with the tool that counts as evidence of harm."""
+
 
 @dataclass
 class ToolUse:
@@ -24,10 +32,22 @@ class ToolUse:
     failed_calls: int = 0
     in_passing: int = 0
     in_failing: int = 0
+    with_scores: list[float] = field(default_factory=list)
+    without_scores: list[float] = field(default_factory=list)
+
+    @property
+    def score_gap(self) -> float:
+        """Mean score of tasks without the tool − with it (0 without both kinds)."""
+        if not self.with_scores or not self.without_scores:
+            return 0.0
+        without = sum(self.without_scores) / len(self.without_scores)
+        return without - sum(self.with_scores) / len(self.with_scores)
 
     @property
     def harmful(self) -> bool:
-        return self.in_passing == 0 and (self.failed_calls > 0 or self.in_failing > 0)
+        if self.in_passing:
+            return False
+        return self.failed_calls > 0 or (self.in_failing > 0 and self.score_gap >= CONTRAST)
 
     @property
     def unused(self) -> bool:
@@ -45,11 +65,16 @@ def tool_usage(names: list[str], examples: list[Example]) -> dict[str, ToolUse]:
             use.calls += 1
             use.failed_calls += bool(call.get("error"))
             seen.add(use.name)
-        for name in seen:
+        score = ex.score if ex.score is not None else 0.0
+        for name, use in usage.items():
+            if name not in seen:
+                use.without_scores.append(score)
+                continue
+            use.with_scores.append(score)
             if ex.status == "pass":
-                usage[name].in_passing += 1
+                use.in_passing += 1
             else:
-                usage[name].in_failing += 1
+                use.in_failing += 1
     return usage
 
 
@@ -76,8 +101,8 @@ class DropTool:
         if harmful:
             drop, why = harmful[0], "harmful"
             detail = (
-                f"{drop.failed_calls} failed call(s), used in {drop.in_failing} failed task(s) "
-                "and no passing one"
+                f"{drop.failed_calls} failed call(s); used in {drop.in_failing} failed task(s) "
+                f"and no passing one; tasks without it score {drop.score_gap:+.2f}"
             )
         elif unused:
             drop, why = unused[0], "unused"

@@ -1,0 +1,50 @@
+"""Diffs between agent configurations: the instruction diff of the final report and the HTML
+report, and the whole-folder diff of `optimize show` / `optimize apply`."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+TEXT_SUFFIXES = frozenset({".md", ".yaml", ".yml", ".json", ".txt", ".py"})
+
+
+def unified_diff(old: str, new: str, old_name: str = "a", new_name: str = "b") -> list[str]:
+    """Unified diff lines (no trailing newlines); empty when equal."""
+    return [
+        line.rstrip("\n")
+        for line in difflib.unified_diff(
+            old.splitlines(), new.splitlines(), old_name, new_name, lineterm="", n=2
+        )
+    ]
+
+
+def changed_lines(diff: list[str], limit: int) -> list[str]:
+    """The first `limit` added/removed lines of a diff (headers and context left out)."""
+    out = [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return out[:limit]
+
+
+def folder_texts(folder: Path) -> dict[str, str]:
+    """Relative path → text of every text file of a configuration folder."""
+    out: dict[str, str] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.suffix in TEXT_SUFFIXES:
+            try:
+                out[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+    return out
+
+
+def folder_diff(old: Path, new: Path, old_label: str, new_label: str) -> list[str]:
+    """A unified diff of two configuration folders, file by file."""
+    a, b = folder_texts(old), folder_texts(new)
+    lines: list[str] = []
+    for name in sorted(set(a) | set(b)):
+        lines += unified_diff(
+            a.get(name, ""), b.get(name, ""), f"{old_label}/{name}", f"{new_label}/{name}"
+        )
+    return lines

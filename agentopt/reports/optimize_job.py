@@ -1,0 +1,261 @@
+"""The shape of `.agentopt/optimize/<job-id>/job.json` (optimizer.md §4).
+
+The optimize workflow builds these models and writes them; every optimize renderer (live
+table, final report, HTML, `optimize status|list|show`) reads them back, so a job can be
+reported on from its file alone, in this process or a later one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentopt.core.errors import ConfigError
+
+JobStatus = Literal["running", "completed", "interrupted", "failed"]
+Termination = Literal["completed", "budget_exhausted", "screening_stalled", "interrupted"]
+Outcome = Literal["improved", "no_improvement"]
+CandidateStatus = Literal["baseline", "screening", "evaluating", "evaluated", "screened_out"]
+BASELINE_ID = "baseline"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScoreSummary(_Model):
+    """A candidate's numbers on one split (always the full split, never a minibatch)."""
+
+    score: float | None = None
+    """Mean task score over tasks that have one (evaluator errors left out)."""
+    pass_rate: float = 0.0
+    """Passed tasks / tasks."""
+    ci: list[float] | None = None
+    """95% bootstrap interval of `score` over tasks, [low, high]."""
+    n: int = 0
+    """Tasks in the split."""
+    errors: int = 0
+    """Tasks with an agent error or an evaluator error."""
+    error_rate: float = 0.0
+    """errors / n."""
+    per_task: dict[str, float | None] = Field(default_factory=dict)
+    """Task name → score (None when nothing could be scored)."""
+
+
+class Screening(_Model):
+    """The cheap minibatch comparison of a child with its parent (optimizer.md §2c)."""
+
+    tasks: list[str]
+    """The train tasks of the minibatch (where the parent was weakest)."""
+    child: float
+    """Child's mean score on the minibatch."""
+    parent: float
+    """Parent's mean score on the same tasks."""
+    accepted: bool
+    """child > parent."""
+
+
+class Delta(_Model):
+    """Paired bootstrap interval of (candidate − baseline) over shared tasks."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+
+class ParetoFlags(_Model):
+    """Whether no other evaluated candidate is at least as good on both axes and better on one."""
+
+    tokens: bool = False
+    """On (score ↑, mean tokens per task ↓)."""
+    cost: bool = False
+    """On (score ↑, cost ↓)."""
+
+    @property
+    def any(self) -> bool:
+        return self.tokens or self.cost
+
+
+class CandidateRecord(_Model):
+    """One candidate configuration and what is known about it."""
+
+    id: str
+    """`baseline` or `cand_NN` (NN = creation order)."""
+    number: int = 0
+    """Creation order (baseline 0)."""
+    parent: str | None = None
+    """The candidate it was mutated from."""
+    strategy: str = "-"
+    """instructions | rules | tools:<name> | skills:<name> | model:<name> | toolset:-<name>."""
+    rationale: str = ""
+    """One line: why this mutation should help."""
+    mutation: dict[str, Any] = Field(default_factory=dict)
+    """What changed (rules added, tool rewritten, model, tool dropped…)."""
+    model: str | None = None
+    """The agent model of this configuration."""
+    status: CandidateStatus = "evaluating"
+    screening: Screening | None = None
+    validation: ScoreSummary | None = None
+    """The candidate's score: always the full validation split."""
+    tokens: float | None = None
+    """Mean agent tokens (input + output) per validation task."""
+    cost: float | None = None
+    """Agent cost of the validation split in USD, from token counts and the price table."""
+    pareto: ParetoFlags = Field(default_factory=ParetoFlags)
+    eligible: bool = True
+    """False when its error rate exceeds the baseline's by more than 10 points."""
+    star: bool = False
+    """The best, and better than the baseline beyond the noise."""
+    delta: Delta | None = None
+    """Validation: candidate − baseline."""
+    test: ScoreSummary | None = None
+    """Held-out split, evaluated once at the end (baseline and best only)."""
+    config_dir: str = ""
+    """Its configuration, relative to the job folder (`candidates/<id>`)."""
+    created_at: str = ""
+
+
+class SplitInfo(_Model):
+    """Which tasks serve for what (task names)."""
+
+    source: Literal["seeded", "eval.yaml"] = "seeded"
+    seed: int = 0
+    train: list[str] = Field(default_factory=list)
+    validation: list[str] = Field(default_factory=list)
+    test: list[str] = Field(default_factory=list)
+    validation_is_train: bool = False
+    """True when the dataset was too small to split (validation = train, no test)."""
+    warning: str | None = None
+
+
+class Estimate(_Model):
+    """Model calls, tokens and dollars (token counts are estimates: characters / 4)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Estimate) -> Estimate:
+        return Estimate(
+            calls=self.calls + other.calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+    def times(self, k: int) -> Estimate:
+        return Estimate(
+            calls=self.calls * k,
+            input_tokens=self.input_tokens * k,
+            output_tokens=self.output_tokens * k,
+            cost_usd=self.cost_usd * k,
+        )
+
+
+class OptimizePlan(_Model):
+    """What the job will do and roughly what it costs, printed before anything is sent."""
+
+    agent: str
+    agent_model: str | None = None
+    eval_model: str | None = None
+    optimization_model: str | None = None
+    """None: no usable reflection model (the rule proposer still works)."""
+    targets: list[str] = Field(default_factory=list)
+    proposers: list[str] = Field(default_factory=list)
+    """instructions:reflect, instructions:rules, tools, skills, model, toolset."""
+    model_search_space: list[str] = Field(default_factory=list)
+    train: int = 0
+    validation: int = 0
+    test: int = 0
+    split_warning: str | None = None
+    baseline: Estimate = Field(default_factory=Estimate)
+    """Agent + judge, validation and train."""
+    per_candidate: Estimate = Field(default_factory=Estimate)
+    """Screening of one proposal plus, when accepted, the full validation split."""
+    per_proposal_reflection: Estimate = Field(default_factory=Estimate)
+    """One reflection call (optimizer pool)."""
+    test_split: Estimate = Field(default_factory=Estimate)
+    """Baseline and best on the held-out split."""
+    total: Estimate = Field(default_factory=Estimate)
+    """Baseline + max_candidates × (candidate + reflection) + test."""
+    max_candidates: int = 5
+    max_stalls: int = 5
+    screening_size: int = 3
+    parallel_proposals: int = 2
+    budget_calls: int | None = None
+    max_cost: float | None = None
+    real_tools: bool = False
+    notes: list[str] = Field(default_factory=list)
+
+
+class TestReport(_Model):
+    """Baseline and best on the held-out split, and how optimistic validation was."""
+
+    __test__ = False  # not a pytest class
+
+    best: str
+    baseline_score: ScoreSummary | None = None
+    best_score: ScoreSummary | None = None
+    delta: Delta | None = None
+    validation_gain: float | None = None
+    test_gain: float | None = None
+    optimism_gap: float | None = None
+    """validation gain − test gain."""
+    note: str | None = None
+    """Why the split was not (fully) evaluated, when it was not."""
+
+
+class JobRecord(_Model):
+    """job.json."""
+
+    id: str
+    status: JobStatus = "running"
+    started_at: str = ""
+    finished_at: str | None = None
+    termination_reason: Termination | None = None
+    outcome: Outcome | None = None
+    best: str | None = None
+    """The top-ranked eligible candidate (may be the baseline)."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """The options the job was started with (used by --resume) and the resolved settings."""
+    plan: OptimizePlan | None = None
+    splits: SplitInfo = Field(default_factory=SplitInfo)
+    candidates: list[CandidateRecord] = Field(default_factory=list)
+    test: TestReport | None = None
+    usage: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Per pool (agent, judge, optimizer): calls, cache hits, tokens, cost, all sessions."""
+    phase_calls: dict[str, int] = Field(default_factory=dict)
+    """Agent + judge provider calls per phase (baseline, search, test), all sessions."""
+    proposals: int = 0
+    """Proposal slots used (ids cand_01… are numbered by them)."""
+    stalls: int = 0
+    """Failed screenings in a row at the end."""
+    warnings: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    """Things the report should say (e.g. why a target was skipped)."""
+
+    def candidate(self, cand_id: str) -> CandidateRecord | None:
+        return next((c for c in self.candidates if c.id == cand_id), None)
+
+    @property
+    def baseline(self) -> CandidateRecord | None:
+        return self.candidate(BASELINE_ID)
+
+    @property
+    def evaluated(self) -> list[CandidateRecord]:
+        """Baseline and every fully evaluated candidate, in creation order."""
+        return [c for c in self.candidates if c.validation is not None]
+
+
+def load_job(path: Path) -> JobRecord:
+    """Read a job.json (ConfigError naming the file when it is unreadable)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return JobRecord.model_validate(data)
+    except (OSError, ValueError) as exc:
+        raise ConfigError.at(str(path), "", f"not a readable optimize job file: {exc}") from None

@@ -1,0 +1,84 @@
+"""The optimize candidate table (cli.md): Candidate, Score, Pass, Tokens, Cost, Strategy, with
+★ on the best when it beats the baseline beyond the noise and "(pareto)" on the other
+Pareto-optimal candidates. A rich Table for terminals, fixed-width lines for logs."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from agentopt.reports.optimize_job import CandidateRecord, JobRecord
+
+COLUMNS = ("Candidate", "Score", "Pass", "Tokens", "Cost", "Strategy")
+RIGHT = frozenset({"Score", "Pass", "Tokens", "Cost"})
+
+
+def _cost(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:.3f}" if value < 10 else f"${value:,.2f}"
+
+
+def candidate_cells(c: CandidateRecord) -> list[str]:
+    """The six cells of one candidate's row."""
+    name = f"{c.id} ★" if c.star else c.id
+    strategy = c.strategy or "-"
+    v = c.validation
+    if v is None:
+        if c.status == "screened_out" and c.screening is not None:
+            s = c.screening
+            note = f"(screened out: {s.child:.3f} ≤ parent {s.parent:.3f})"
+        elif c.status in ("screening", "evaluating"):
+            note = "(not finished)"
+        else:
+            note = f"({c.status})"
+        return [name, "-", "-", "-", "-", f"{strategy}  {note}"]
+    if c.pareto.any and not c.star:
+        strategy += "  (pareto)"
+    if not c.eligible:
+        strategy += "  (not eligible: errors)"
+    return [
+        name,
+        "-" if v.score is None else f"{v.score:.3f}",
+        f"{v.pass_rate * 100:.0f}%",
+        "-" if c.tokens is None else f"{c.tokens:.0f}",
+        _cost(c.cost),
+        strategy,
+    ]
+
+
+def shown_candidates(job: JobRecord, *, screened: bool = True) -> list[CandidateRecord]:
+    """Rows in creation order: evaluated ones, and (optionally) those screened out."""
+    return [
+        c
+        for c in sorted(job.candidates, key=lambda c: c.number)
+        if c.validation is not None or (screened and c.status == "screened_out")
+    ]
+
+
+def candidates_table(job: JobRecord, *, screened: bool = True) -> Table:
+    """The rich table of the job's candidates."""
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), show_edge=False)
+    for col in COLUMNS:
+        table.add_column(col, justify="right" if col in RIGHT else "left", no_wrap=True)
+    for c in shown_candidates(job, screened=screened):
+        cells = candidate_cells(c)
+        style = "bold" if c.star else ("dim" if c.validation is None else "")
+        table.add_row(*(Text(cell) for cell in cells), style=style)
+    return table
+
+
+def _line(cells: list[str]) -> str:
+    """cli.md's layout: name 21 wide, Score 5 →, Pass 4 →, Tokens 6 →, Cost 9 ←, Strategy."""
+    name, score, passed, tokens, cost, strategy = cells
+    return f"  {name:<21}{score:>5}   {passed:>4}  {tokens:>6}  {cost:<9}{strategy}".rstrip()
+
+
+def header_line() -> str:
+    """`  Candidate            Score   Pass  Tokens  Cost     Strategy`"""
+    return _line(list(COLUMNS))
+
+
+def row_line(c: CandidateRecord) -> str:
+    """One candidate as a fixed-width line (non-terminal output)."""
+    return _line(candidate_cells(c))

@@ -1,0 +1,1 @@
+"""agentopt beside promptfoo and Inspect AI on one dataset (`python -m bench.peers`)."""

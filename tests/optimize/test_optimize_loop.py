@@ -1,0 +1,291 @@
+"""The optimization loop end to end with scripted models (optimizer.md §2–4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentopt.models.types import ChatRequest
+from agentopt.workflows.optimize.strategies import RULES_HEADING
+from tests.optimize.conftest import (
+    Models,
+    last_user,
+    make_project,
+    optimize,
+    rule_agent,
+    system_text,
+    task,
+    two_phrase_rows,
+)
+
+PHRASES = ("refund window", "tracking link")
+
+
+def journal(outcome: Any) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in outcome.store.journal.read_text().splitlines()]
+
+
+def unit_tasks(outcome: Any, cand: str) -> set[str]:
+    return {e["task"] for e in journal(outcome) if e["kind"] == "unit" and e["candidate"] == cand}
+
+
+def test_rule_proposer_makes_a_rule_following_agent_truly_better(
+    tmp_path: Path, models: Models
+) -> None:
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("train", 6),
+        validation=two_phrase_rows("val", 8),
+        test=two_phrase_rows("test", 4),
+        options={"optimization_config": {"candidate_screening_sample_size": 6}},
+    )
+    outcome = optimize(project, max_candidates=2, seed=3)
+    job = outcome.job
+    base, best = job.baseline, job.candidate(job.best or "")
+    assert base is not None and best is not None and best.id != "baseline"
+    assert base.validation is not None and base.validation.score == 0.0
+    assert best.validation is not None and best.validation.score == 1.0
+    assert best.strategy == "rules" and best.star and job.outcome == "improved"
+    assert job.plan is not None and job.plan.proposers == ["instructions:rules"]
+    text = outcome.instructions[best.id]
+    assert text.count(RULES_HEADING) == 1
+    assert [p for p in PHRASES if text.count(p) == 1] == list(PHRASES)  # each rule once
+    # The held-out split is evaluated once, for the baseline and the best.
+    assert job.test is not None and job.test.best == best.id
+    assert base.test is not None and base.test.score == 0.0
+    assert best.test is not None and best.test.score == 1.0
+    assert job.test.optimism_gap == 0.0
+    assert unit_tasks(outcome, "baseline") >= {f"test{i}" for i in range(4)}
+    # The second slot of the first round learned the same rules: a duplicate, not evaluated.
+    assert job.candidate("cand_02") is None
+    assert job.termination_reason == "screening_stalled"
+    assert outcome.report_path.is_file()
+
+
+def test_reflection_never_sees_test_or_validation_tasks(tmp_path: Path, models: Models) -> None:
+    rows = [task(f"t{i:02d}", PHRASES[i % 2], query=f"<q{i:02d}> help me") for i in range(12)]
+    improved = "Be brief. Always say 'refund window' and 'tracking link'."
+    reflect = models.add(
+        "opt_reflect", lambda req: json.dumps({"instructions": improved, "rationale": "say both"})
+    )
+    project = make_project(tmp_path, rows, options={"optimization_model": "mock:opt_reflect"})
+    outcome = optimize(project, max_candidates=2, seed=5, parallel_proposals=1)
+    job = outcome.job
+    assert reflect.requests, "the reflection model was never asked"
+    queries = {f"t{i:02d}": f"<q{i:02d}>" for i in range(12)}
+    for prompt in reflect.prompts:
+        for name in job.splits.test + job.splits.validation:
+            assert queries[name] not in prompt
+        assert any(queries[name] in prompt for name in job.splits.train)
+        assert "Be brief." not in prompt or "instructions-" in prompt  # fenced as data
+    proposed = [e["strategy"] for e in journal(outcome) if e["kind"] == "proposal"]
+    # The two instruction proposers take turns: reflection, then the rule proposer, …
+    assert proposed[:2] == ["instructions:reflect", "instructions:rules"]
+    first = job.candidate("cand_01")
+    assert first is not None and first.strategy == "instructions"
+    assert first.rationale == "say both" and job.best == "cand_01" and first.star
+
+
+def test_max_stalls_stops_a_search_whose_children_never_beat_their_parent(
+    tmp_path: Path, models: Models
+) -> None:
+    for name in ("opt_bad1", "opt_bad2", "opt_bad3"):
+        models.add(name, lambda req: "I do not know.")
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("t", 12),
+        instructions="Mention the 'refund window' when relevant.",
+        options={
+            "optimization_config": {
+                "model_search_space": ["mock:opt_bad1", "mock:opt_bad2", "mock:opt_bad3"]
+            }
+        },
+    )
+    outcome = optimize(project, targets=["model"], max_stalls=2, seed=1)
+    job = outcome.job
+    assert job.termination_reason == "screening_stalled" and job.stalls == 2
+    children = [c for c in job.candidates if c.id != "baseline"]
+    assert [c.model for c in children] == ["mock:opt_bad1", "mock:opt_bad2"]  # bad3 never tried
+    for c in children:
+        assert c.status == "screened_out" and c.validation is None
+        assert c.screening is not None and not c.screening.accepted
+        assert c.screening.child <= c.screening.parent
+        # Screened out: run on the minibatch only, never on the validation split.
+        assert unit_tasks(outcome, c.id) == set(c.screening.tasks)
+        assert not unit_tasks(outcome, c.id) & set(job.splits.validation)
+    assert job.outcome == "no_improvement" and job.best == "baseline"
+
+
+def test_model_strategy_walks_the_search_space_and_keeps_the_better_model(
+    tmp_path: Path, models: Models
+) -> None:
+    models.add("opt_bad1", lambda req: "I do not know.")
+    models.add("opt_good", lambda req: "Sure: refund window, tracking link.")
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("t", 15),
+        instructions="Mention the 'refund window' when relevant.",
+        options={"optimization_config": {"model_search_space": ["mock:opt_bad1", "mock:opt_good"]}},
+    )
+    outcome = optimize(project, targets=["model"], parallel_proposals=1, seed=2)
+    job = outcome.job
+    bad, good = job.candidate("cand_01"), job.candidate("cand_02")
+    assert bad is not None and bad.model == "mock:opt_bad1" and bad.status == "screened_out"
+    assert good is not None and good.model == "mock:opt_good" and good.status == "evaluated"
+    assert good.strategy == "model:mock:opt_good"
+    assert job.best == "cand_02" and good.star
+    # Every model of the space was tried: the search ends by itself.
+    assert job.termination_reason == "completed"
+    assert any("left to propose" in n for n in job.notes)
+
+
+def test_call_budget_stops_the_search_and_keeps_calls_within_the_cap(
+    tmp_path: Path, models: Models
+) -> None:
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("t", 9),
+        options={"max_concurrent_agent_runs": 1},
+    )
+    outcome = optimize(project, budget_calls=20, parallel_proposals=1, seed=4)
+    job = outcome.job
+    assert job.termination_reason == "budget_exhausted"
+    used = job.usage["agent"]["calls"] + job.usage["judge"]["calls"]
+    assert used == 20  # one agent + one judge call per unit; units start only under the cap
+    # 9 tasks → 3 train / 3 validation / 3 test. The baseline (6 units) is finished; the search
+    # stops once it would eat into the calls kept for the test split, which then runs in full.
+    assert job.phase_calls == {"baseline": 12, "search": 2, "test": 6}
+    assert job.baseline is not None and job.baseline.validation is not None
+    assert job.test is not None and job.test.note is None
+    assert job.test.baseline_score is not None and job.test.baseline_score.n == 3
+    unfinished = job.candidate("cand_01")
+    assert unfinished is not None and unfinished.validation is None
+
+
+def test_toolset_drops_the_tool_that_derails_the_agent(tmp_path: Path, models: Models) -> None:
+    def agent(req: ChatRequest) -> Any:
+        offered = {t.function["name"] for t in req.tools or []}
+        answered = any(m.role == "tool" for m in req.messages)
+        if "search_web" in offered and not answered:
+            from tests.optimize.conftest import tool_call_message
+
+            return tool_call_message("search_web", {"q": last_user(req)})
+        if answered:
+            return "The web had nothing, sorry."
+        return rule_agent(req)
+
+    models.add("opt_tools_agent", agent)
+    search = {
+        "type": "function",
+        "function": {
+            "name": "search_web",
+            "description": "Search the web.",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+        },
+    }
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("t", 9),
+        instructions="Say 'refund window' and 'tracking link'.",
+        model="mock:opt_tools_agent",
+        tools=[search],  # no mock and real tools off: every call fails
+    )
+    outcome = optimize(project, targets=["toolset"], max_candidates=1, seed=0)
+    job = outcome.job
+    best = job.candidate(job.best or "")
+    assert best is not None and best.strategy == "toolset:-search_web"
+    assert best.mutation["why"] == "harmful" and best.star
+    assert "search_web" not in (system_text(models["opt_tools_agent"].requests[-1]) or "")
+    folder = outcome.store.candidate_dir(best.id)
+    assert not (folder / "tools.json").exists()  # no tool left
+
+
+def test_tools_are_mocked_by_default_and_real_with_real_tools(
+    tmp_path: Path, models: Models
+) -> None:
+    from tests.optimize.conftest import tool_call_message
+
+    def agent(req: ChatRequest) -> Any:
+        if not any(m.role == "tool" for m in req.messages):
+            return tool_call_message("log_event", {"text": last_user(req)})
+        return rule_agent(req)
+
+    models.add("opt_logging_agent", agent)
+    log_tool = {
+        "type": "function",
+        "function": {
+            "name": "log_event",
+            "description": "Write an event to the audit log.",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+        },
+    }
+
+    def run(root: Path, **flags: Any) -> set[str]:
+        project = make_project(
+            root,
+            two_phrase_rows("t", 9),
+            model="mock:opt_logging_agent",
+            tools=[log_tool],
+            tool_mocks={"log_event": [{"return": "logged (mock)"}]},
+        )
+        (project / ".agent_configs" / "baseline" / "tools.py").write_text(
+            "from pathlib import Path\n\n"
+            "def log_event(text: str) -> str:\n"
+            f"    with open({str(root / 'audit.log')!r}, 'a') as fh:\n"
+            "        fh.write(text + '\\n')\n"
+            "    return 'logged'\n"
+        )
+        outcome = optimize(project, targets=["instructions"], max_candidates=1, **flags)
+        return {
+            call["source"]
+            for e in journal(outcome)
+            if e["kind"] == "unit"
+            for call in e["record"]["tool_calls"]
+        }
+
+    assert run(tmp_path / "mocked") == {"mock"}
+    assert not (tmp_path / "mocked" / "audit.log").exists()  # no side effect
+    assert run(tmp_path / "real", real_tools=True) == {"python"}
+    assert (tmp_path / "real" / "audit.log").read_text().count("\n") >= 9
+
+
+def test_a_tool_rewrite_that_renames_a_parameter_is_refused_and_counted_as_a_stall(
+    tmp_path: Path, models: Models
+) -> None:
+    lookup = {
+        "name": "get_order",
+        "description": "Get an order.",
+        "parameters": {
+            "type": "object",
+            "properties": {"order_id": {"type": "string", "description": "Order id."}},
+            "required": ["order_id"],
+        },
+    }
+    renamed = json.loads(json.dumps(lookup).replace("order_id", "id"))
+    models.add("opt_reflect", lambda req: json.dumps({"tool": renamed, "rationale": "shorter"}))
+
+    class Stalls:
+        def __init__(self) -> None:
+            self.seen: list[tuple[str, str]] = []
+
+        def __getattr__(self, name: str) -> Any:
+            return lambda *a, **k: None
+
+        def stalled(self, number: int, strategy: str, reason: str) -> None:
+            self.seen.append((strategy, reason))
+
+    sink = Stalls()
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("t", 9),
+        tools=[{"type": "function", "function": lookup}],
+        tool_mocks={"get_order": [{"return": "shipped"}]},
+        options={"optimization_model": "mock:opt_reflect"},
+    )
+    outcome = optimize(project, sink=sink, targets=["tools"], max_stalls=2, seed=0)
+    assert outcome.job.termination_reason == "screening_stalled"
+    assert [c.id for c in outcome.job.candidates] == ["baseline"]
+    assert sink.seen and all(s == "tools" for s, _ in sink.seen)
+    assert "parameter 'order_id' was removed or renamed" in sink.seen[0][1]
+    assert "only descriptions may change" in sink.seen[0][1]
