@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -136,7 +137,19 @@ def load_llama(path: Path, *, threads: int, n_ctx: int) -> Any:
         _MODELS[key] = Llama(
             model_path=str(path), n_ctx=n_ctx, n_threads=threads, seed=0, verbose=False
         )
+        if len(_MODELS) == 1:
+            # Free models before interpreter teardown: llama.cpp's own __del__ runs too late
+            # (its module globals are gone) and prints a TypeError on exit otherwise.
+            atexit.register(_close_models)
         return _MODELS[key]
+
+
+def _close_models() -> None:
+    with _LOAD_LOCK:
+        for model in _MODELS.values():
+            with contextlib.suppress(Exception):
+                model.close()
+        _MODELS.clear()
 
 
 class LocalProvider:
