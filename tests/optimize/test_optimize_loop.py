@@ -289,3 +289,41 @@ def test_a_tool_rewrite_that_renames_a_parameter_is_refused_and_counted_as_a_sta
     assert sink.seen and all(s == "tools" for s, _ in sink.seen)
     assert "parameter 'order_id' was removed or renamed" in sink.seen[0][1]
     assert "only descriptions may change" in sink.seen[0][1]
+
+
+def test_a_hosted_agent_is_optimized_through_optimization_config(
+    tmp_path: Path, models: Models
+) -> None:
+    import socket
+    import sys
+
+    import yaml
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("train", 6),
+        validation=two_phrase_rows("val", 6),
+        options={"optimization_config": {"candidate_screening_sample_size": 6}},
+    )
+    config = yaml.safe_load((project / "eval.yaml").read_text())
+    fixture = Path(__file__).parent / "fixtures" / "phrase_hosted_agent.py"
+    config["agent"] = {
+        "name": "store",
+        "kind": "hosted",
+        "target": "hosted",
+        "command": [sys.executable, str(fixture)],
+        "port": port,
+        "instruction": "You are the store's support assistant.",
+    }
+    (project / "eval.yaml").write_text(yaml.safe_dump(config))
+    outcome = optimize(project, max_candidates=1, seed=0)
+    job = outcome.job
+    assert job.plan is not None and job.plan.parallel_proposals == 1  # one port, one process
+    best = job.candidate(job.best or "")
+    assert best is not None and best.strategy == "rules" and best.star
+    records = [e["record"] for e in journal(outcome) if e["kind"] == "unit"]
+    # Each candidate's own process answered its tasks (OPTIMIZATION_CANDIDATE_ID).
+    assert {r["response"].split("]")[0] for r in records} == {"[baseline", f"[{best.id}"}

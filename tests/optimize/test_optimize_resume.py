@@ -29,14 +29,16 @@ from tests.optimize.conftest import _QUOTED, make_project, optimize, phrase_verd
 PHRASES = ("refund window", "tracking link", "order number")
 
 
-def serve(req: RecordedRequest) -> Reply:
+def serve(req: RecordedRequest, usage: tuple[int, int] = (10, 5)) -> Reply:
     """Judge requests get phrase verdicts; agent requests a rule-following answer."""
     messages = req.body["messages"]
     system = messages[0]["content"] if messages[0]["role"] == "system" else ""
     if "impartial evaluator" in system:
-        return text(phrase_verdicts("\n".join(m.get("content") or "" for m in messages)))
+        verdicts = phrase_verdicts("\n".join(m.get("content") or "" for m in messages))
+        return text(verdicts, usage=usage)
     user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
-    return text(f"Answer to {user}." + "".join(f" {p}." for p in _QUOTED.findall(system)))
+    answer = f"Answer to {user}." + "".join(f" {p}." for p in _QUOTED.findall(system))
+    return text(answer, usage=usage)
 
 
 def request_keys(requests: list[RecordedRequest]) -> list[str]:
@@ -141,3 +143,23 @@ def test_ctrl_c_saves_the_job_and_resume_finishes_it_without_repeats(tmp_path: P
         second = request_keys(srv.requests)[len(first) :]
     assert not set(first) & set(second)
     assert json.loads((job_dir / "job.json").read_text())["status"] == "completed"
+
+
+def test_max_cost_stops_the_job_and_costs_come_from_the_price_table(tmp_path: Path) -> None:
+    with FakeOpenAI() as srv:
+        srv.handler = lambda req: serve(req, usage=(1000, 500))
+        model = f"compat:fake@{srv.base_url}"
+        project = project_for(tmp_path, model)
+        config = (project / "eval.yaml").read_text()
+        prices = "  prices:\n    fake: {input: 10.0, output: 20.0}\n"  # USD per 1M tokens
+        (project / "eval.yaml").write_text(config.replace("options:\n", "options:\n" + prices))
+        outcome = optimize(project, max_cost=0.5, parallel_proposals=1, seed=2)
+    job = outcome.job
+    spent = sum(u["cost_usd"] for u in job.usage.values())
+    # Each call costs 1000 × $10/1M + 500 × $20/1M = $0.02: the cap stops the job after ~25.
+    assert job.termination_reason == "budget_exhausted"
+    assert 0.5 <= spent <= 0.5 + 0.02 * 2
+    base = job.baseline
+    assert base is not None and base.cost is not None
+    # The Cost column is the agent's list price on the validation split: 6 tasks × $0.02.
+    assert base.cost == pytest.approx(len(job.splits.validation) * 0.02)

@@ -86,6 +86,10 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
         inputs.agent, inputs.explicit_targets, settings.model_search_space, optimization, notes
     )
     settings.targets = targets.targets
+    if inputs.agent.target == "hosted" and settings.parallel_proposals > 1:
+        # One process per candidate on the agent's one port: candidates take turns.
+        settings.parallel_proposals = 1
+        notes.append("hosted agent: candidates run one at a time (--parallel-proposals 1)")
     if resumed is not None:
         splits = splits_from_info(
             resumed.splits, inputs.dataset, validation=inputs.validation, test=inputs.test

@@ -31,7 +31,11 @@ async def evaluate_test_split(ctx: JobContext) -> None:
             await run.evaluate(names, final=True)
 
     try:
-        await gather_settled([one(cid) for cid in ids])
+        if ctx.definitions[BASELINE_ID].target == "hosted":
+            for cid in ids:  # one process at a time on the agent's port
+                await one(cid)
+        else:
+            await gather_settled([one(cid) for cid in ids])
     except BudgetExceeded as exc:
         report.note = f"the test split was not fully evaluated: {exc.message}"
         ctx.sink.notice(report.note)
