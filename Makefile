@@ -37,9 +37,12 @@ check: install
 	$(BIN)/ruff format --check agentopt tests
 	$(BIN)/mypy agentopt
 
+# The main job, offline: the bundled example agent played by the embedded model, scored with
+# deterministic and embedding evaluators, then optimized (rule proposer, no reflection model).
+DEMO ?= examples/support-agent
 demo: local
-	$(BIN)/agentopt -C examples/support-agent eval run --no-prompt
-	$(BIN)/agentopt -C examples/support-agent optimize --no-prompt
+	$(BIN)/agentopt --no-prompt -C $(DEMO) eval run --output report.html
+	$(BIN)/agentopt --no-prompt -C $(DEMO) optimize --max-candidates 2
 
 bench: local
 	$(BIN)/python -m bench

@@ -1,0 +1,70 @@
+"""`eval run` with the embedded model (offline, no key) and `--debug` logging without secrets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentopt.cli.app import app
+from tests.fake_openai import FakeOpenAI
+
+runner = CliRunner()
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-agent"
+
+
+def results(project: Path) -> dict:
+    return json.loads(next((project / ".agentopt" / "runs").glob("*/results.json")).read_text())
+
+
+@pytest.mark.slow
+def test_adhoc_prompt_on_the_embedded_model(project: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["-C", str(project), "--no-prompt", "eval", "run", "--prompts", "Hello",
+         "--expected", "Hello", "--evaluator", "PartialMatch",
+         "--agent-model", "local:smollm2-135m"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    task = results(project)["tasks"][0]
+    assert task["response"].strip() and task["status"] in {"pass", "fail"}
+
+
+@pytest.mark.slow
+def test_embedded_model_plays_the_example_agent_with_mocked_tools(project: Path) -> None:
+    shutil.copytree(EXAMPLE, project, dirs_exist_ok=True)
+    shutil.rmtree(project / ".agentopt", ignore_errors=True)
+    result = runner.invoke(
+        app,
+        ["-C", str(project), "--no-prompt", "eval", "run", "--filter", "order_status*",
+         "--limit", "1"],
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    task = results(project)["tasks"][0]
+    assert task["response"].strip() and not task["response"].lstrip().startswith('{"tool_calls"')
+    for call in task["tool_calls"]:
+        assert call["source"] in {"mock", "none"}  # eval run: mocks answer first
+    scored = {e["evaluator"] for e in task["evaluators"]}
+    assert {"builtin.exact_match", "builtin.semantic_similarity"} <= scored
+
+
+def test_debug_log_has_no_secrets(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-test-" + "k3y" * 8
+    with FakeOpenAI() as srv:
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        result = runner.invoke(
+            app,
+            ["-C", str(project), "--no-prompt", "--debug", "eval", "run", "--prompts", "hi",
+             "--expected", "hi", "--evaluator", "ExactMatch",
+             "--agent-model", "openai:gpt-4.1-mini"],
+        )  # fmt: skip
+        assert srv.chat_requests[0].headers["authorization"] == f"Bearer {key}"
+    assert result.exit_code == 0, result.output
+    log = (project / ".agentopt" / "agentopt.log").read_text()
+    assert "request openai:gpt-4.1-mini" in log  # the calls were logged
+    assert key not in log and key not in result.output
+    assert key not in json.dumps(results(project))
