@@ -60,7 +60,15 @@ def candidates_table(job: JobRecord, *, screened: bool = True) -> Table:
     """The rich table of the job's candidates."""
     table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), show_edge=False)
     for col in COLUMNS:
-        table.add_column(col, justify="right" if col in RIGHT else "left", no_wrap=True)
+        # Only Strategy may wrap: in 80 columns the others keep their full width.
+        wrap = col == "Strategy"
+        table.add_column(
+            col,
+            justify="right" if col in RIGHT else "left",
+            no_wrap=not wrap,
+            overflow="fold" if wrap else "ellipsis",
+            min_width=None if wrap else len(col),
+        )
     for c in shown_candidates(job, screened=screened):
         cells = candidate_cells(c)
         style = "bold" if c.star else ("dim" if c.validation is None else "")
