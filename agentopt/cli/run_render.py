@@ -12,6 +12,8 @@ from agentopt.workflows.run import PreparedRun, RunOutcome, prepare_run, run_pre
 from agentopt.workflows.run_inputs import RunOptions
 from agentopt.workflows.run_plan import RunPlan
 
+_SHOWN: set[str] = set()
+
 
 def ask_yes_no(question: str, default: bool) -> bool:
     """A yes/no question on the terminal."""
@@ -54,13 +56,15 @@ def render_preamble(prepared: PreparedRun) -> None:
         STATE.say(f"Upgraded legacy eval file {upgrade.path} (backup: {upgrade.backup})")
     for notice in prepared.notices:
         STATE.err.print(f"[yellow]note:[/] {notice}")
+        _SHOWN.add(notice)
     prepared.notices.clear()
 
 
 def render_outcome(outcome: RunOutcome) -> None:
     """Summary table, files written, gate verdicts."""
     for notice in outcome.notices:
-        STATE.err.print(f"[yellow]note:[/] {notice}")
+        if notice not in _SHOWN:  # the run's own call layer repeats the planner's notices
+            STATE.err.print(f"[yellow]note:[/] {notice}")
     if outcome.results is not None and not STATE.quiet:
         render_summary(outcome.results, STATE.console)
     if outcome.results_path is not None:
