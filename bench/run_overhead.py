@@ -59,8 +59,7 @@ def run(tasks: int = TASKS) -> list[dict[str, Any]]:
                 "bench": "run_overhead",
                 "case": f"{tasks} tasks, zero latency",
                 "value": f"{cpu / tasks * 1000:.2f} ms CPU/task",
-                "detail": f"wall {wall:.1f}s, cpu {cpu:.1f}s, exit {code}, "
-                f"{srv.count()} requests",
+                "detail": f"wall {wall:.1f}s, cpu {cpu:.1f}s, exit {code}, {srv.count()} requests",
             }
         )
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as srv:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentopt import __version__
 from agentopt.agents.base import make_target
-from agentopt.core.errors import AgentoptError, ConfigError, Interrupted
+from agentopt.core.errors import AgentoptError, BudgetExceeded, ConfigError, Interrupted
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.aggregate import summarize_run
 from agentopt.evaluators.build import EvaluatorCache
@@ -202,7 +202,8 @@ async def _execute(
     target = make_target(spec.agent.target, spec.agent, max_concurrent_agent_runs=spec.concurrency)
     engine = RunEngine(spec, target, layer, store, sink, cache)
     sink.start(progress, f"Running {len(spec.tasks)} tasks × {spec.repeat}")
-    status, failure = "completed", None
+    status: str = "completed"
+    failure: AgentoptError | None = None
     try:
         await engine.run(progress)
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -216,7 +217,7 @@ async def _execute(
     except Interrupted as err:
         status, failure = "interrupted", err
     except AgentoptError as err:
-        status = "budget_exhausted" if type(err).__name__ == "BudgetExceeded" else "stopped"
+        status = "budget_exhausted" if isinstance(err, BudgetExceeded) else "stopped"
         err.hint = (err.hint + "; " if err.hint else "") + (
             f"finished tasks are saved: `agentopt eval run --resume {store.run_id}`"
         )
@@ -253,7 +254,9 @@ async def _execute(
     )
 
 
-def _paired(current: list[float], base: list[float], seed: int) -> tuple[float, float, float]:
+def _paired(
+    current: Sequence[float], base: Sequence[float], seed: int
+) -> tuple[float, float, float]:
     delta = paired_bootstrap_ci(base, current, seed)
     assert delta is not None
     return delta.mean, delta.low, delta.high

@@ -21,6 +21,7 @@ from agentopt.datasets.task import Dataset, Task
 from agentopt.evaluators.aggregate import TaskScore, score_transcript
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.build import EvaluatorCache
+from agentopt.evaluators.result import EvalResult
 from agentopt.evaluators.samples import evaluate_sample, samples_from_run
 from agentopt.evaluators.selection import select_evaluators
 from agentopt.models.call import CallLayer
@@ -114,7 +115,7 @@ class RunEngine:
         per_turn = select_evaluators(
             task, configured=self.spec.evaluators, dataset=self.spec.dataset
         )
-        results = []
+        results: list[list[EvalResult]] = []
         for i, sample in enumerate(samples):
             if transcript.turns[i].error is not None:
                 results.append([])

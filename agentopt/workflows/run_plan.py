@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentopt.core.files.agent_config import compose_system_prompt
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -27,8 +28,8 @@ class RunPlan:
     repeat: int
     agent_model: str
     judge_model: str
-    agent: dict[str, int | float] = field(default_factory=dict)
-    judge: dict[str, int | float] = field(default_factory=dict)
+    agent: dict[str, Any] = field(default_factory=dict)
+    judge: dict[str, Any] = field(default_factory=dict)
     evaluators: dict[str, int] = field(default_factory=dict)
     """Canonical evaluator name → how many times it runs."""
 
