@@ -150,13 +150,15 @@ class RunEngine:
                     stop.append(err)
                     self.cancel.set()
                     return
-                store.append(
+                # The fsync'd append runs off the event loop: other units keep going meanwhile.
+                await asyncio.to_thread(
+                    store.append,
                     {
                         "task": pos,
                         "repeat": r,
                         "score": score.model_dump(mode="json"),
                         "record": record,
-                    }
+                    },
                 )
                 outcome.scores.append(score)
                 self._errors += unit_errors(score)
