@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
+from rich.markup import escape
 
 from agentopt.cli.context import STATE
 from agentopt.core.errors import AgentoptError, InputError
@@ -22,13 +23,13 @@ def report_error(err: AgentoptError) -> None:
         errors = [p for p in err.problems if p.severity == "error"]
         for p in err.problems:
             colour = "red" if p.severity == "error" else "yellow"
-            con.print(f"[{colour}]{p.severity}:[/] {redact(str(p))}", markup=True, soft_wrap=True)
+            con.print(f"[{colour}]{p.severity}:[/] {escape(redact(str(p)))}", soft_wrap=True)
         if not errors:
-            con.print(f"[red]error:[/] {redact(err.message)}", soft_wrap=True)
+            con.print(f"[red]error:[/] {escape(redact(err.message))}", soft_wrap=True)
     else:
-        con.print(f"[red]error:[/] {redact(err.message)}", soft_wrap=True)
+        con.print(f"[red]error:[/] {escape(redact(err.message))}", soft_wrap=True)
     if err.hint:
-        con.print(f"  → {redact(err.hint)}", soft_wrap=True)
+        con.print(f"  → {escape(redact(err.hint))}", soft_wrap=True)
 
 
 def handle_errors(fn: F) -> F:

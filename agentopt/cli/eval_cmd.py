@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.eval_generate_cmd import generate_command, init_command, update_command
@@ -93,6 +94,6 @@ def validate_command(
             STATE.say(f"[red]FAIL[/] {shown}  [dim]{report.kind}[/]")
         for p in report.problems:
             colour = "red" if p.severity == "error" else "yellow"
-            STATE.say(f"  [{colour}]{p.severity}[/] {p}")
+            STATE.say(f"  [{colour}]{p.severity}[/] {escape(str(p))}")
     if failed:
         raise typer.Exit(2)

@@ -99,7 +99,7 @@ def run_command(
         bool, typer.Option("--no-cache", help="Do not read the model-call cache.")
     ] = False,
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Seed for models and sampling (default 0).")
+        int | None, typer.Option("--seed", help="Seed of the bootstrap intervals (default 0).")
     ] = None,
     name: Annotated[str | None, typer.Option("--name", help="Run name.")] = None,
     strict: Annotated[

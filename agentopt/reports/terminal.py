@@ -85,7 +85,8 @@ def summary_renderables(results: RunResults, *, top: int = 5) -> list[Renderable
     parts.append(score)
     parts.append(
         Text(
-            f"Pass rate {fmt_pct(summary.pass_rate)} ({summary.passed}/{summary.tasks})"
+            f"Pass rate {fmt_pct(summary.pass_rate)} "
+            f"({summary.passed}/{getattr(summary, 'runs', None) or summary.tasks})"
             f" · failed {summary.failed} · partial {summary.partial} · errors {summary.errors}"
         )
     )

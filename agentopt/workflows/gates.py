@@ -40,8 +40,10 @@ class GateOutcome:
 
 
 def count_errors(summary: dict[str, Any]) -> int:
-    """Agent and evaluator calls that still failed after retries."""
-    return int(sum(summary.get("errors_by_kind", {}).values()))
+    """Agent and evaluator calls that still failed after retries. Turns skipped after a failed
+    turn were never sent: they are not errors of their own (as in the mid-run count)."""
+    kinds = summary.get("errors_by_kind", {})
+    return int(sum(v for k, v in kinds.items() if k != "turnSkipped"))
 
 
 def check_gates(

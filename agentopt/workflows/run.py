@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from agentopt import __version__
-from agentopt.agents.base import make_target
+from agentopt.agents.base import AgentTarget, make_target
 from agentopt.core.errors import AgentoptError, BudgetExceeded, ConfigError, Interrupted
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.aggregate import summarize_run
 from agentopt.evaluators.build import EvaluatorCache
+from agentopt.evaluators.registry import canonical_name
 from agentopt.evaluators.stats import paired_bootstrap_ci
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings
@@ -88,6 +89,8 @@ class PreparedRun:
     seed: int
     store: RunStore | None
     notices: list[str]
+    target: AgentTarget
+    """Built before anything is written, so a bad target is exit 2 with no run folder."""
 
 
 def prepare_run(
@@ -98,7 +101,7 @@ def prepare_run(
     if opts.resume:
         store = RunStore.open_existing(cwd, opts.resume)
         opts = _restore_options(opts, store)
-    outputs = check_output_paths(opts.outputs)
+    outputs = [p if p.is_absolute() else cwd / p for p in check_output_paths(opts.outputs)]
     inputs = resolve_inputs(opts, cwd, ask)
     project = inputs.project_dir
     if opts.resume and store is not None and project.resolve() != cwd.resolve():
@@ -135,7 +138,8 @@ def prepare_run(
     prepare_evaluators(
         spec, EvaluatorCache(judge_model=inputs.judge_model, layer=planner, project_dir=project)
     )
-    return PreparedRun(opts, inputs, spec, settings, plan, outputs, seed, store, notices)
+    target = make_target(spec.agent.target, spec.agent, max_concurrent_agent_runs=spec.concurrency)
+    return PreparedRun(opts, inputs, spec, settings, plan, outputs, seed, store, notices, target)
 
 
 def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
@@ -165,6 +169,7 @@ async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
     try:
         await _execute(
             outcome,
+            prepared.target,
             prepared.opts,
             spec,
             cache,
@@ -181,6 +186,7 @@ async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
 
 async def _execute(
     outcome: RunOutcome,
+    target: AgentTarget,
     opts: RunOptions,
     spec: EngineSpec,
     cache: EvaluatorCache,
@@ -199,7 +205,6 @@ async def _execute(
     total = len(spec.tasks) * spec.repeat
     done = len(store.done_keys())
     progress = Progress(total=total, done=done, skipped=done)
-    target = make_target(spec.agent.target, spec.agent, max_concurrent_agent_runs=spec.concurrency)
     engine = RunEngine(spec, target, layer, store, sink, cache)
     sink.start(progress, f"Running {len(spec.tasks)} tasks × {spec.repeat}")
     status: str = "completed"
@@ -249,8 +254,18 @@ async def _execute(
     summary = _as_dict(outcome.results)["summary"]
     outcome.gate = check_gates(
         summary,
-        GateSettings(opts.fail_under, opts.min_pass_rate, opts.max_errors),
+        _gate_settings(opts, outcome.inputs),
         regression=regression,
+    )
+
+
+def _gate_settings(opts: RunOptions, inputs: ResolvedInputs) -> GateSettings:
+    """Flags win; eval.yaml `options.fail_under` / `min_pass_rate` / `max_errors` apply else."""
+    o = inputs.eval_config.options if inputs.eval_config else None
+    return GateSettings(
+        opts.fail_under if opts.fail_under is not None else (o.fail_under if o else None),
+        opts.min_pass_rate if opts.min_pass_rate is not None else (o.min_pass_rate if o else None),
+        opts.max_errors if opts.max_errors is not None else (o.max_errors if o else None),
     )
 
 
@@ -294,7 +309,7 @@ def _run_info(
             "source": ds.source,
             "format": ds.format,
         },
-        "evaluators": [u.name for u in inputs.evaluators],
+        "evaluators": [canonical_name(u.name) for u in inputs.evaluators],
         "models": {"agent": spec.agent.model, "judge": inputs.judge_model},
         "repeat": spec.repeat,
         "seed": seed,

@@ -173,7 +173,7 @@ class RunEngine:
                         TooManyErrors(
                             f"{self._errors} agent/evaluator errors exceed --max-errors {limit}",
                             hint="fix the failing calls (see the errors above) or raise "
-                            "--max-errors; finished tasks are saved",
+                            "--max-errors",
                         )
                     )
                     self.cancel.set()

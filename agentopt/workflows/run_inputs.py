@@ -93,6 +93,9 @@ Ask = Callable[[str, bool], bool]
 
 
 def _adhoc_agent(opts: RunOptions, cwd: Path) -> AgentDefinition | None:
+    """--instructions makes an ad-hoc local prompt agent (with --agent-model or the default
+    model). --agent-model alone only does so when no agent is detected (see resolve_inputs);
+    with a detected agent it overrides that agent's model."""
     if opts.instructions is None and opts.agent_model is None:
         return None
     text = opts.instructions or "You are a helpful assistant. Answer concisely."
@@ -121,9 +124,10 @@ def _registered_dataset(project: Path, ref: DatasetRef, where: str) -> Path:
 
 def _config_path(opts: RunOptions, detected_dir: Path) -> Path | None:
     if opts.config is not None:
-        if not opts.config.is_file():
+        path = opts.config if opts.config.is_absolute() else detected_dir / opts.config
+        if not path.is_file():
             raise ConfigError.at("", "--config", f"file not found: {opts.config}")
-        return opts.config
+        return path
     candidate = detected_dir / "eval.yaml"
     return candidate if candidate.is_file() else None
 
@@ -148,7 +152,7 @@ def evaluator_uses(config: EvalConfig | None, flags: list[str] | None) -> list[E
 def resolve_inputs(opts: RunOptions, cwd: Path, ask: Ask | None) -> ResolvedInputs:
     """Pick the dataset, the agent and the evaluators (raises ConfigError with the flag to set)."""
     warnings: list[Problem] = []
-    adhoc = _adhoc_agent(opts, cwd)
+    adhoc = _adhoc_agent(opts, cwd) if opts.instructions is not None else None
     config: EvalConfig | None = None
     detected: DetectedTarget | None = None
     project = cwd
@@ -173,6 +177,8 @@ def resolve_inputs(opts: RunOptions, cwd: Path, ask: Ask | None) -> ResolvedInpu
             config = detected.eval_config
     dataset = _dataset(opts, cwd, project, config, ask)
     agent = adhoc or (detected.definition if detected else None)
+    if agent is None and opts.agent_model:
+        agent = adhoc = _adhoc_agent(opts, cwd)
     if agent is None:
         raise ConfigError(
             "no agent to run: no azure.yaml agent service, eval.yaml `agent:` or "
@@ -221,6 +227,12 @@ def _dataset(
     if found is not None:
         return load_dataset(found, strict=opts.strict, upgrade=upgrade)
     looked = ", ".join(str(p.relative_to(cwd)) for p in discovery_candidates(cwd))
+    if config is not None:
+        raise ConfigError.at(
+            str(config.path or "eval.yaml"),
+            "dataset",
+            "the suite has no dataset: expected `dataset:` with `local_uri` or `name`/`version`",
+        )
     if ask is None:
         raise ConfigError(
             f"no dataset: no eval.yaml and no eval document ({looked})",

@@ -77,9 +77,15 @@ def plan_run(
                 if _is_judge(use.name):
                     judge_calls += 1
                     judge_in += JUDGE_PROMPT_TOKENS + history
-    model = agent.model or "unknown"
-    a = layer.estimate(
-        model, (agent_calls * repeat, agent_in // max(agent_calls, 1), AGENT_OUTPUT_TOKENS)
+    # An agent without a model (endpoint, command, hosted) costs agentopt nothing to estimate.
+    model = agent.model or f"({agent.target or 'remote'} agent)"
+    a = (
+        layer.estimate(
+            agent.model,
+            (agent_calls * repeat, agent_in // max(agent_calls, 1), AGENT_OUTPUT_TOKENS),
+        )
+        if agent.model
+        else {"calls": agent_calls * repeat, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
     )
     # Only resolve the judge when one will run: resolving may print the embedded-model notice.
     j = (

@@ -90,6 +90,8 @@ def write_results(
     target = store.results_json
     fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=store.dir)
     try:
+        if not store.journal.exists():  # stopped before the first unit finished
+            store.journal.touch()
         with os.fdopen(fd, "w", encoding="utf-8") as out, open(store.journal, "rb") as journal:
             out.write('{"run": ' + json.dumps(header["run"], ensure_ascii=False, default=str))
             out.write(',\n"summary": ' + json.dumps(header["summary"], ensure_ascii=False))

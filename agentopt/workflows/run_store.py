@@ -90,7 +90,9 @@ def list_run_ids(project: Path) -> list[str]:
     folder = runs_dir(project)
     if not folder.is_dir():
         return []
-    return sorted(p.name for p in folder.iterdir() if ID_RE.match(p.name) and p.is_dir())
+    runs = [p for p in folder.iterdir() if ID_RE.match(p.name) and p.is_dir()]
+    # Ids sort by second; two runs in the same second are ordered by when they were created.
+    return [p.name for p in sorted(runs, key=lambda p: (p.name[:15], p.stat().st_ctime_ns))]
 
 
 def resolve_run_ref(project: Path, ref: str | None) -> Path:

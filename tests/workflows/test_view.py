@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from agentopt.cli.app import app
 from agentopt.cli.view_cmd import make_server
+from agentopt.workflows.run_store import list_run_ids
 
 
 def make_runs(project: Path, n: int) -> list[str]:
@@ -22,7 +23,7 @@ def make_runs(project: Path, n: int) -> list[str]:
              "--expected", "4", "4", "--evaluator", "ExactMatch", "--agent-model", "mock:echo"],
         )  # fmt: skip
         assert result.exit_code == 0, result.output
-    return sorted(p.name for p in (project / ".agentopt" / "runs").iterdir())
+    return list_run_ids(project)
 
 
 def get(url: str) -> tuple[int, str]:
