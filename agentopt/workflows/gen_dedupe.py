@@ -35,6 +35,13 @@ def word_set(text: str) -> frozenset[str]:
     return meaningful or frozenset(words)
 
 
+def key_words(text: str) -> list[str]:
+    """The meaningful words of a text, in order, for a name made from it: alphabetic, three
+    letters or more ("I've" leaves no "ve"), stop words dropped."""
+    words = normalize_text(text).split()
+    return [w for w in words if w.isalpha() and len(w) >= 3 and w not in _STOPWORDS]
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a ∩ b| / |a ∪ b| (1.0 for two empty sets)."""
     if not a and not b:

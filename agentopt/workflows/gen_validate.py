@@ -55,9 +55,10 @@ def task_record(raw: Any, category: str, *, thread: bool) -> dict[str, Any]:
             raise Rejected(
                 f"expected {MIN_THREAD_TURNS}–{MAX_THREAD_TURNS} turns, found {len(turns)}"
             )
-        record["turns"] = [_turn_record(t) for t in turns]
+        used: set[str] = set()  # criterion names are unique over the whole thread
+        record["turns"] = [_turn_record(t, used) for t in turns]
         if raw.get("criteria"):
-            record["criteria"] = _criteria(raw["criteria"])
+            record["criteria"] = _criteria(raw["criteria"], used)
     else:
         record["query"] = raw.get("query")
         _put_truth(record, "ground_truth", raw.get("ground_truth"))
@@ -87,14 +88,14 @@ def check_task(record: dict[str, Any], index: int) -> Task:
     return task.model_copy(update={"index": index, "line": None})
 
 
-def _turn_record(raw: Any) -> dict[str, Any]:
+def _turn_record(raw: Any, used: set[str]) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise Rejected(f"expected a turn object, found {type(raw).__name__}")
     turn: dict[str, Any] = {"prompt": raw.get("query", raw.get("prompt"))}
     _put_truth(turn, "expected_response", raw.get("ground_truth"))
     criteria = raw.get("criteria")
     if criteria:
-        turn["criteria"] = _criteria(criteria)
+        turn["criteria"] = _criteria(criteria, used)
     return turn
 
 
@@ -105,12 +106,13 @@ def _put_truth(record: dict[str, Any], key: str, value: Any) -> None:
         record[key] = value.strip()
 
 
-def _criteria(raw: Any) -> Any:
-    """Criterion names to snake_case (unique); anything malformed is left for the loader."""
+def _criteria(raw: Any, used: set[str] | None = None) -> Any:
+    """Criterion names to snake_case, unique among `used` (the names already given in this
+    task; updated); anything malformed is left for the loader."""
     if not isinstance(raw, list):
         return raw
     out: list[Any] = []
-    used: set[str] = set()
+    used = set() if used is None else used
     for k, item in enumerate(raw, start=1):
         if not isinstance(item, dict):
             out.append(item)

@@ -5,7 +5,9 @@ output. Every task is repaired where that is safe, validated with the dataset lo
 rules (`gen_validate`), and de-duplicated (`gen_dedupe`). Categories that come up short are
 topped up in further rounds (each call told which tasks exist already) until `count` is
 reached; after `max_rounds` the generation stops with a message saying how many tasks were
-usable and why the others were not.
+usable and why the others were not. The embedded model gets smaller batches and a bounded
+schema (`gen_schemas`): its grammar then cannot write an empty text, too few criteria or a
+reply that runs on until it is cut off.
 
 Requests are deterministic (the prompt, seed and schema depend only on the inputs and on the
 earlier replies), so with the call layer's cache a rerun is free and writes the same file.
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +28,12 @@ from agentopt.evaluators.judges.parsing import JudgeParseError, extract_json_obj
 from agentopt.models.types import ChatRequest
 from agentopt.workflows.gen_dedupe import Deduper
 from agentopt.workflows.gen_prompts import AgentContext, category_description, render_messages
+from agentopt.workflows.gen_schemas import (
+    MAX_BOUNDED_TURNS,
+    Kind,
+    batch_schema,
+    grammar_decoded,
+)
 from agentopt.workflows.gen_validate import (
     MAX_CRITERIA,
     MAX_THREAD_TURNS,
@@ -43,12 +51,15 @@ DEFAULT_CATEGORIES: tuple[str, ...] = (
     "multi_step",
 )
 BATCH_SIZE = 5
+EMBEDDED_BATCH_SIZE = 2
+"""Tasks per call for the embedded model: a 135M model loses the thread in longer replies."""
+TOKENS_PER_TASK = 500
+EMBEDDED_TOKENS_PER_TASK = 1200
+"""Room for a task at the bounded schema's longest texts: a reply cut off is unreadable."""
 MAX_ROUNDS = 4
 TEMPERATURE = 0.8
 AVOID_LIMIT = 40
 MAX_REASONS = 3
-
-Kind = Literal["task", "thread"]
 
 
 class DatasetSpec(BaseModel):
@@ -157,6 +168,9 @@ async def generate_dataset(
         agent: what the generator is told about the agent.
         spec: counts, categories, seed and batching.
     """
+    bounded = grammar_decoded(layer, model)
+    if bounded:
+        spec = spec.model_copy(update={"batch_size": min(spec.batch_size, EMBEDDED_BATCH_SIZE)})
     if spec.multi_turn > spec.count:
         raise ConfigError.at(
             "",
@@ -176,7 +190,7 @@ async def generate_dataset(
             break
         state.stats.rounds = attempt
         replies = await asyncio.gather(
-            *(_ask(layer, model, agent, spec, job, state) for job in jobs)
+            *(_ask(layer, model, agent, spec, job, state, bounded) for job in jobs)
         )
         for job, reply in zip(jobs, replies, strict=True):
             state.take(job, reply)
@@ -261,9 +275,16 @@ def _jobs(state: _State, spec: DatasetSpec, attempt: int) -> list[_Job]:
 
 
 async def _ask(
-    layer: Any, model: str, agent: AgentContext, spec: DatasetSpec, job: _Job, state: _State
+    layer: Any,
+    model: str,
+    agent: AgentContext,
+    spec: DatasetSpec,
+    job: _Job,
+    state: _State,
+    bounded: bool,
 ) -> list[Any] | None:
-    """One generator call; the list of generated items, or None when the reply is unusable."""
+    """One generator call; the list of generated items, or None when the reply is unusable.
+    `bounded`: the schema carries the grammar bounds (the embedded model)."""
     avoid = [t.query for t in state.accepted[(job.kind, job.category)]][-AVOID_LIMIT:]
     template = "threads.j2" if job.kind == "thread" else "tasks.j2"
     messages = render_messages(
@@ -276,19 +297,26 @@ async def _ask(
         batches=job.batches,
         attempt=job.attempt,
         avoid=avoid if job.attempt > 1 else [],
-        max_turns=MAX_THREAD_TURNS,
+        max_turns=MAX_BOUNDED_TURNS if bounded else MAX_THREAD_TURNS,
     )
     key = "threads" if job.kind == "thread" else "tasks"
     request = ChatRequest(
         messages=messages,
         temperature=TEMPERATURE,
         seed=spec.seed + 1000 * (job.attempt - 1) + job.batch,
-        max_tokens=min(16000, 600 + 500 * job.count),
+        max_tokens=min(
+            16000, 600 + (EMBEDDED_TOKENS_PER_TASK if bounded else TOKENS_PER_TASK) * job.count
+        ),
         response_format={
             "type": "json_schema",
             "json_schema": {
                 "name": f"generated_{key}",
-                "schema": batch_schema(job.kind, spec.categories),
+                "schema": batch_schema(
+                    job.kind,
+                    [job.category] if bounded else spec.categories,
+                    count=job.count,
+                    bounded=bounded,
+                ),
                 "strict": True,
             },
         },
@@ -303,61 +331,6 @@ async def _ask(
     if items is None and ("query" in data or "turns" in data):
         items = [data]  # a single task object instead of the wrapper
     return items if isinstance(items, list) else None
-
-
-def batch_schema(kind: Kind, categories: list[str]) -> dict[str, Any]:
-    """The strict JSON schema of one generator reply (every key required; null = absent)."""
-    criterion = {
-        "type": "object",
-        "properties": {"name": {"type": "string"}, "instruction": {"type": "string"}},
-        "required": ["name", "instruction"],
-        "additionalProperties": False,
-    }
-    criteria = {"type": "array", "items": criterion}
-    truth = {"type": ["string", "null"]}
-    category = {"type": "string", "enum": list(categories)}
-    if kind == "task":
-        item: dict[str, Any] = {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "query": {"type": "string"},
-                "ground_truth": truth,
-                "category": category,
-                "criteria": criteria,
-            },
-            "required": ["name", "query", "ground_truth", "category", "criteria"],
-            "additionalProperties": False,
-        }
-        key = "tasks"
-    else:
-        turn = {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "ground_truth": truth,
-                "criteria": criteria,
-            },
-            "required": ["query", "ground_truth", "criteria"],
-            "additionalProperties": False,
-        }
-        item = {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "category": category,
-                "turns": {"type": "array", "items": turn},
-            },
-            "required": ["name", "category", "turns"],
-            "additionalProperties": False,
-        }
-        key = "threads"
-    return {
-        "type": "object",
-        "properties": {key: {"type": "array", "items": item}},
-        "required": [key],
-        "additionalProperties": False,
-    }
 
 
 def _shortfall(state: _State, spec: DatasetSpec) -> GenerationShortfall:

@@ -22,15 +22,12 @@ from agentopt.evaluators.build import build_evaluator
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
 from agentopt.models.types import ChatRequest
 from agentopt.workflows.gen_prompts import AgentContext, render_messages
+from agentopt.workflows.gen_schemas import answers_schema, grammar_decoded
 
 CHECK_TASKS = 2
 TEMPERATURE = 0.3
-ANSWERS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"good": {"type": "string"}, "bad": {"type": "string"}},
-    "required": ["good", "bad"],
-    "additionalProperties": False,
-}
+ANSWERS_SCHEMA: dict[str, Any] = answers_schema()
+"""The portable schema (the embedded model gets `answers_schema(bounded=True)`)."""
 
 
 class AnswerPair(BaseModel):
@@ -146,6 +143,7 @@ async def check_rubric(
 async def _answers(
     layer: Any, model: str, agent: AgentContext, task: Task, seed: int
 ) -> AnswerPair | None:
+    schema = answers_schema(bounded=grammar_decoded(layer, model))
     request = ChatRequest(
         messages=render_messages(
             "answers.j2", agent, query=task.query, ground_truth=task.ground_truth
@@ -155,7 +153,7 @@ async def _answers(
         max_tokens=1500,
         response_format={
             "type": "json_schema",
-            "json_schema": {"name": "answer_pair", "schema": ANSWERS_SCHEMA, "strict": True},
+            "json_schema": {"name": "answer_pair", "schema": schema, "strict": True},
         },
     )
     response = await layer.complete(model, request, pool="generator")

@@ -89,6 +89,38 @@ def test_unrepairable_rubrics_are_rejected_with_the_reason(raw: Any, why: str) -
         repair_rubric(raw)
 
 
+def test_embedded_ids_are_made_from_the_descriptions() -> None:
+    # What the embedded model writes: no ids, a repeated dimension, two that start alike.
+    raw = {
+        "dimensions": [
+            {"description": "Refunds within 30 days of delivery are offered.", "weight": 10},
+            {"description": "I've checked the order status before answering.", "weight": 4},
+            {"description": "Refunds within 30 days of delivery are offered!", "weight": 9},
+            {"description": "Refunds within the window are explained clearly.", "weight": 5},
+            {"description": "12; 9; 8.", "weight": 3},
+            {"description": "Polite, calm and short replies.", "weight": 2},
+        ]
+    }
+    dims = repair_rubric(raw, ids_from_descriptions=True)
+    _check_rules(dims)
+    assert [d.id for d in dims] == [
+        "refunds_within_days",
+        "checked_order_status",
+        "refunds_within_window",
+        "dimension",
+        "polite_calm_short",
+        "general_quality",
+    ]
+    same_start = {**raw["dimensions"][3], "description": "Refunds within days, always."}
+    again = repair_rubric(
+        {"dimensions": [*raw["dimensions"][:3], same_start, *raw["dimensions"][4:]]},
+        ids_from_descriptions=True,
+    )
+    assert "refunds_within_days_2" in [d.id for d in again]
+    with pytest.raises(RubricRejected, match="found 3"):  # repeats do not count twice
+        repair_rubric({"dimensions": raw["dimensions"][:4]}, ids_from_descriptions=True)
+
+
 def _layer_run(project: Path, coro_fn: Callable[[CallLayer], Any]) -> Any:
     async def main() -> Any:
         async with CallLayer(project, CallSettings(cache_enabled=False, max_attempts=1)) as layer:
