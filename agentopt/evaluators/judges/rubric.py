@@ -3,6 +3,7 @@ whether it applies; the score is the weighted mean of the applicable ones, norma
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -40,6 +41,14 @@ SCHEMA: dict[str, Any] = {
     "required": ["dimensions"],
     "additionalProperties": False,
 }
+
+
+def schema_for(ids: list[str]) -> dict[str, Any]:
+    """SCHEMA with `id` restricted to this rubric's ids: a grammar-constrained judge (the
+    embedded model) can then only name real dimensions, and a remote one is told them."""
+    out = copy.deepcopy(SCHEMA)
+    out["properties"]["dimensions"]["items"]["properties"]["id"] = {"type": "string", "enum": ids}
+    return out
 
 
 class DimensionReply(BaseModel):
@@ -151,7 +160,7 @@ class RubricEvaluator(JudgeEvaluator):
             self.model,
             render_messages("rubric.j2", data=data, params={"dimensions": self.dimensions}),
             schema_name="rubric",
-            schema=SCHEMA,
+            schema=schema_for([d.id for d in self.dimensions]),
             reply_model=RubricReply,
             example=EXAMPLE,
             check=self._check,

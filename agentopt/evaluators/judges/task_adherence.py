@@ -7,6 +7,7 @@ instructions as a single criterion. The per-criterion reasons are what the optim
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -50,6 +51,13 @@ SCHEMA: dict[str, Any] = {
     "required": ["verdicts"],
     "additionalProperties": False,
 }
+
+
+def _schema_for(names: list[str]) -> dict[str, Any]:
+    """SCHEMA with verdict names restricted to these criteria (see rubric.schema_for)."""
+    out = copy.deepcopy(SCHEMA)
+    out["properties"]["verdicts"]["items"]["properties"]["name"] = {"type": "string", "enum": names}
+    return out
 
 
 class CriterionVerdict(BaseModel):
@@ -200,7 +208,7 @@ class TaskAdherence(JudgeEvaluator):
             self.model,
             render_messages("task_adherence.j2", data=data, params={"criteria": criteria}),
             schema_name="task_adherence",
-            schema=SCHEMA,
+            schema=_schema_for([c.name for c in criteria]),
             reply_model=VerdictsReply,
             example=EXAMPLE,
             check=_checker(criteria),
