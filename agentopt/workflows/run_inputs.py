@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentopt.agents.base import default_target
 from agentopt.agents.detect import DetectedTarget, detect_target
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -114,6 +115,15 @@ def _adhoc_agent(opts: RunOptions, cwd: Path) -> AgentDefinition | None:
     )
 
 
+def _runnable(agent: AgentDefinition) -> bool:
+    """Whether some target can run this definition (agents.md's default rule finds one)."""
+    try:
+        default_target(agent)
+    except ConfigError:
+        return False
+    return True
+
+
 def _registered_dataset(project: Path, ref: DatasetRef, where: str) -> Path:
     if ref.local_uri is not None:
         return ref.local_uri
@@ -177,7 +187,8 @@ def resolve_inputs(opts: RunOptions, cwd: Path, ask: Ask | None) -> ResolvedInpu
             config = detected.eval_config
     dataset = _dataset(opts, cwd, project, config, ask)
     agent = adhoc or (detected.definition if detected else None)
-    if agent is None and opts.agent_model:
+    if opts.agent_model and (agent is None or not _runnable(agent)):
+        # Nothing detected, or an eval.yaml `agent:` that only names the agent: ad-hoc.
         agent = adhoc = _adhoc_agent(opts, cwd)
     if agent is None:
         raise ConfigError(

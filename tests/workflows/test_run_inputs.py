@@ -76,3 +76,15 @@ def test_missing_provider_key_is_a_clear_error(project: Path) -> None:
     runs = list((project / ".agentopt" / "runs").glob("*/results.json"))
     for path in runs:  # whatever was written is a readable results file
         json.loads(path.read_text())
+
+
+def test_agent_model_runs_a_suite_whose_agent_is_only_named(project: Path) -> None:
+    (project / "tasks.jsonl").write_text('{"name": "t1", "query": "hi", "ground_truth": "hi"}\n')
+    (project / "eval.yaml").write_text(
+        "name: s\nagent: {name: named-only}\ndataset: {local_uri: tasks.jsonl}\n"
+        "evaluators: [builtin.exact_match]\n"
+    )
+    code, out = run(project, "--agent-model", "mock:echo")
+    assert code == 0, out
+    code, out = run(project)  # without a model there is nothing to run: a clear error
+    assert code == 2 and "named-only" in out
