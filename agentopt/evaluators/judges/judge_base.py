@@ -71,6 +71,12 @@ class JudgeEvaluator(EvaluatorBase):
         self.model: str = str(model)
         self.layer = self.context.layer
 
+    @property
+    def grammar_decoded(self) -> bool:
+        """True when the judge is the embedded model, whose JSON output is decoded under a
+        grammar: schemas may then pin array lengths that strict remote modes could refuse."""
+        return self.layer is not None and self.layer.resolve(self.model).type == "local"
+
 
 def sample_texts(sample: EvalSample) -> dict[str, str | None]:
     """The sample's texts as judge data blocks (None = absent)."""

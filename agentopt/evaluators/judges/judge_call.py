@@ -8,6 +8,7 @@ call that fails in the call layer is an error too (`judgeUnavailable`). Never a 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -53,6 +54,20 @@ class JudgeOutcome(Generic[M]):
             cost=self.cost,
             details={"attempts": self.attempts, **details},
         )
+
+
+def pin_entries(array_schema: dict[str, Any], key: str, values: list[str]) -> None:
+    """Turn an array schema into a tuple with one entry per value, in order, each with `key`
+    fixed to it (`prefixItems` + `const`). Only for grammar-decoded judges (the embedded
+    model): its grammar then cannot skip, repeat or invent an entry."""
+    template = array_schema["items"]
+    entries = []
+    for value in values:
+        entry = copy.deepcopy(template)
+        entry["properties"][key] = {"const": value}
+        entries.append(entry)
+    array_schema["prefixItems"] = entries
+    array_schema["items"] = False
 
 
 def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:

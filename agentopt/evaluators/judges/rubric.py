@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agentopt.core.files.rubric import RubricDimension
 from agentopt.evaluators.base import BuildContext, EvalSample
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, reject_bool, sample_texts
-from agentopt.evaluators.judges.judge_call import call_judge
+from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.result import EvalResult
 
@@ -43,11 +43,17 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def schema_for(ids: list[str]) -> dict[str, Any]:
+def schema_for(ids: list[str], *, exact_count: bool = False) -> dict[str, Any]:
     """SCHEMA with `id` restricted to this rubric's ids: a grammar-constrained judge (the
-    embedded model) can then only name real dimensions, and a remote one is told them."""
+    embedded model) can then only name real dimensions, and a remote one is told them.
+    `exact_count` (grammar-constrained judges only; strict remote modes may refuse array
+    bounds) also fixes the number of entries to one per dimension."""
     out = copy.deepcopy(SCHEMA)
-    out["properties"]["dimensions"]["items"]["properties"]["id"] = {"type": "string", "enum": ids}
+    dims = out["properties"]["dimensions"]
+    dims["items"]["properties"]["id"] = {"type": "string", "enum": ids}
+    if exact_count:
+        # One entry per dimension, in order: a tuple whose i-th id is fixed.
+        pin_entries(dims, "id", ids)
     return out
 
 
@@ -160,7 +166,7 @@ class RubricEvaluator(JudgeEvaluator):
             self.model,
             render_messages("rubric.j2", data=data, params={"dimensions": self.dimensions}),
             schema_name="rubric",
-            schema=schema_for([d.id for d in self.dimensions]),
+            schema=schema_for([d.id for d in self.dimensions], exact_count=self.grammar_decoded),
             reply_model=RubricReply,
             example=EXAMPLE,
             check=self._check,

@@ -21,7 +21,7 @@ from agentopt.evaluators.judges.criteria_embedding import (
     verdicts_from_vectors,
 )
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, sample_texts
-from agentopt.evaluators.judges.judge_call import call_judge
+from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.registry import evaluator
 from agentopt.evaluators.result import EvalCost, EvalResult
@@ -53,10 +53,13 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _schema_for(names: list[str]) -> dict[str, Any]:
+def _schema_for(names: list[str], *, exact_count: bool = False) -> dict[str, Any]:
     """SCHEMA with verdict names restricted to these criteria (see rubric.schema_for)."""
     out = copy.deepcopy(SCHEMA)
-    out["properties"]["verdicts"]["items"]["properties"]["name"] = {"type": "string", "enum": names}
+    verdicts = out["properties"]["verdicts"]
+    verdicts["items"]["properties"]["name"] = {"type": "string", "enum": names}
+    if exact_count:
+        pin_entries(verdicts, "name", names)
     return out
 
 
@@ -208,7 +211,7 @@ class TaskAdherence(JudgeEvaluator):
             self.model,
             render_messages("task_adherence.j2", data=data, params={"criteria": criteria}),
             schema_name="task_adherence",
-            schema=_schema_for([c.name for c in criteria]),
+            schema=_schema_for([c.name for c in criteria], exact_count=self.grammar_decoded),
             reply_model=VerdictsReply,
             example=EXAMPLE,
             check=_checker(criteria),
