@@ -44,9 +44,14 @@ class ToolReply(BaseModel):
     rationale: str = ""
 
 
-def _without_descriptions(schema: Any) -> Any:
+def _without_descriptions(schema: Any, names: bool = False) -> Any:
+    # `names`: a `properties` map, whose keys are parameter names — one may be "description".
     if isinstance(schema, dict):
-        return {k: _without_descriptions(v) for k, v in schema.items() if k != "description"}
+        return {
+            k: _without_descriptions(v, k == "properties" and not names)
+            for k, v in schema.items()
+            if names or k != "description"
+        }
     if isinstance(schema, list):
         return [_without_descriptions(v) for v in schema]
     return schema
