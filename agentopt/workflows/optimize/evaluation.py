@@ -82,6 +82,7 @@ class CallBudget:
         self.before = before
         self.reserve = 0
         """Calls kept back for the final test-split evaluation."""
+        self._final_limit: int | None = None
 
     def used(self) -> int:
         pools = self.layer.stats().pools
@@ -90,8 +91,13 @@ class CallBudget:
     def check(self, *, final: bool = False) -> None:
         if self.limit is None:
             return
-        limit = self.limit if final else max(self.limit - self.reserve, 0)
         used = self.used()
+        if final and self._final_limit is None:
+            # The reserve is promised to the test split: units still in flight when the search
+            # stopped may have eaten into it, so the test phase gets its full reserve anyway
+            # (an overshoot of at most those in-flight calls).
+            self._final_limit = max(self.limit, used + self.reserve)
+        limit = (self._final_limit or self.limit) if final else max(self.limit - self.reserve, 0)
         if used >= limit:
             kept = "" if final or not self.reserve else f" ({self.reserve} kept for the test split)"
             raise BudgetExceeded(
