@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentopt.core.atomic import append_line_fsync, write_json_atomic
+from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
+from agentopt.core.journal import append_entry, read_entries
 from agentopt.core.paths import runs_dir
 
 
@@ -60,21 +61,11 @@ class RunStore:
 
     def append(self, entry: dict[str, Any]) -> None:
         """One finished (task, repeat): {"task": index, "repeat": r, "record": {...}}."""
-        append_line_fsync(self.journal, json.dumps(entry, ensure_ascii=False, default=str))
+        append_entry(self.journal, entry)
 
     def entries(self) -> Iterator[dict[str, Any]]:
         """Journal entries in order; a torn last line (crash mid-write) is ignored."""
-        if not self.journal.exists():
-            return
-        with open(self.journal, encoding="utf-8") as fh:
-            for line in fh:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    continue
+        return read_entries(self.journal)
 
     def done_keys(self) -> set[tuple[int, int]]:
         """(task position, repeat) pairs finished for good. A unit whose agent call failed is

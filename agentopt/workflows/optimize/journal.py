@@ -9,18 +9,18 @@ rewritten atomically whenever something a reader cares about changes.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentopt.core.atomic import append_line_fsync, write_json_atomic
+from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_config import write_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.ids import ID_RE, new_id
+from agentopt.core.journal import append_entry, read_entries
 from agentopt.core.paths import optimize_dir
 from agentopt.reports.optimize_job import JobRecord, load_job
 
@@ -72,21 +72,11 @@ class JobStore:
         return load_job(self.job_json)
 
     def append(self, entry: dict[str, Any]) -> None:
-        append_line_fsync(self.journal, json.dumps(entry, ensure_ascii=False, default=str))
+        append_entry(self.journal, entry)
 
     def entries(self) -> Iterator[dict[str, Any]]:
         """Journal entries in order; a torn last line (crash mid-write) is ignored."""
-        if not self.journal.exists():
-            return
-        with open(self.journal, encoding="utf-8") as fh:
-            for line in fh:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    continue
+        return read_entries(self.journal)
 
     def write_candidate(self, cand_id: str, definition: AgentDefinition) -> Path:
         """The candidate's full configuration in the `.agent_configs` layout (apply = copy).

@@ -1,0 +1,31 @@
+"""Append-only JSONL journals (`eval run` and `optimize` both keep one): each entry is one
+fsync'd line, and a reader skips a torn last line left by a crash mid-write."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentopt.core.atomic import append_line_fsync
+
+
+def append_entry(path: Path, entry: dict[str, Any]) -> None:
+    """Append one entry as a line and fsync it."""
+    append_line_fsync(path, json.dumps(entry, ensure_ascii=False, default=str))
+
+
+def read_entries(path: Path) -> Iterator[dict[str, Any]]:
+    """Entries in order; blank lines and a torn (unparseable) line are skipped."""
+    if not path.exists():
+        return
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue
