@@ -7,13 +7,12 @@ same inputs must give the same request, so a rerun is free and gives the same su
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.core.paths import templates_dir
+from agentopt.core.templates import prompt_environment
 from agentopt.models.types import Message
 
 SYSTEM_TEMPLATE = "_system.j2"
@@ -53,17 +52,9 @@ def category_description(category: str) -> str:
     )
 
 
-@lru_cache(maxsize=1)
 def generate_environment() -> Environment:
-    """The jinja2 environment over `templates/generate/` (strict about variables)."""
-    return Environment(
-        loader=FileSystemLoader(str(templates_dir() / "generate")),
-        undefined=StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    """The shared environment of `templates/generate/`."""
+    return prompt_environment("generate")
 
 
 def render_messages(template: str, agent: AgentContext, **params: Any) -> list[Message]:

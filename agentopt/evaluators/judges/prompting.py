@@ -14,29 +14,20 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, StrictUndefined
 
-from agentopt.core.paths import templates_dir
+from agentopt.core.templates import prompt_environment
 from agentopt.models.types import Message
 
 SYSTEM_TEMPLATE = "_system.j2"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-@lru_cache(maxsize=1)
 def judge_environment() -> Environment:
-    """The jinja2 environment over `templates/judges/` (plain text, strict about variables)."""
-    return Environment(
-        loader=FileSystemLoader(str(templates_dir() / "judges")),
-        undefined=StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    """The shared environment of `templates/judges/`."""
+    return prompt_environment("judges")
 
 
 def make_boundary(data: Mapping[str, str]) -> str:

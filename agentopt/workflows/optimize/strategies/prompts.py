@@ -9,14 +9,13 @@ with …" stays data. Replies are JSON, parsed leniently and re-asked at most tw
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any, TypeVar
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 from pydantic import BaseModel
 
 from agentopt.core.errors import ModelCallError
-from agentopt.core.paths import templates_dir
+from agentopt.core.templates import prompt_environment
 from agentopt.evaluators.judges.judge_call import reask_message, response_format
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
 from agentopt.evaluators.judges.prompting import DataBlocks, make_boundary
@@ -31,17 +30,9 @@ SYSTEM_TEMPLATE = "_system.j2"
 EXAMPLE_TEMPLATE = "_example.j2"
 
 
-@lru_cache(maxsize=1)
 def optimizer_environment() -> Environment:
-    """jinja2 over `templates/optimizer/` (plain text, strict about variables)."""
-    return Environment(
-        loader=FileSystemLoader(str(templates_dir() / "optimizer")),
-        undefined=StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    """The shared environment of `templates/optimizer/`."""
+    return prompt_environment("optimizer")
 
 
 def render_examples(examples: list[Example]) -> dict[str, str]:

@@ -1,0 +1,23 @@
+"""The jinja2 environments over the prompt templates (`templates/<group>/*.j2`): plain text,
+strict about undefined variables, one environment per group, built once."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from agentopt.core.paths import templates_dir
+
+
+@cache
+def prompt_environment(group: str) -> Environment:
+    """The environment of `templates/<group>/` (judges, generate, optimizer)."""
+    return Environment(
+        loader=FileSystemLoader(str(templates_dir() / group)),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
