@@ -14,7 +14,11 @@ from typing import Any
 
 from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
 from agentopt.agents.conversation import SendTurn, run_turns
-from agentopt.agents.openai_wire import as_dict, turn_from_chat_completion, turn_from_response
+from agentopt.agents.openai_wire import (
+    as_dict,
+    responses_sender,
+    turn_from_chat_completion,
+)
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS, with_retries
 from agentopt.agents.transcript import Transcript, TurnResult
 from agentopt.core.errors import ConfigError, Problem
@@ -95,22 +99,9 @@ class EndpointTarget:
         )
 
     def _responses(self, client: Any) -> SendTurn:
-        previous: list[str] = []
-
-        async def send(query: str) -> TurnResult:
-            kwargs: dict[str, Any] = {"model": self.model, "input": query}
-            if previous:
-                kwargs["previous_response_id"] = previous[-1]
-            response = await with_retries(
-                lambda: client.responses.create(**kwargs), attempts=self.retry_attempts
-            )
-            data = as_dict(response)
-            result = turn_from_response(data, query, source=self.name)
-            if data.get("id"):
-                previous.append(str(data["id"]))
-            return result
-
-        return send
+        return responses_sender(
+            client, source=self.name, attempts=self.retry_attempts, model=self.model
+        )
 
     def _chat(self, client: Any) -> SendTurn:
         history: list[dict[str, Any]] = []

@@ -15,9 +15,9 @@ from typing import Any
 
 from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
 from agentopt.agents.conversation import SendTurn, run_turns
-from agentopt.agents.openai_wire import as_dict, turn_from_response
-from agentopt.agents.retrying import DEFAULT_ATTEMPTS, with_retries
-from agentopt.agents.transcript import Transcript, TurnResult
+from agentopt.agents.openai_wire import responses_sender
+from agentopt.agents.retrying import DEFAULT_ATTEMPTS
+from agentopt.agents.transcript import Transcript
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.datasets.task import Task
@@ -118,25 +118,12 @@ class FoundryTarget:
         )
 
     def _sender(self, client: Any) -> SendTurn:
-        previous: list[str] = []
-
-        async def send(query: str) -> TurnResult:
-            kwargs: dict[str, Any] = {
-                "input": query,
-                "extra_body": {"agent_reference": self.reference},
-            }
-            if previous:
-                kwargs["previous_response_id"] = previous[-1]
-            response = await with_retries(
-                lambda: client.responses.create(**kwargs), attempts=self.retry_attempts
-            )
-            data = as_dict(response)
-            result = turn_from_response(data, query, source=self.name)
-            if data.get("id"):
-                previous.append(str(data["id"]))
-            return result
-
-        return send
+        return responses_sender(
+            client,
+            source=self.name,
+            attempts=self.retry_attempts,
+            extra_body={"agent_reference": self.reference},
+        )
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

@@ -22,9 +22,9 @@ from typing import IO, Any
 from agentopt.agents import processes
 from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
 from agentopt.agents.conversation import run_turns
-from agentopt.agents.openai_wire import as_dict, turn_from_response
-from agentopt.agents.retrying import DEFAULT_ATTEMPTS, with_retries
-from agentopt.agents.transcript import Transcript, TurnResult
+from agentopt.agents.openai_wire import responses_sender
+from agentopt.agents.retrying import DEFAULT_ATTEMPTS
+from agentopt.agents.transcript import Transcript
 from agentopt.core.errors import AgentError, ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.paths import AGENT_CONFIGS_DIR
@@ -110,24 +110,8 @@ class HostedTarget:
         )
 
     def _sender(self, client: Any) -> Any:
-        previous: list[str] = []
-
-        async def send(query: str) -> TurnResult:
-            kwargs: dict[str, Any] = {"input": query}
-            if self.definition.model:
-                kwargs["model"] = self.definition.model
-            if previous:
-                kwargs["previous_response_id"] = previous[-1]
-            response = await with_retries(
-                lambda: client.responses.create(**kwargs), attempts=self.retry_attempts
-            )
-            data = as_dict(response)
-            result = turn_from_response(data, query, source=self.name)
-            if data.get("id"):
-                previous.append(str(data["id"]))
-            return result
-
-        return send
+        fixed = {"model": self.definition.model} if self.definition.model else {}
+        return responses_sender(client, source=self.name, attempts=self.retry_attempts, **fixed)
 
     async def _ensure_started(self, candidate_id: str) -> Any:
         async with self._lock:

@@ -5,10 +5,12 @@ citation reads the same whichever of them produced it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentopt.agents.citations import citations_from_annotations
 from agentopt.agents.conversation import AGENT_REQUEST_FAILED, TurnFailed
+from agentopt.agents.retrying import with_retries
 from agentopt.agents.transcript import ToolCallRecord, TurnResult
 from agentopt.models.types import Usage
 
@@ -135,3 +137,27 @@ def _maybe_json(value: Any) -> Any:
         except json.JSONDecodeError:
             return value
     return value
+
+
+def responses_sender(
+    client: Any, *, source: str, attempts: int, **fixed: Any
+) -> Callable[[str], Awaitable[TurnResult]]:
+    """A multi-turn sender over the Responses API: each turn continues the previous response
+    (`previous_response_id`). `fixed` holds the request fields every turn sends (model, an
+    agent reference in `extra_body`, ...). Shared by the hosted, endpoint and foundry targets."""
+    previous: list[str] = []
+
+    async def send(query: str) -> TurnResult:
+        kwargs: dict[str, Any] = {**fixed, "input": query}
+        if previous:
+            kwargs["previous_response_id"] = previous[-1]
+        response = await with_retries(
+            lambda: client.responses.create(**kwargs), attempts=attempts, target=source
+        )
+        data = as_dict(response)
+        result = turn_from_response(data, query, source=source)
+        if data.get("id"):
+            previous.append(str(data["id"]))
+        return result
+
+    return send
