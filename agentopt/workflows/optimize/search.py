@@ -58,13 +58,18 @@ class SlotOutcome:
 
 @dataclass
 class Rotation:
-    """Round-robin over targets; inside a target, its strategies alternate."""
+    """Round-robin over targets. Inside a target its strategies alternate, except that a
+    strategy whose proposals keep failing screening yields its turns to one that fails less:
+    a proposer that cannot help on this dataset (e.g. the rule proposer when criteria do not
+    name what is missing) stops spending screening calls."""
 
     targets: list[str]
     strategies: dict[str, list[Strategy]]
     turn: int = 0
     uses: dict[str, int] = field(default_factory=dict)
     exhausted: set[str] = field(default_factory=set)
+    failures: dict[str, int] = field(default_factory=dict)
+    """Consecutive failed screenings (or empty proposals) per strategy name."""
 
     def next(self, model_left: bool) -> Strategy | None:
         for k in range(len(self.targets)):
@@ -77,8 +82,15 @@ class Rotation:
             used = self.uses.get(target, 0)
             self.uses[target] = used + 1
             self.turn += k + 1
-            return options[used % len(options)]
+            fewest = min(self.failures.get(s.name, 0) for s in options)
+            # Alternate among the strategies failing least; one more failure than the best is
+            # tolerated, so a strategy that failed once is not dropped for good.
+            live = [s for s in options if self.failures.get(s.name, 0) <= fewest + 1]
+            return live[used % len(live)]
         return None
+
+    def record(self, strategy: str, success: bool) -> None:
+        self.failures[strategy] = 0 if success else self.failures.get(strategy, 0) + 1
 
 
 def _mean(units: list[Unit]) -> float:
@@ -289,6 +301,7 @@ class Search:
             if out.failure is not None:
                 return
             ctx.job.stalls += 1
+            self.rotation.record(plan.strategy.name, success=False)
             if out.exhausted:
                 self.rotation.exhausted.add(plan.strategy.name)
             ctx.sink.stalled(plan.number, label, out.reason)
@@ -298,6 +311,7 @@ class Search:
         record.screening = out.screening
         if out.failure is not None or out.screening is None:
             return
+        self.rotation.record(plan.strategy.name, success=out.screening.accepted)
         if not out.screening.accepted:
             record.status = "screened_out"
             ctx.job.stalls += 1
