@@ -61,20 +61,10 @@ def task_detail_html(task: TaskOutcome) -> str:
             f'<p class="err"><b>Agent error</b> {esc(task.error.code)}: '
             f"{esc(task.error.message)}</p>"
         )
-    if task.turns:
-        for i, turn in enumerate(task.turns, 1):
-            out.append(_turn_html(turn, f"Turn {i} of {len(task.turns)}", with_status=True))
-    else:
-        single = TurnOutcome(
-            query=task.query,
-            response=task.response,
-            tool_calls=task.tool_calls,
-            citations=task.citations,
-            status=task.status,
-            score=task.score,
-            evaluators=task.evaluators,
-        )
-        out.append(_turn_html(single, "", with_status=False))
+    turns = task.transcript_turns()
+    for i, turn in enumerate(turns, 1):
+        title = f"Turn {i} of {len(turns)}" if task.turns else ""
+        out.append(_turn_html(turn, title, with_status=bool(task.turns)))
     if task.ground_truth:
         out.append(f'<div class="label">Ground truth</div>{_pre(task.ground_truth)}')
     if task.repeats:

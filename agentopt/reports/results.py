@@ -133,6 +133,22 @@ class TaskOutcome(_Open):
     latency_s: float = 0.0
     tokens: TokenCount = Field(default_factory=TokenCount)
 
+    def transcript_turns(self) -> list[TurnOutcome]:
+        """The turns to show: a thread's own, or one turn made of the task's fields."""
+        if self.turns:
+            return list(self.turns)
+        return [
+            TurnOutcome(
+                query=self.query,
+                response=self.response,
+                tool_calls=self.tool_calls,
+                citations=self.citations,
+                status=self.status,
+                score=self.score,
+                evaluators=self.evaluators,
+            )
+        ]
+
 
 class UsageBucket(_Open):
     """Calls, tokens and cost of one kind of model use (agent, judge or generator)."""

@@ -59,20 +59,12 @@ def task_renderables(task: TaskOutcome) -> list[RenderableType]:
     parts: list[RenderableType] = [_task_header(task)]
     if task.error:
         parts.append(_error_line("Agent error", task.error))
-    if task.turns:
-        for i, turn in enumerate(task.turns, 1):
-            parts.extend(_turn(turn, f"Turn {i}/{len(task.turns)}"))
-    else:
-        turn = TurnOutcome(
-            query=task.query,
-            response=task.response,
-            tool_calls=task.tool_calls,
-            citations=task.citations,
-            status=task.status,
-            score=task.score,
-            evaluators=task.evaluators,
-        )
-        parts.extend(_turn(turn, "Transcript", show_status=False))
+    turns = task.transcript_turns()
+    for i, turn in enumerate(turns, 1):
+        if task.turns:
+            parts.extend(_turn(turn, f"Turn {i}/{len(turns)}"))
+        else:
+            parts.extend(_turn(turn, "Transcript", show_status=False))
     if task.ground_truth:
         parts.append(_labelled("Ground truth", task.ground_truth, "cyan"))
     if task.repeats:
