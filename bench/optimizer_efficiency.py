@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from agentopt.reports.optimize_job import JobRecord
+from agentopt.contracts.optimize_job import JobRecord
 from agentopt.workflows.optimize import (
     NullOptimizeSink,
     OptimizeOptions,

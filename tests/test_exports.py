@@ -18,6 +18,9 @@ PACKAGES = [
     "agentopt.registry",
     "agentopt.reports",
     "agentopt.workflows.optimize",
+    "agentopt.workflows.run",
+    "agentopt.workflows.generate",
+    "agentopt.contracts",
 ]
 
 

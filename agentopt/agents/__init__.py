@@ -25,7 +25,13 @@ from agentopt.agents.conversation import (
     run_turns,
 )
 from agentopt.agents.tools.mocks import ToolMocks
-from agentopt.agents.transcript import Citation, ToolCallRecord, Transcript, TurnError, TurnResult
+from agentopt.contracts.transcript import (
+    Citation,
+    ToolCallRecord,
+    Transcript,
+    TurnError,
+    TurnResult,
+)
 
 __all__ = [
     "AGENT_REQUEST_FAILED",

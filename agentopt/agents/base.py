@@ -14,10 +14,10 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.agents.transcript import Transcript
+from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import Transcript
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task
 from agentopt.models.call import CallLayer
 
 DEFAULT_TURN_TIMEOUT_S = 120.0

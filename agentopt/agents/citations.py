@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agentopt.agents.transcript import Citation
+from agentopt.contracts.transcript import Citation
 
 
 def citations_from_annotations(annotations: Iterable[Any]) -> list[Citation]:

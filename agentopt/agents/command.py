@@ -19,11 +19,11 @@ from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, r
 from agentopt.agents.citations import citations_from_items
 from agentopt.agents.conversation import AGENT_REQUEST_FAILED, TurnFailed, run_turns
 from agentopt.agents.openai_wire import parse_arguments
-from agentopt.agents.transcript import ToolCallRecord, Transcript, TurnResult
+from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import ToolCallRecord, Transcript, TurnResult
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import AgentError, ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task
-from agentopt.models.types import Usage
 
 _STDERR_TAIL_LINES = 20
 

@@ -13,7 +13,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 
 from agentopt.agents.base import RunConfig
-from agentopt.agents.transcript import TurnError, TurnResult
+from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import TurnError, TurnResult
 from agentopt.core.errors import (
     AgentError,
     AgentoptError,
@@ -23,7 +24,6 @@ from agentopt.core.errors import (
     TooManyErrors,
 )
 from agentopt.core.redaction import redact, redact_data
-from agentopt.datasets.task import Task
 
 SendTurn = Callable[[str], Awaitable[TurnResult]]
 

@@ -20,10 +20,10 @@ from agentopt.agents.openai_wire import (
     turn_from_chat_completion,
 )
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS, with_retries
-from agentopt.agents.transcript import Transcript, TurnResult
+from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task
 
 
 def headers_from_env(

@@ -17,10 +17,10 @@ from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, r
 from agentopt.agents.conversation import SendTurn, run_turns
 from agentopt.agents.openai_wire import responses_sender
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS
-from agentopt.agents.transcript import Transcript
+from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import Transcript
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task
 
 
 def agent_reference(definition: AgentDefinition) -> dict[str, str]:

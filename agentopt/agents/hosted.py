@@ -24,12 +24,12 @@ from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, r
 from agentopt.agents.conversation import run_turns
 from agentopt.agents.openai_wire import responses_sender
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS
-from agentopt.agents.transcript import Transcript
+from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import Transcript
 from agentopt.core.errors import AgentError, ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 from agentopt.core.redaction import redact
-from agentopt.datasets.task import Task
 
 STARTUP_TIMEOUT_S = 60.0
 

@@ -13,13 +13,14 @@ from agentopt.agents.tools.mcp_tools import McpTools
 from agentopt.agents.tools.mocks import ToolMocks
 from agentopt.agents.tools.python_tools import PythonTools
 from agentopt.agents.tools.toolbox import Toolbox, tool_message_content
-from agentopt.agents.transcript import ToolCallRecord, Transcript, TurnResult
+from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import ToolCallRecord, Transcript, TurnResult
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_config import compose_system_prompt
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task
 from agentopt.models.call import CallLayer
-from agentopt.models.types import ChatRequest, Message, ToolDef, Usage
+from agentopt.models.types import ChatRequest, Message, ToolDef
 
 
 @register_target("local")

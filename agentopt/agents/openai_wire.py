@@ -11,8 +11,8 @@ from typing import Any
 from agentopt.agents.citations import citations_from_annotations
 from agentopt.agents.conversation import AGENT_REQUEST_FAILED, TurnFailed
 from agentopt.agents.retrying import with_retries
-from agentopt.agents.transcript import ToolCallRecord, TurnResult
-from agentopt.models.types import Usage
+from agentopt.contracts.transcript import ToolCallRecord, TurnResult
+from agentopt.contracts.usage import Usage
 
 
 def as_dict(response: Any) -> dict[str, Any]:

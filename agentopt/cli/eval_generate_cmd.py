@@ -118,7 +118,7 @@ def update_command(
 ) -> None:
     """Register edited dataset/rubric working copies as new versions and re-pin eval.yaml."""
     from agentopt.core.files.azd_env import load_azd_environment, resolve_project_endpoint
-    from agentopt.workflows.gen_summary import shown_path
+    from agentopt.workflows.generate.summary import shown_path
     from agentopt.workflows.update import find_project_dir, update_suite
 
     if dataset_only and evaluator_only:
@@ -164,7 +164,7 @@ def update_command(
 
 def _agent_eval_yaml() -> Path | None:
     """eval.yaml in the detected agent folder (an azd project run from its root)."""
-    from agentopt.agents.detect import detect_target
+    from agentopt.workflows.detect import detect_target
 
     try:
         found = detect_target(STATE.cwd, no_prompt=True).eval_yaml
@@ -182,10 +182,10 @@ def _generate(
     flags: dict[str, Any],
 ) -> None:
     """Shared body of `eval init` (wizard) and `eval generate`."""
-    from agentopt.agents.detect import detect_target
-    from agentopt.reports.target_block import render_target_block
-    from agentopt.workflows.gen_summary import next_steps_lines, shown_path, summary_lines
-    from agentopt.workflows.generate import call_settings, run_generate
+    from agentopt.cli.target_block import render_target_block
+    from agentopt.workflows.detect import detect_target
+    from agentopt.workflows.generate.suite import call_settings, run_generate
+    from agentopt.workflows.generate.summary import next_steps_lines, shown_path, summary_lines
     from agentopt.workflows.init import GenerateOptions, Kept, ensure_baseline, plan_suite
 
     cwd = STATE.cwd
@@ -251,7 +251,7 @@ def _generate(
 
 def _plan_line(plan: Any, cwd: Path) -> str:
     """What is about to happen, in one line."""
-    from agentopt.workflows.gen_summary import shown_path
+    from agentopt.workflows.generate.summary import shown_path
 
     made = []
     if plan.write_dataset and plan.dataset_file is None:
@@ -274,7 +274,7 @@ def _say(line: str) -> None:
 @contextlib.contextmanager
 def _relative_paths(cwd: Path) -> Iterator[None]:
     """Problems name files as the user would type them (relative to the working folder)."""
-    from agentopt.workflows.gen_summary import shown_path
+    from agentopt.workflows.generate.summary import shown_path
 
     try:
         yield

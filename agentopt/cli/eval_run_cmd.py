@@ -9,7 +9,7 @@ import typer
 
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.run_render import execute_run
-from agentopt.workflows.run_inputs import RunOptions
+from agentopt.workflows.run.inputs import RunOptions
 
 
 @handle_errors

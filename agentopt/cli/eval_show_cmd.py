@@ -10,19 +10,19 @@ import typer
 from agentopt import __version__
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
+from agentopt.contracts import load_results
 from agentopt.core.errors import InputError
 from agentopt.core.paths import runs_dir
 from agentopt.reports import (
     RunHeader,
     compare_runs,
-    load_results,
     render_comparison,
     render_run_list,
     render_summary,
     render_task,
     write_outputs,
 )
-from agentopt.workflows.run_store import list_run_ids, resolve_run_ref
+from agentopt.workflows.run.store import list_run_ids, resolve_run_ref
 
 
 @handle_errors

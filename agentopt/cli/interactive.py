@@ -10,8 +10,8 @@ from agentopt.cli.context import STATE
 from agentopt.core.errors import ConfigError
 from agentopt.reports.terminal_task import render_task
 from agentopt.workflows.events import NullSink
-from agentopt.workflows.run import prepare_run, run_prepared
-from agentopt.workflows.run_inputs import RunOptions
+from agentopt.workflows.run.eval_run import prepare_run, run_prepared
+from agentopt.workflows.run.inputs import RunOptions
 
 
 def interactive_loop(opts: RunOptions) -> None:

@@ -8,9 +8,9 @@ from rich.table import Table
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
 from agentopt.reports.terminal import render_summary
-from agentopt.workflows.run import PreparedRun, RunOutcome, prepare_run, run_prepared
-from agentopt.workflows.run_inputs import RunOptions
-from agentopt.workflows.run_plan import RunPlan
+from agentopt.workflows.run.eval_run import PreparedRun, RunOutcome, prepare_run, run_prepared
+from agentopt.workflows.run.inputs import RunOptions
+from agentopt.workflows.run.plan import RunPlan
 
 _SHOWN: set[str] = set()
 

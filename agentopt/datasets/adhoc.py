@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from agentopt.contracts.task import Dataset, Task, Turn
 from agentopt.core.errors import ConfigError, Problem
-from agentopt.datasets.task import Dataset, Task, Turn
 from agentopt.datasets.writer import dump_tasks_jsonl
 
 

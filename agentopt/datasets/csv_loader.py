@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from agentopt.contracts.task import Task
 from agentopt.datasets.foundry import (
     QUERY_KEYS,
     SYNONYMS,
@@ -24,7 +25,6 @@ from agentopt.datasets.foundry import (
     task_from_record,
 )
 from agentopt.datasets.problems import ProblemLog, did_you_mean
-from agentopt.datasets.task import Task
 
 JSON_COLUMNS = ("criteria", "metadata", "tool_mocks", "turns", "evaluators")
 INT_COLUMNS = ("desired_num_turns",)

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from agentopt.contracts.task import Criterion, EvaluatorRef, Task, Turn
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
-from agentopt.datasets.task import Criterion, EvaluatorRef, Task, Turn
 
 QUERY_KEYS = ("query", "prompt", "question")
 TRUTH_KEYS = ("ground_truth", "groundTruth", "expected_response")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from agentopt.contracts.task import Task
 from agentopt.datasets.foundry import (
     RecordContext,
     UnknownKeys,
@@ -12,7 +13,6 @@ from agentopt.datasets.foundry import (
     task_from_record,
 )
 from agentopt.datasets.problems import ProblemLog, describe
-from agentopt.datasets.task import Task
 
 
 def load_jsonl(text: str, file: str) -> tuple[list[Task], ProblemLog]:

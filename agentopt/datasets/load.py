@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentopt.contracts.task import Dataset, LegacyUpgrade
 from agentopt.core.errors import Problem
 from agentopt.datasets.csv_loader import load_csv
 from agentopt.datasets.foundry import QUERY_KEYS
@@ -27,7 +28,6 @@ from agentopt.datasets.m365_legacy import (
 )
 from agentopt.datasets.m365_schema import newest_known_version
 from agentopt.datasets.problems import ProblemLog, describe
-from agentopt.datasets.task import Dataset, LegacyUpgrade
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 SUFFIXES = (*JSONL_SUFFIXES, ".json", ".csv")

@@ -21,10 +21,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentopt.contracts.task import EvaluatorRef, Task, Turn
 from agentopt.core.errors import Problem
 from agentopt.datasets.m365_schema import official_schema, schema_problems, version_problem
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
-from agentopt.datasets.task import EvaluatorRef, Task, Turn
 
 TOLERATED_ITEM_KEYS = ("testId", "category", "notes", "name")
 TOLERATED_ROOT_KEYS = ("description",)

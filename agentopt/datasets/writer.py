@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from agentopt.datasets.task import EvaluatorRef, Task, Turn
+from agentopt.contracts.task import EvaluatorRef, Task, Turn
 
 
 def dump_tasks_jsonl(tasks: Iterable[Task]) -> str:

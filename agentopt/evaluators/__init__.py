@@ -7,14 +7,13 @@ sample)` returns the results; `score_transcript(...)` makes the `TaskScore`, and
 `summarize_run(task_scores, ...)` the `RunSummary`.
 """
 
+from agentopt.contracts.eval_result import EvalCost, EvalError, EvalResult
+from agentopt.contracts.scores import TaskScore, TaskStatus, TurnScore
 from agentopt.evaluators.aggregate import (
     EvaluatorStats,
     RepeatStats,
     RunSummary,
-    TaskScore,
-    TaskStatus,
     TokenCount,
-    TurnScore,
     score_task,
     score_transcript,
     score_turn,
@@ -39,7 +38,6 @@ from agentopt.evaluators.registry import (
     registered,
     valid_names,
 )
-from agentopt.evaluators.result import EvalCost, EvalError, EvalResult
 from agentopt.evaluators.samples import evaluate_sample, samples_from_run
 from agentopt.evaluators.selection import select_evaluators
 from agentopt.evaluators.stats import (

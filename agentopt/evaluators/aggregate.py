@@ -13,68 +13,23 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.agents.transcript import Transcript, TurnError
-from agentopt.evaluators.result import EvalResult
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.scores import TaskScore, TaskStatus, TurnScore, worst
+from agentopt.contracts.transcript import Transcript, TurnError
 from agentopt.evaluators.stats import DEFAULT_RESAMPLES, ConfidenceInterval, bootstrap_ci
-
-TaskStatus = Literal["pass", "fail", "partial", "error"]
-PRECEDENCE: tuple[TaskStatus, ...] = ("error", "partial", "fail", "pass")
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def worst(statuses: Iterable[TaskStatus]) -> TaskStatus:
-    """The status that wins by precedence (error > partial > fail > pass); none → pass."""
-    present = set(statuses)
-    return next((s for s in PRECEDENCE if s in present), "pass")
-
-
 def mean_or_none(values: Iterable[float | None]) -> float | None:
     kept = [v for v in values if v is not None]
     return sum(kept) / len(kept) if kept else None
-
-
-class TurnScore(_Model):
-    """One turn's verdict."""
-
-    index: int = 0
-    """0-based turn number."""
-    status: TaskStatus
-    """error > partial > fail > pass."""
-    score: float | None = None
-    """Mean of the evaluators' normalized values (errors left out); None when none scored."""
-    results: list[EvalResult] = Field(default_factory=list)
-    """Every evaluator's result for this turn."""
-    error: TurnError | None = None
-    """The agent's error on this turn (agentRequestFailed, turnSkipped, ...)."""
-
-
-class TaskScore(_Model):
-    """One task's verdict for one repeat (a thread's turns included)."""
-
-    name: str
-    """The task name."""
-    repeat: int = 0
-    """Which repeat (0-based)."""
-    status: TaskStatus
-    """Worst turn status by precedence."""
-    score: float | None = None
-    """Mean of the turn scores that have one."""
-    turns: list[TurnScore] = Field(default_factory=list)
-    """Per-turn verdicts (one for a single-turn task)."""
-    error: TurnError | None = None
-    """The first agent error, if the agent failed."""
-
-    @property
-    def results(self) -> list[EvalResult]:
-        """Every evaluator result of every turn."""
-        return [r for t in self.turns for r in t.results]
 
 
 def score_turn(

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.agents.transcript import Citation, ToolCallRecord
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.task import Criterion
+from agentopt.contracts.transcript import Citation, ToolCallRecord
 from agentopt.core.errors import ConfigError, Problem
-from agentopt.datasets.task import Criterion
-from agentopt.evaluators.result import EvalResult
 
 if TYPE_CHECKING:
     from agentopt.models.call import CallLayer

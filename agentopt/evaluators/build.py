@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.evaluator_yaml import (
     BuiltinConfigDefinition,
@@ -38,7 +39,6 @@ from agentopt.evaluators.code_evaluators import (
 from agentopt.evaluators.judges.prompt_judge import PromptJudge
 from agentopt.evaluators.judges.rubric import RubricEvaluator
 from agentopt.evaluators.registry import build_registered, lookup, unknown_evaluator
-from agentopt.evaluators.result import EvalResult
 
 RUBRIC_FILE = "rubric_dimensions.json"
 _VERSION = re.compile(r"^(?P<name>.+)\.v(?P<version>\d+)\.ya?ml$")

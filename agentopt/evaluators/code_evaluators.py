@@ -29,10 +29,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.redaction import redact
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, flat_options
-from agentopt.evaluators.result import EvalResult
 
 CUSTOM_DIR = "custom-evaluators"
 DEFAULT_THRESHOLD = 1.0

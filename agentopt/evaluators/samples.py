@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from agentopt.agents.transcript import Transcript
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import Transcript
 from agentopt.core.errors import AgentoptError
 from agentopt.core.redaction import redact
-from agentopt.datasets.task import Task
 from agentopt.evaluators.base import EvalSample, Evaluator, HistoryTurn
-from agentopt.evaluators.result import EvalResult
 
 
 def samples_from_run(

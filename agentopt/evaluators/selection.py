@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentopt.datasets.task import Dataset, EvaluatorRef, Task
+from agentopt.contracts.task import Dataset, EvaluatorRef, Task
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.registry import canonical_name
 

@@ -5,6 +5,7 @@ provider → usage/cost); providers are small adapters (openai, azure, foundry, 
 local, mock). See models.md.
 """
 
+from agentopt.contracts.usage import Usage
 from agentopt.models.cache import canonical_json, chat_cache_key, embed_cache_key
 from agentopt.models.cache_admin import (
     CacheStats,
@@ -39,7 +40,6 @@ from agentopt.models.types import (
     Pool,
     ToolCall,
     ToolDef,
-    Usage,
 )
 
 __all__ = [

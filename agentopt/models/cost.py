@@ -17,9 +17,10 @@ from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import BudgetExceeded
 from agentopt.models.settings import PROVIDER_TYPES, Price
-from agentopt.models.types import ChatRequest, Usage
+from agentopt.models.types import ChatRequest
 
 FREE_PROVIDERS = frozenset({"local", "mock", "ollama"})
 DEFAULT_OUTPUT_TOKENS = 256

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.contracts.usage import Usage
+
 Role = Literal["system", "user", "assistant", "tool"]
 Pool = Literal["agent", "judge", "generator", "optimizer"]
 POOLS: tuple[str, ...] = ("agent", "judge", "generator", "optimizer")
@@ -62,23 +64,6 @@ class ToolDef(_Model):
     @property
     def name(self) -> str:
         return str(self.function.get("name", ""))
-
-
-class Usage(_Model):
-    """Token usage of one call (0 when the provider did not report it)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-        )
 
 
 class ChatRequest(_Model):

@@ -1,6 +1,15 @@
 """agentopt.reports: every rendering of a run's results (terminal, JSON, HTML, JUnit, CSV,
 Markdown, the filled M365 document) from one input, `RunResults` (results.json)."""
 
+from agentopt.contracts.run_results import (
+    EvalOutcome,
+    RunResults,
+    TaskOutcome,
+    TurnOutcome,
+    load_results,
+    parse_results,
+    redacted,
+)
 from agentopt.reports.compare import (
     Comparison,
     EvaluatorDelta,
@@ -15,15 +24,6 @@ from agentopt.reports.junit import render_junit
 from agentopt.reports.m365_output import fill_m365_document, m365_score_key
 from agentopt.reports.markdown import render_markdown
 from agentopt.reports.outputs import OUTPUT_FORMATS, OutputFile, check_output_paths, write_outputs
-from agentopt.reports.results import (
-    EvalOutcome,
-    RunResults,
-    TaskOutcome,
-    TurnOutcome,
-    load_results,
-    parse_results,
-    redacted,
-)
 from agentopt.reports.terminal import (
     RunHeader,
     render_run_list,

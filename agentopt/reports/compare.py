@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from agentopt.contracts.run_results import RunResults
 from agentopt.reports.formatting import (
     STATUS_ORDER,
     fmt_delta,
@@ -20,7 +21,6 @@ from agentopt.reports.formatting import (
     fmt_score,
     truncate,
 )
-from agentopt.reports.results import RunResults
 
 __all__ = ["Comparison", "EvaluatorDelta", "TaskDelta", "compare_runs", "render_comparison"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import csv
 import io
 
+from agentopt.contracts.run_results import RunResults
 from agentopt.reports.formatting import evaluator_names, mean_normalized, truncate
-from agentopt.reports.results import RunResults
 
 __all__ = ["RESPONSE_LIMIT", "render_csv"]
 

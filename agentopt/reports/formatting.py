@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agentopt.reports.results import (
+from agentopt.contracts.run_results import (
     EvalOutcome,
     RunResults,
     TaskOutcome,

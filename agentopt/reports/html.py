@@ -4,6 +4,7 @@ a sortable and filterable task table, and each task's full transcript and verdic
 
 from __future__ import annotations
 
+from agentopt.contracts.run_results import RunResults, TaskOutcome
 from agentopt.reports.formatting import (
     STATUS_ORDER,
     findings,
@@ -21,7 +22,6 @@ from agentopt.reports.formatting import (
 )
 from agentopt.reports.html_assets import CSS, JS, content_security_policy
 from agentopt.reports.html_task import badge, esc, task_detail_html
-from agentopt.reports.results import RunResults, TaskOutcome
 from agentopt.reports.svg import histogram_svg, status_bar_svg
 
 __all__ = ["render_html"]

@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from html import escape
 
+from agentopt.contracts.run_results import (
+    CitationOut,
+    EvalOutcome,
+    TaskOutcome,
+    ToolCallOut,
+    TurnOutcome,
+)
 from agentopt.reports.formatting import (
     as_text,
     fmt_int,
@@ -16,13 +23,6 @@ from agentopt.reports.formatting import (
     fmt_score,
     fmt_seconds,
     short_name,
-)
-from agentopt.reports.results import (
-    CitationOut,
-    EvalOutcome,
-    TaskOutcome,
-    ToolCallOut,
-    TurnOutcome,
 )
 
 __all__ = ["badge", "esc", "task_detail_html"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentopt.contracts.run_results import RunResults
 from agentopt.core.atomic import write_json_atomic
-from agentopt.reports.results import RunResults
 
 __all__ = ["results_to_dict", "write_results_json"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from agentopt.contracts.run_results import RunResults, TaskOutcome
 from agentopt.reports.formatting import findings, fmt_score, utc_iso
-from agentopt.reports.results import RunResults, TaskOutcome
 
 __all__ = ["junit_outcome", "render_junit"]
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from agentopt.reports.formatting import utc_iso, worst_status
-from agentopt.reports.results import (
+from agentopt.contracts.run_results import (
     CitationOut,
     ErrorInfo,
     EvalOutcome,
@@ -21,6 +20,7 @@ from agentopt.reports.results import (
     TaskOutcome,
     TurnOutcome,
 )
+from agentopt.reports.formatting import utc_iso, worst_status
 
 __all__ = ["M365_SCORE_KEYS", "fill_m365_document", "m365_score_key"]
 

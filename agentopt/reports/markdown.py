@@ -6,6 +6,7 @@ read as HTML, and an `@name` in an agent's answer would ping a real GitHub user.
 
 from __future__ import annotations
 
+from agentopt.contracts.run_results import RunResults
 from agentopt.reports.formatting import (
     findings,
     flaky_tasks,
@@ -19,7 +20,6 @@ from agentopt.reports.formatting import (
     truncate,
     worst_tasks,
 )
-from agentopt.reports.results import RunResults
 
 __all__ = ["md_escape", "render_markdown"]
 

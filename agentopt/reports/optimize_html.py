@@ -4,11 +4,11 @@ creation with its scores, the lineage tree, the Pareto plots and the instruction
 
 from __future__ import annotations
 
+from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, ScoreSummary
 from agentopt.reports.formatting import fmt_when
 from agentopt.reports.html_assets import CSS
 from agentopt.reports.html_task import esc
 from agentopt.reports.optimize_diff import unified_diff
-from agentopt.reports.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, ScoreSummary
 from agentopt.reports.optimize_svg import pareto_svg, scores_svg
 from agentopt.reports.optimize_table import candidate_cells
 

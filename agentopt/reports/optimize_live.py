@@ -11,8 +11,8 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
+from agentopt.contracts.optimize_job import CandidateRecord, JobRecord
 from agentopt.core.redaction import redact
-from agentopt.reports.optimize_job import CandidateRecord, JobRecord
 from agentopt.reports.optimize_table import candidates_table, header_line, row_line
 
 

@@ -12,9 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from agentopt.reports.formatting import fmt_when
-from agentopt.reports.optimize_diff import changed_lines, unified_diff
-from agentopt.reports.optimize_job import (
+from agentopt.contracts.optimize_job import (
     BASELINE_ID,
     CandidateRecord,
     Estimate,
@@ -22,6 +20,8 @@ from agentopt.reports.optimize_job import (
     OptimizePlan,
     ScoreSummary,
 )
+from agentopt.reports.formatting import fmt_when
+from agentopt.reports.optimize_diff import changed_lines, unified_diff
 from agentopt.reports.optimize_table import candidates_table
 
 DIFF_LINES = 12

@@ -3,8 +3,8 @@ the Pareto plots (score vs tokens, score vs cost). No library, no script; text e
 
 from __future__ import annotations
 
+from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord
 from agentopt.reports.html_task import esc
-from agentopt.reports.optimize_job import BASELINE_ID, CandidateRecord
 
 W, H = 520, 220
 LEFT, RIGHT, TOP, BOTTOM = 40, 12, 12, 34

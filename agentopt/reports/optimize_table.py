@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from agentopt.reports.optimize_job import CandidateRecord, JobRecord
+from agentopt.contracts.optimize_job import CandidateRecord, JobRecord
 
 COLUMNS = ("Candidate", "Score", "Pass", "Tokens", "Cost", "Strategy")
 RIGHT = frozenset({"Score", "Pass", "Tokens", "Cost"})

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentopt.contracts.run_results import RunResults, redacted
 from agentopt.core.atomic import backup, write_json_atomic, write_text_atomic
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.redaction import redact_data
@@ -21,7 +22,6 @@ from agentopt.reports.json_report import results_to_dict
 from agentopt.reports.junit import render_junit
 from agentopt.reports.m365_output import fill_m365_document
 from agentopt.reports.markdown import render_markdown
-from agentopt.reports.results import RunResults, redacted
 
 __all__ = ["OUTPUT_FORMATS", "OutputFile", "check_output_paths", "write_outputs"]
 

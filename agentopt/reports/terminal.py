@@ -13,6 +13,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from agentopt.contracts.run_results import RunResults, TaskOutcome
 from agentopt.reports.formatting import (
     findings,
     flaky_tasks,
@@ -27,7 +28,6 @@ from agentopt.reports.formatting import (
     truncate,
     worst_tasks,
 )
-from agentopt.reports.results import RunResults, TaskOutcome
 from agentopt.reports.terminal_task import render_task
 
 __all__ = ["STATUS_STYLE", "RunHeader", "render_run_list", "render_summary", "render_task"]

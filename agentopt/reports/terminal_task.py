@@ -11,6 +11,15 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from agentopt.contracts.run_results import (
+    CitationOut,
+    ErrorInfo,
+    EvalOutcome,
+    RunResults,
+    TaskOutcome,
+    ToolCallOut,
+    TurnOutcome,
+)
 from agentopt.core.errors import ConfigError
 from agentopt.reports.formatting import (
     as_text,
@@ -20,15 +29,6 @@ from agentopt.reports.formatting import (
     fmt_seconds,
     short_name,
     truncate,
-)
-from agentopt.reports.results import (
-    CitationOut,
-    ErrorInfo,
-    EvalOutcome,
-    RunResults,
-    TaskOutcome,
-    ToolCallOut,
-    TurnOutcome,
 )
 
 __all__ = ["detail_lines", "find_task", "render_task", "task_renderables"]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from agentopt.contracts.run_results import load_results
 from agentopt.reports.compare import compare_runs, render_comparison
 from agentopt.reports.html import render_html
-from agentopt.reports.results import load_results
 from agentopt.reports.terminal import RunHeader
 
 _STYLE = (

@@ -14,7 +14,6 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.agents.detect import DetectedTarget
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_config import METADATA_FILE, write_agent_config
 from agentopt.core.files.eval_yaml import EvalConfig
@@ -22,9 +21,10 @@ from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.core.files.yaml_source import read_text
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 from agentopt.registry import default_dataset_name, default_evaluator_name
-from agentopt.workflows.gen_config import find_rubric_entry
-from agentopt.workflows.generate import DEFAULT_EVAL_MODEL, SuiteRequest
-from agentopt.workflows.generate_dataset import parse_categories
+from agentopt.workflows.detect import DetectedTarget
+from agentopt.workflows.generate.config import find_rubric_entry
+from agentopt.workflows.generate.dataset import parse_categories
+from agentopt.workflows.generate.suite import DEFAULT_EVAL_MODEL, SuiteRequest
 
 DEFAULT_MAX_SAMPLES = 15
 INSTRUCTION_MISSING = "a generation instruction is required"

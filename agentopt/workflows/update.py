@@ -28,7 +28,7 @@ from agentopt.core.paths import REGISTRY_DIR
 from agentopt.datasets import resolve_dataset_path, validate_dataset
 from agentopt.evaluators.judges.rubric import DEFAULT_THRESHOLD
 from agentopt.registry import INDEX_FILE, Registry, content_sha256, evaluator_sha256
-from agentopt.workflows.gen_remote import ClientFactory, require_endpoint, upload_dataset
+from agentopt.workflows.generate.remote import ClientFactory, require_endpoint, upload_dataset
 
 DATASET_SECTIONS = ("dataset", "validation_dataset", "test_dataset")
 RUBRIC_FILE = "rubric_dimensions.json"

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agentopt.agents import RunConfig, Transcript, make_target
+from agentopt.contracts.task import Task, Turn
 from agentopt.core.errors import AgentError, ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task, Turn
 
 
 def command_target(command: list[str], folder: Path) -> Any:

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agentopt.agents import RunConfig, Transcript, make_target
+from agentopt.contracts.task import Task, Turn
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task, Turn
 
 SECRET_HEADER = "gw-secret-123456"
 SECRET_AUTH = "Bearer tok-abcdef"

@@ -11,9 +11,9 @@ import pytest
 from azure.core.credentials import AccessToken
 
 from agentopt.agents import RunConfig, Transcript, make_target
+from agentopt.contracts.task import Task, Turn
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task, Turn
 
 TOKEN = "foundry-token-8f3a2b"
 

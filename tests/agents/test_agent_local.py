@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from agentopt.agents import RunConfig, Transcript, make_target
+from agentopt.contracts.task import Task, Turn
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError, InputError, Interrupted, ModelCallError
 from agentopt.core.files.agent_definition import AgentDefinition, Skill
-from agentopt.datasets.task import Task, Turn
 from agentopt.models.call import CallLayer, CallSettings
-from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall, Usage
+from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall
 
 GET_ORDER = {
     "type": "function",

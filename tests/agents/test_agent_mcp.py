@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from agentopt.agents import RunConfig, Transcript, make_target
+from agentopt.contracts.task import Task, Turn
 from agentopt.core.errors import AgentError
 from agentopt.core.files.agent_definition import AgentDefinition, McpServer
-from agentopt.datasets.task import Task, Turn
 from agentopt.models.call import CallLayer, CallSettings
 from agentopt.models.types import ChatRequest, FunctionCall, Message, ToolCall
 

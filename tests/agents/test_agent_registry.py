@@ -18,9 +18,9 @@ from agentopt.agents import (
     target_names,
 )
 from agentopt.agents.base import _TARGETS
+from agentopt.contracts.task import Task, Turn
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task, Turn
 
 
 def test_unknown_target_lists_the_valid_ones():

@@ -12,8 +12,8 @@ from agentopt.agents.command import parse_output
 from agentopt.agents.conversation import TurnFailed
 from agentopt.agents.openai_wire import turn_from_response
 from agentopt.agents.tools.mocks import ToolMocks
+from agentopt.contracts.task import Task, Turn
 from agentopt.core.errors import InputError
-from agentopt.datasets.task import Task, Turn
 
 
 def test_subset_matching_nested_and_first_rule_wins():

@@ -9,9 +9,11 @@ import statistics
 
 import pytest
 
-from agentopt.agents.transcript import ToolCallRecord, Transcript, TurnError, TurnResult
+from agentopt.contracts.eval_result import EvalCost
+from agentopt.contracts.task import Criterion, Task, Turn
+from agentopt.contracts.transcript import ToolCallRecord, Transcript, TurnError, TurnResult
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import BudgetExceeded
-from agentopt.datasets.task import Criterion, Task, Turn
 from agentopt.evaluators import (
     EvalResult,
     EvalSample,
@@ -24,8 +26,6 @@ from agentopt.evaluators import (
     score_turn,
     summarize_run,
 )
-from agentopt.evaluators.result import EvalCost
-from agentopt.models.types import Usage
 
 
 def ok(name="builtin.relevance", norm=1.0, tokens=0):

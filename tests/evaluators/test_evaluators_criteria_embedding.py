@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentopt.datasets.task import Criterion
+from agentopt.contracts.task import Criterion
 from agentopt.evaluators.base import EvalSample
 from agentopt.evaluators.judges.criteria_embedding import answer_spans
 from agentopt.models.providers.mock import register_mock, unregister_mock

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from agentopt.contracts.task import Criterion
 from agentopt.core.errors import ConfigError, InputError
-from agentopt.datasets.task import Criterion
 from agentopt.evaluators import EvalSample
 
 CRITERIA = [

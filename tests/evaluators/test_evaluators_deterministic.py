@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentopt.agents.transcript import Citation
+from agentopt.contracts.transcript import Citation
 from agentopt.core.errors import ConfigError
 from agentopt.evaluators import EvalSample
 

@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from agentopt.agents.transcript import ToolCallRecord
+from agentopt.contracts.task import Criterion
+from agentopt.contracts.transcript import ToolCallRecord
 from agentopt.core.files.rubric import RubricDimension
-from agentopt.datasets.task import Criterion
 from agentopt.evaluators import EvalSample
 from agentopt.evaluators.judges.prompting import make_boundary
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentopt.agents.transcript import ToolCallRecord
+from agentopt.contracts.transcript import ToolCallRecord
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.evaluators import EvalSample
 from agentopt.evaluators.base import HistoryTurn

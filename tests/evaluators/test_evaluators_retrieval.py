@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentopt.agents.transcript import ToolCallRecord
+from agentopt.contracts.transcript import ToolCallRecord
 from agentopt.core.errors import ConfigError
 from agentopt.evaluators import EvalSample, build_evaluator
 from agentopt.evaluators.deterministic.retrieval_executions import (

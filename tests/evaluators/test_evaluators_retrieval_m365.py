@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from agentopt.agents.transcript import ToolCallRecord, Transcript, TurnResult
+from agentopt.contracts.transcript import ToolCallRecord, Transcript, TurnResult
 from agentopt.core.errors import ConfigError
 from agentopt.datasets import load_dataset
 from agentopt.evaluators import (
@@ -26,7 +26,7 @@ from agentopt.evaluators import (
 )
 from agentopt.models.types import ChatRequest
 from agentopt.reports import RunResults, fill_m365_document
-from agentopt.workflows.run_records import repeat_record, task_record
+from agentopt.workflows.run.records import repeat_record, task_record
 
 SAMPLE = "prompts-retrieval-complex.json"
 RETRIEVAL = {"builtin.retrieval_query", "builtin.retrieval_result"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from agentopt.contracts.task import Criterion, Dataset, EvaluatorRef, Task, Turn
 from agentopt.datasets.load import load_dataset
-from agentopt.datasets.task import Criterion, Dataset, EvaluatorRef, Task, Turn
 from agentopt.evaluators import EvaluatorUse, select_evaluators
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentopt.agents.transcript import ToolCallRecord
-from agentopt.datasets.task import Criterion
+from agentopt.contracts.task import Criterion
+from agentopt.contracts.transcript import ToolCallRecord
 from agentopt.evaluators import EvalSample
 from agentopt.evaluators.base import HistoryTurn
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from agentopt.agents.detect import detect_target, find_azure_yaml
+from agentopt.cli.target_block import render_target_block, target_rows
 from agentopt.core.errors import ConfigError
-from agentopt.reports.target_block import render_target_block, target_rows
+from agentopt.workflows.detect import detect_target, find_azure_yaml
 
 TWO = """\
 services:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from agentopt.agents.detect import detect_target
 from agentopt.core.files.agent_config import compose_system_prompt, load_agent_config
 from agentopt.core.files.azure_yaml import load_azure_yaml, read_service_agent
 from agentopt.core.files.eval_yaml_load import load_eval_config, validate_eval_config
@@ -17,6 +16,7 @@ from agentopt.core.files.evaluator_yaml import RubricDefinition, load_evaluator_
 from agentopt.core.files.rubric import load_rubric
 from agentopt.datasets import load_dataset
 from agentopt.registry import Registry, evaluator_sha256
+from agentopt.workflows.detect import detect_target
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-agent"
 

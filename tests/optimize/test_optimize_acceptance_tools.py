@@ -25,8 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentopt.contracts.task import Criterion, Task, Turn
 from agentopt.core.files.agent_config import load_agent_config, write_agent_config
-from agentopt.datasets.task import Criterion, Task, Turn
 from agentopt.models.call import CallLayer, CallSettings
 from agentopt.models.providers.mock import register_mock, unregister_mock
 from agentopt.workflows.optimize.strategies import (

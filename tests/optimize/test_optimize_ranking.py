@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from agentopt.reports.optimize_job import CandidateRecord, ScoreSummary
+from agentopt.contracts.optimize_job import CandidateRecord, ScoreSummary
 from agentopt.workflows.optimize import rank_candidates, sample_parent, task_wins
 
 

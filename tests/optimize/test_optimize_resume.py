@@ -20,8 +20,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agentopt.cli.app import app
+from agentopt.contracts.optimize_job import CandidateRecord, JobRecord
 from agentopt.core.errors import Interrupted
-from agentopt.reports.optimize_job import CandidateRecord, JobRecord
 from agentopt.workflows.optimize import NullOptimizeSink
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, slow, text
 from tests.optimize.conftest import _QUOTED, make_project, optimize, phrase_verdicts, task

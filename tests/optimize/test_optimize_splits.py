@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentopt.datasets.task import Dataset, Task, Turn
+from agentopt.contracts.task import Dataset, Task, Turn
 from agentopt.workflows.optimize import make_splits
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from agentopt.contracts.task import Criterion, Task, Turn
 from agentopt.core.files.agent_definition import AgentDefinition, Skill
-from agentopt.datasets.task import Criterion, Task, Turn
 from agentopt.models.call import CallLayer, CallSettings
 from agentopt.workflows.optimize.strategies import (
     RULES_HEADING,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentopt.datasets.task import Criterion, Task, Turn
+from agentopt.contracts.task import Criterion, Task, Turn
 from agentopt.models.types import Message
 from agentopt.workflows.optimize.strategies import Example
 from agentopt.workflows.optimize.strategies.prompts import render_examples, render_prompt

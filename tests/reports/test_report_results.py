@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from agentopt.contracts.run_results import iter_results
 from agentopt.core.errors import InputError
 from agentopt.reports import RunResults, load_results, redacted, write_results_json
-from agentopt.reports.results import iter_results
 
 
 def test_loads_every_task_shape(mixed: RunResults) -> None:

@@ -14,9 +14,7 @@ import pytest
 
 from agentopt.datasets import load_dataset
 from agentopt.models.call import CallLayer, CallSettings
-from agentopt.workflows.gen_dedupe import Deduper
-from agentopt.workflows.gen_prompts import AgentContext
-from agentopt.workflows.generate_dataset import (
+from agentopt.workflows.generate.dataset import (
     DEFAULT_CATEGORIES,
     DatasetSpec,
     GeneratedDataset,
@@ -25,6 +23,8 @@ from agentopt.workflows.generate_dataset import (
     parse_categories,
     spread,
 )
+from agentopt.workflows.generate.dedupe import Deduper
+from agentopt.workflows.generate.prompts import AgentContext
 from tests.workflows.generate_mock import ScriptedGenerator, generator_fixture  # noqa: F401
 
 AGENT = AgentContext(instruction="A support agent for an online store that handles refunds.")

@@ -19,7 +19,7 @@ from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.core.files.rubric import load_rubric
 from agentopt.datasets import load_dataset
 from agentopt.registry import Registry
-from agentopt.workflows.gen_schemas import CRITERION_WORDS, QUERY_WORDS, words
+from agentopt.workflows.generate.schemas import CRITERION_WORDS, QUERY_WORDS, words
 
 INSTRUCTION = "A support agent for an online shoe store: refunds, shipping and order status."
 

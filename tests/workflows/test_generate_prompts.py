@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from agentopt.workflows.gen_prompts import (
+from agentopt.workflows.generate.prompts import (
     AgentContext,
     category_description,
     render_messages,
     tool_summaries,
 )
-from agentopt.workflows.gen_validate import MAX_THREAD_TURNS
-from agentopt.workflows.generate_rubric import MAX_DIMENSIONS, MIN_DIMENSIONS
+from agentopt.workflows.generate.rubric import MAX_DIMENSIONS, MIN_DIMENSIONS
+from agentopt.workflows.generate.validate import MAX_THREAD_TURNS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 AGENT = AgentContext(

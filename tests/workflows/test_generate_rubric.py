@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from agentopt.contracts.task import Criterion, Task, Turn
 from agentopt.core.errors import ModelCallError
 from agentopt.core.files.rubric import RubricDimension, dump_rubric, load_rubric
-from agentopt.datasets.task import Criterion, Task, Turn
 from agentopt.models.call import CallLayer, CallSettings
-from agentopt.workflows.gen_prompts import AgentContext
-from agentopt.workflows.generate_rubric import RubricRejected, generate_rubric, repair_rubric
-from agentopt.workflows.rubric_check import RubricCheck, check_rubric
+from agentopt.workflows.generate.prompts import AgentContext
+from agentopt.workflows.generate.rubric import RubricRejected, generate_rubric, repair_rubric
+from agentopt.workflows.generate.rubric_check import RubricCheck, check_rubric
 from tests.workflows.generate_mock import ScriptedGenerator, generator_fixture  # noqa: F401
 
 AGENT = AgentContext(instruction="A support agent for an online store that handles refunds.")

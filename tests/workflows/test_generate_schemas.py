@@ -13,13 +13,13 @@ import jsonschema
 import pytest
 
 from agentopt.models.call import CallLayer, CallSettings
-from agentopt.workflows.gen_schemas import (
+from agentopt.workflows.generate.schemas import (
     answers_schema,
     batch_schema,
     grammar_decoded,
     rubric_schema,
 )
-from agentopt.workflows.gen_validate import check_task, task_record
+from agentopt.workflows.generate.validate import check_task, task_record
 
 BOUND_KEYS = {"minLength", "maxLength", "pattern", "minItems", "maxItems", "minimum", "maximum"}
 

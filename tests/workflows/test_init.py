@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentopt.agents.detect import detect_target
 from agentopt.cli.app import app
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_config import load_agent_config
 from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.registry import Registry
-from agentopt.workflows.generate import CallSettings, SuiteRequest, run_generate
+from agentopt.workflows.detect import detect_target
+from agentopt.workflows.generate.suite import CallSettings, SuiteRequest, run_generate
 from agentopt.workflows.init import GenerateOptions, Kept, ensure_baseline, plan_suite
 from tests.workflows.generate_mock import ScriptedGenerator, generator_fixture  # noqa: F401
 

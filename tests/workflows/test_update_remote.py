@@ -16,8 +16,8 @@ import pytest
 
 from agentopt.models.call import CallLayer, CallSettings
 from agentopt.registry import Registry
-from agentopt.workflows.gen_remote import RemoteUploadError, upload_dataset
-from agentopt.workflows.generate import SuiteRequest, generate_suite
+from agentopt.workflows.generate.remote import RemoteUploadError, upload_dataset
+from agentopt.workflows.generate.suite import SuiteRequest, generate_suite
 from agentopt.workflows.update import update_suite
 from tests.workflows.generate_mock import ScriptedGenerator, generator_fixture  # noqa: F401
 

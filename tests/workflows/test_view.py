@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from agentopt.cli.app import app
 from agentopt.cli.view_cmd import make_server
-from agentopt.workflows.run_store import list_run_ids
+from agentopt.workflows.run.store import list_run_ids
 
 
 def make_runs(project: Path, n: int) -> list[str]:

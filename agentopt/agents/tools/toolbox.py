@@ -16,7 +16,7 @@ from agentopt.agents.skills import LOAD_SKILL, load_skill
 from agentopt.agents.tools.mcp_tools import McpTools
 from agentopt.agents.tools.mocks import ToolMocks
 from agentopt.agents.tools.python_tools import PythonTools
-from agentopt.agents.transcript import ToolCallRecord
+from agentopt.contracts.transcript import ToolCallRecord
 from agentopt.core.errors import AgentoptError
 from agentopt.core.files.agent_definition import Skill
 

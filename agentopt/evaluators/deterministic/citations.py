@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
     BuildContext,
     EvalSample,
@@ -14,7 +15,6 @@ from agentopt.evaluators.base import (
     verdict,
 )
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
 
 # 【3†source】 and the Assistants-API variant 【4:0†source】.
 OAI_UNICODE = re.compile(r"【(\d+)(?::\d+)?(?:†([^】]*))?】")

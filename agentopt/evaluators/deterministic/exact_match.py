@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, option_error, verdict
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
 
 MODES = ("exact", "contains")
 

@@ -10,9 +10,9 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, option_error, verdict
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
 
 FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", re.S)
 

@@ -7,9 +7,9 @@ import string
 import unicodedata
 from collections import Counter
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
 
 ARTICLES = frozenset({"a", "an", "the"})
 

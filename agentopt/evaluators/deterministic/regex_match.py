@@ -8,6 +8,7 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateError, UndefinedError
 from jinja2.sandbox import SandboxedEnvironment
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
     BuildContext,
     EvalSample,
@@ -17,7 +18,6 @@ from agentopt.evaluators.base import (
     verdict,
 )
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
 
 PLACEHOLDERS = ("ground_truth", "query", "context")
 MODES = ("all", "any")

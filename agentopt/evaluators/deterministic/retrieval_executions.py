@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentopt.agents.transcript import ToolCallRecord
+from agentopt.contracts.transcript import ToolCallRecord
 
 QUERY_KEYS = ("queryString", "query", "q", "search", "searchQuery", "queries")
 """Argument names holding the query, in order of preference (case-insensitive)."""

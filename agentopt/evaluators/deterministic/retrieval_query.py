@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, verdict
 from agentopt.evaluators.deterministic.retrieval_executions import (
     Execution,
@@ -24,7 +25,6 @@ from agentopt.evaluators.deterministic.retrieval_options import (
     query_options,
 )
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
 
 DIAGNOSTIC_CODES = (
     "pass",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentopt.contracts.eval_result import EvalCost, EvalResult
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, verdict
 from agentopt.evaluators.deterministic.retrieval_executions import (
     Execution,
@@ -31,7 +32,6 @@ from agentopt.evaluators.deterministic.retrieval_options import (
 )
 from agentopt.evaluators.judges.entailment import Claim, judge_entailment
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalCost, EvalResult
 
 DIAGNOSTIC_CODES = ("pass", "not_retrieved", "count_below_minimum", "error")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
     BuildContext,
     EvalSample,
@@ -13,7 +14,6 @@ from agentopt.evaluators.base import (
     verdict,
 )
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
 
 
 class _LimitCheck(EvaluatorBase):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
 from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
 
 
 def cosine(a: list[float], b: list[float]) -> float:

@@ -14,7 +14,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from agentopt.datasets.task import Criterion
+from agentopt.contracts.task import Criterion
 
 DEFAULT_THRESHOLD = 0.45
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")

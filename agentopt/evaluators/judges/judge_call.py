@@ -15,10 +15,10 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from agentopt.contracts.eval_result import EvalCost, EvalError, EvalResult
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
-from agentopt.evaluators.result import EvalCost, EvalError, EvalResult
 from agentopt.models.types import ChatRequest, Message
 
 M = TypeVar("M", bound=BaseModel)

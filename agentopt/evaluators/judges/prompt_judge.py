@@ -13,12 +13,12 @@ from typing import Any
 from jinja2 import TemplateError
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.files.evaluator_yaml import PromptDefinition
 from agentopt.evaluators.base import BuildContext, EvalSample
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, reject_bool, sample_texts
 from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import judge_environment, render_user_template
-from agentopt.evaluators.result import EvalResult
 
 DEFAULT_THRESHOLD = 0.5
 """On the normalized 0..1 scale (files.md §5.2)."""

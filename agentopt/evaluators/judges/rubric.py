@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.files.rubric import RubricDimension
 from agentopt.evaluators.base import BuildContext, EvalSample
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, reject_bool, sample_texts
 from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
 from agentopt.evaluators.judges.prompting import render_messages
-from agentopt.evaluators.result import EvalResult
 
 DEFAULT_THRESHOLD = 0.5
 EXAMPLE = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import EvalSample, missing_input
 from agentopt.evaluators.judges.judge_base import (
     SCORE_EXAMPLE,
@@ -16,7 +17,6 @@ from agentopt.evaluators.judges.judge_base import (
 from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalResult
 from agentopt.models.types import Message
 
 

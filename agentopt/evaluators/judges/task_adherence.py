@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentopt.datasets.task import Criterion
+from agentopt.contracts.eval_result import EvalCost, EvalResult
+from agentopt.contracts.task import Criterion
 from agentopt.evaluators.base import EvalSample, missing_input, option_error
 from agentopt.evaluators.judges.criteria_embedding import (
     DEFAULT_THRESHOLD,
@@ -24,7 +25,6 @@ from agentopt.evaluators.judges.judge_base import JudgeEvaluator, sample_texts
 from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.registry import evaluator
-from agentopt.evaluators.result import EvalCost, EvalResult
 
 INSTRUCTIONS_CRITERION = Criterion(
     name="follows_instructions",

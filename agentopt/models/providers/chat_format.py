@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ModelCallError
-from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall, Usage
+from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall
 
 
 def message_to_wire(message: Message) -> dict[str, Any]:

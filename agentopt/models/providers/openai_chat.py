@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.classify import classify
 from agentopt.models.providers.chat_format import request_to_wire, response_from_wire
 from agentopt.models.reasoning import is_reasoning_model
 from agentopt.models.settings import ProviderConfig
-from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Usage
+from agentopt.models.types import ChatRequest, ChatResponse, Embeddings
 
 ClientFactory = Callable[[], Any]
 Closer = Callable[[], Awaitable[None]]

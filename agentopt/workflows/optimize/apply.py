@@ -13,11 +13,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord
 from agentopt.core.errors import ConfigError
 from agentopt.core.ids import timestamp
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 from agentopt.reports.optimize_diff import folder_diff, folder_texts, unified_diff
-from agentopt.reports.optimize_job import BASELINE_ID, CandidateRecord, JobRecord
 from agentopt.workflows.optimize.journal import JobStore, list_job_ids, resolve_job
 
 INSTRUCTIONS = "instructions.md"
@@ -55,7 +55,7 @@ def find_project(cwd: Path) -> Path:
     if list_job_ids(cwd):
         return cwd
     try:
-        from agentopt.agents.detect import detect_target
+        from agentopt.workflows.detect import detect_target
 
         return detect_target(cwd, no_prompt=True).project_dir
     except ConfigError:

@@ -7,9 +7,9 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
+from agentopt.contracts.optimize_job import CandidateRecord
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call import CallLayer
-from agentopt.reports.optimize_job import CandidateRecord
 from agentopt.workflows.optimize.evaluation import Unit, agent_cost
 from agentopt.workflows.optimize.ranking import summarize_split
 

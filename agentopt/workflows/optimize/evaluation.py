@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from agentopt.agents.base import AgentTarget, make_target
+from agentopt.contracts.scores import TaskScore
+from agentopt.contracts.task import Dataset
+from agentopt.contracts.usage import Usage
 from agentopt.core.errors import BudgetExceeded, Interrupted
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Dataset
-from agentopt.evaluators.aggregate import TaskScore
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
-from agentopt.models.types import Usage
 from agentopt.workflows.events import NullSink
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.splits import Splits
-from agentopt.workflows.run_engine import EngineSpec, RunEngine
+from agentopt.workflows.run.engine import EngineSpec, RunEngine
 
 T = TypeVar("T")
 EVAL_POOLS = ("agent", "judge")

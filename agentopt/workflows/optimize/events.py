@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from agentopt.reports.optimize_job import CandidateRecord, JobRecord
+from agentopt.contracts.optimize_job import CandidateRecord, JobRecord
 
 
 class OptimizeSink(Protocol):

@@ -9,17 +9,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentopt.agents.detect import DetectedTarget, detect_target
+from agentopt.contracts.task import Dataset
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
 from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.datasets import load_dataset
-from agentopt.datasets.task import Dataset
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.registry import Registry
+from agentopt.workflows.detect import DetectedTarget, detect_target
 from agentopt.workflows.optimize.options import TARGETS, OptimizeOptions
-from agentopt.workflows.run_inputs import DEFAULT_MODEL, evaluator_uses
+from agentopt.workflows.run.inputs import DEFAULT_MODEL, evaluator_uses
 
 Ask = Callable[[str, bool], bool]
 """A yes/no question with its default; None under --no-prompt."""

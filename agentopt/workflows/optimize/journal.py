@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentopt.contracts.optimize_job import JobRecord, load_job
 from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_config import write_agent_config
@@ -22,7 +23,6 @@ from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import append_entry, read_entries
 from agentopt.core.paths import optimize_dir
-from agentopt.reports.optimize_job import JobRecord, load_job
 
 CANDIDATES = "candidates"
 

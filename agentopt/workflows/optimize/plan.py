@@ -4,16 +4,16 @@ budget caps. `--dry-run` stops after it. Token counts are estimates (characters 
 
 from __future__ import annotations
 
+from agentopt.contracts.optimize_job import Estimate, OptimizePlan
 from agentopt.core.files.agent_config import compose_system_prompt
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.models.call import CallLayer
 from agentopt.models.cost import estimate_tokens
-from agentopt.reports.optimize_job import Estimate, OptimizePlan
 from agentopt.workflows.optimize.options import OptimizeSettings
 from agentopt.workflows.optimize.splits import Splits, SplitTasks
 from agentopt.workflows.optimize.targets import TargetPlan
-from agentopt.workflows.run_plan import plan_run
+from agentopt.workflows.run.plan import plan_run
 
 EXAMPLE_TOKENS = 450
 """A reflection example: query, answer, tool calls, failed checks."""

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentopt.contracts.optimize_job import JobRecord, OptimizePlan
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings
-from agentopt.reports.optimize_job import JobRecord, OptimizePlan
 from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_optimize_inputs
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.options import OptimizeOptions, OptimizeSettings, resolve_settings
@@ -22,9 +22,9 @@ from agentopt.workflows.optimize.targets import (
     resolve_model_name,
     resolve_targets,
 )
-from agentopt.workflows.run_engine import EngineSpec, prepare_evaluators
-from agentopt.workflows.run_inputs import RunOptions
-from agentopt.workflows.run_settings import call_settings
+from agentopt.workflows.run.engine import EngineSpec, prepare_evaluators
+from agentopt.workflows.run.inputs import RunOptions
+from agentopt.workflows.run.settings import call_settings
 
 RESUME_OVERRIDES = ("budget_calls", "max_cost", "require_improvement")
 """Flags of the resuming command that win over the job's recorded ones."""

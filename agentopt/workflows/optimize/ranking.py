@@ -14,15 +14,15 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentopt.evaluators.aggregate import TaskScore
-from agentopt.evaluators.stats import bootstrap_ci, paired_bootstrap_ci
-from agentopt.reports.optimize_job import (
+from agentopt.contracts.optimize_job import (
     BASELINE_ID,
     CandidateRecord,
     Delta,
     Outcome,
     ScoreSummary,
 )
+from agentopt.contracts.scores import TaskScore
+from agentopt.evaluators.stats import bootstrap_ci, paired_bootstrap_ci
 
 ERROR_RATE_MARGIN = 0.10
 _EPS = 1e-9

@@ -15,10 +15,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, Screening, Termination
 from agentopt.core.errors import AgentoptError, BudgetExceeded
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.ids import utc_now_iso
-from agentopt.reports.optimize_job import BASELINE_ID, CandidateRecord, Screening, Termination
 from agentopt.workflows.optimize.candidates import candidate_id, config_hash, fill_validation
 from agentopt.workflows.optimize.evaluation import CandidateRun, StopRequested, Unit
 from agentopt.workflows.optimize.ranking import sample_parent

@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from agentopt.datasets.task import Dataset, Task
-from agentopt.reports.optimize_job import SplitInfo
+from agentopt.contracts.optimize_job import SplitInfo
+from agentopt.contracts.task import Dataset, Task
 
 MIN_PER_SPLIT = 3
 MIN_FOR_THREE_WAY = 3 * MIN_PER_SPLIT

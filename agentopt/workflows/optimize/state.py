@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentopt.contracts.optimize_job import JobRecord
 from agentopt.core.atomic import write_text_atomic
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call import CallLayer
 from agentopt.reports.optimize_html import render_optimize_html
-from agentopt.reports.optimize_job import JobRecord
 from agentopt.workflows.optimize.evaluation import EvalContext, Unit, UnitBook
 from agentopt.workflows.optimize.events import OptimizeSink
 from agentopt.workflows.optimize.journal import JobStore

@@ -6,8 +6,8 @@ show how much of the validation gain survives on unseen tasks (the optimism gap)
 
 from __future__ import annotations
 
+from agentopt.contracts.optimize_job import BASELINE_ID, TestReport
 from agentopt.core.errors import BudgetExceeded
-from agentopt.reports.optimize_job import BASELINE_ID, TestReport
 from agentopt.workflows.optimize.evaluation import CandidateRun, StopRequested, gather_settled
 from agentopt.workflows.optimize.ranking import paired_delta, summarize_split
 from agentopt.workflows.optimize.state import JobContext

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from agentopt.contracts.task import Task
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task
 from agentopt.models.call import CallLayer
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentopt.agents.transcript import Transcript, TurnResult
-from agentopt.datasets.task import Task
-from agentopt.evaluators.aggregate import RepeatStats, TaskScore, TurnScore
+from agentopt.contracts.scores import TaskScore, TurnScore
+from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import Transcript, TurnResult
+from agentopt.evaluators.aggregate import RepeatStats
 
 
 def _turn_dict(turn: TurnResult, score: TurnScore | None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from agentopt import __version__
 from agentopt.agents.base import AgentTarget, make_target
+from agentopt.contracts.run_results import RunResults, load_results
 from agentopt.core.errors import AgentoptError, BudgetExceeded, ConfigError, Interrupted
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.aggregate import summarize_run
@@ -21,16 +22,15 @@ from agentopt.evaluators.stats import paired_bootstrap_ci
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings
 from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
-from agentopt.reports.results import RunResults, load_results
 from agentopt.workflows.events import Progress, ProgressSink
-from agentopt.workflows.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
-from agentopt.workflows.run_engine import EngineSpec, RunEngine, prepare_evaluators
-from agentopt.workflows.run_inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
-from agentopt.workflows.run_plan import RunPlan, plan_run
-from agentopt.workflows.run_results import journal_index, summary_dict, write_results
-from agentopt.workflows.run_settings import call_settings
-from agentopt.workflows.run_store import RunStore, resolve_run_ref
-from agentopt.workflows.task_filter import select_tasks
+from agentopt.workflows.run.engine import EngineSpec, RunEngine, prepare_evaluators
+from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
+from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
+from agentopt.workflows.run.plan import RunPlan, plan_run
+from agentopt.workflows.run.results import journal_index, summary_dict, write_results
+from agentopt.workflows.run.settings import call_settings
+from agentopt.workflows.run.store import RunStore, resolve_run_ref
+from agentopt.workflows.run.task_filter import select_tasks
 
 
 @dataclass

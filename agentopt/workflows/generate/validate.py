@@ -14,8 +14,8 @@ import json
 import re
 from typing import Any
 
+from agentopt.contracts.task import Task
 from agentopt.datasets.jsonl import load_jsonl
-from agentopt.datasets.task import Task
 
 MIN_CRITERIA = 2
 MAX_CRITERIA = 4

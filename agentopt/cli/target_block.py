@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from agentopt.agents.detect import DetectedTarget
+from agentopt.workflows.detect import DetectedTarget
 
 NOT_FOUND = "(not found)"
 

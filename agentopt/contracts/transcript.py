@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.models.types import Usage
+from agentopt.contracts.usage import Usage
 
 
 class ToolCallRecord(BaseModel):

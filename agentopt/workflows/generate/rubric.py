@@ -17,10 +17,10 @@ from agentopt.core.errors import ModelCallError
 from agentopt.core.files.rubric import GENERAL_QUALITY_ID, RubricDimension, parse_rubric
 from agentopt.evaluators.judges.parsing import JudgeParseError, extract_json_object
 from agentopt.models.types import ChatRequest, Message
-from agentopt.workflows.gen_dedupe import key_words, normalize_text
-from agentopt.workflows.gen_prompts import AgentContext, render_messages
-from agentopt.workflows.gen_schemas import grammar_decoded, rubric_schema
-from agentopt.workflows.gen_validate import snake_case
+from agentopt.workflows.generate.dedupe import key_words, normalize_text
+from agentopt.workflows.generate.prompts import AgentContext, render_messages
+from agentopt.workflows.generate.schemas import grammar_decoded, rubric_schema
+from agentopt.workflows.generate.validate import snake_case
 
 MIN_DIMENSIONS = 4
 MAX_DIMENSIONS = 8
@@ -121,7 +121,7 @@ async def generate_rubric(
 ) -> list[RubricDimension]:
     """Ask the generator for the rubric; re-ask (at most twice) when it cannot be repaired.
 
-    The embedded model gets a bounded schema (`gen_schemas`) and is not shown its failed
+    The embedded model gets a bounded schema (`schemas`) and is not shown its failed
     reply — it would copy it — but asked afresh with another seed.
 
     Raises:

@@ -2,7 +2,7 @@
 
 Remote models get the subset every structured-output API accepts (every key required, null
 instead of optional, no length, count or pattern bounds, which strict modes refuse or ignore
-unevenly). Their replies are checked afterwards (`gen_validate`, the rubric loader).
+unevenly). Their replies are checked afterwards (`validate`, the rubric loader).
 
 The embedded model (`local:`) decodes under a llama.cpp grammar compiled from the schema, and a
 135M model left free writes empty strings, one-word "criteria", one task where two were asked
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from agentopt.workflows.gen_validate import (
+from agentopt.workflows.generate.validate import (
     MAX_CRITERIA,
     MIN_CRITERIA,
     MIN_CRITERION_WORDS,
@@ -131,7 +131,7 @@ def rubric_schema(*, bounded: bool = False, dimensions: tuple[int, int] = (4, 8)
 
     Bounded: `dimensions` (min, max) of them and no `id` — a small model repeats one id for
     different dimensions (or copies "general_quality"), so the ids are made from the
-    descriptions instead (`generate_rubric.repair_rubric(ids_from_descriptions=True)`).
+    descriptions instead (`rubric.repair_rubric(ids_from_descriptions=True)`).
     """
     if bounded:
         weight = {"type": "integer", "minimum": WEIGHTS[0], "maximum": WEIGHTS[1]}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import fnmatch
 
+from agentopt.contracts.task import Task
 from agentopt.core.errors import ConfigError
-from agentopt.datasets.task import Task
 
 
 def parse_filter(expr: str) -> list[tuple[bool, str, str]]:

@@ -15,19 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentopt.agents.base import AgentTarget, RunConfig
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.scores import TaskScore
+from agentopt.contracts.task import Dataset, Task
 from agentopt.core.errors import AgentoptError, TooManyErrors
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Dataset, Task
-from agentopt.evaluators.aggregate import TaskScore, score_transcript
+from agentopt.evaluators.aggregate import score_transcript
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.build import EvaluatorCache
-from agentopt.evaluators.result import EvalResult
 from agentopt.evaluators.samples import evaluate_sample, samples_from_run
 from agentopt.evaluators.selection import select_evaluators
 from agentopt.models.call import CallLayer
 from agentopt.workflows.events import Progress, ProgressSink
-from agentopt.workflows.run_records import repeat_record
-from agentopt.workflows.run_store import RunStore
+from agentopt.workflows.run.records import repeat_record
+from agentopt.workflows.run.store import RunStore
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentopt.workflows.generate import AssetInfo, SuiteResult
+from agentopt.workflows.generate.suite import AssetInfo, SuiteResult
 
 INDENT = "   "
 WIDTH = 120

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.contracts.task import Task
 from agentopt.core.atomic import backup, write_bytes_atomic
 from agentopt.core.errors import AgentoptError, Problem
 from agentopt.core.files.eval_yaml import (
@@ -31,22 +32,21 @@ from agentopt.core.files.eval_yaml import (
 from agentopt.core.files.evaluator_yaml import EvaluatorSpec, RubricDefinition
 from agentopt.core.files.rubric import RubricDimension, dump_rubric
 from agentopt.datasets import load_dataset, resolve_dataset_path
-from agentopt.datasets.task import Task
 from agentopt.evaluators.build import build_evaluator
 from agentopt.evaluators.judges.rubric import DEFAULT_THRESHOLD
 from agentopt.models.call import CallLayer, CallSettings
 from agentopt.registry import Registry, dataset_copy_path, rubric_copy_path
-from agentopt.workflows.gen_config import PinnedAsset, pin_sections, write_fresh_config
-from agentopt.workflows.gen_prompts import AgentContext, tool_summaries
-from agentopt.workflows.gen_remote import ClientFactory, require_endpoint, upload_dataset
-from agentopt.workflows.generate_dataset import (
+from agentopt.workflows.generate.config import PinnedAsset, pin_sections, write_fresh_config
+from agentopt.workflows.generate.dataset import (
     DEFAULT_CATEGORIES,
     DatasetSpec,
     GenerationStats,
     generate_dataset,
 )
-from agentopt.workflows.generate_rubric import generate_rubric
-from agentopt.workflows.rubric_check import RubricCheck, check_rubric
+from agentopt.workflows.generate.prompts import AgentContext, tool_summaries
+from agentopt.workflows.generate.remote import ClientFactory, require_endpoint, upload_dataset
+from agentopt.workflows.generate.rubric import generate_rubric
+from agentopt.workflows.generate.rubric_check import RubricCheck, check_rubric
 
 DEFAULT_EVAL_MODEL = "gpt-4.1-mini"
 RUBRIC_DESCRIPTION = "Quality rubric generated from the agent description."

@@ -14,10 +14,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from agentopt.datasets.task import Task
-from agentopt.evaluators.aggregate import RepeatStats, RunSummary, TaskScore
-from agentopt.workflows.run_records import task_record
-from agentopt.workflows.run_store import RunStore
+from agentopt.contracts.scores import TaskScore
+from agentopt.contracts.task import Task
+from agentopt.evaluators.aggregate import RepeatStats, RunSummary
+from agentopt.workflows.run.records import task_record
+from agentopt.workflows.run.store import RunStore
 
 
 def journal_index(store: RunStore) -> tuple[dict[int, list[int]], list[TaskScore]]:

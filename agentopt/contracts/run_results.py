@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentopt.contracts.scores import TaskStatus
 from agentopt.core.errors import InputError, Problem
 from agentopt.core.redaction import redact_data
 
-TaskStatus = Literal["pass", "fail", "partial", "error"]
 RunStatus = Literal["completed", "interrupted", "budget_exhausted", "too_many_errors"]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentopt.core.files.eval_yaml import Options
 from agentopt.models.settings import CallSettings
-from agentopt.workflows.run_inputs import RunOptions
+from agentopt.workflows.run.inputs import RunOptions
 
 
 def call_settings(

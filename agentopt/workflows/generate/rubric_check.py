@@ -15,14 +15,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.contracts.task import Task
 from agentopt.core.errors import AgentoptError
-from agentopt.datasets.task import Task
 from agentopt.evaluators.base import EvalSample, EvaluatorUse
 from agentopt.evaluators.build import build_evaluator
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
 from agentopt.models.types import ChatRequest
-from agentopt.workflows.gen_prompts import AgentContext, render_messages
-from agentopt.workflows.gen_schemas import answers_schema, grammar_decoded
+from agentopt.workflows.generate.prompts import AgentContext, render_messages
+from agentopt.workflows.generate.schemas import answers_schema, grammar_decoded
 
 CHECK_TASKS = 2
 TEMPERATURE = 0.3

@@ -2,11 +2,11 @@
 
 The generator writes tasks in batches, one category per call, with JSON-schema-constrained
 output. Every task is repaired where that is safe, validated with the dataset loader's own
-rules (`gen_validate`), and de-duplicated (`gen_dedupe`). Categories that come up short are
+rules (`validate`), and de-duplicated (`dedupe`). Categories that come up short are
 topped up in further rounds (each call told which tasks exist already) until `count` is
 reached; after `max_rounds` the generation stops with a message saying how many tasks were
 usable and why the others were not. The embedded model gets smaller batches and a bounded
-schema (`gen_schemas`): its grammar then cannot write an empty text, too few criteria or a
+schema (`schemas`): its grammar then cannot write an empty text, too few criteria or a
 reply that runs on until it is cut off.
 
 Requests are deterministic (the prompt, seed and schema depend only on the inputs and on the
@@ -21,20 +21,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.contracts.task import Task
 from agentopt.core.errors import ConfigError, ModelCallError
-from agentopt.datasets.task import Task
 from agentopt.datasets.writer import dump_tasks_jsonl
 from agentopt.evaluators.judges.parsing import JudgeParseError, extract_json_object
 from agentopt.models.types import ChatRequest
-from agentopt.workflows.gen_dedupe import Deduper
-from agentopt.workflows.gen_prompts import AgentContext, category_description, render_messages
-from agentopt.workflows.gen_schemas import (
+from agentopt.workflows.generate.dedupe import Deduper
+from agentopt.workflows.generate.prompts import AgentContext, category_description, render_messages
+from agentopt.workflows.generate.schemas import (
     MAX_BOUNDED_TURNS,
     Kind,
     batch_schema,
     grammar_decoded,
 )
-from agentopt.workflows.gen_validate import (
+from agentopt.workflows.generate.validate import (
     MAX_CRITERIA,
     MAX_THREAD_TURNS,
     Rejected,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.agents.base import default_target
-from agentopt.agents.detect import DetectedTarget, detect_target
+from agentopt.contracts.task import Dataset
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
@@ -27,9 +27,9 @@ from agentopt.datasets import (
     load_dataset,
     write_starter_file,
 )
-from agentopt.datasets.task import Dataset
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.registry import Registry
+from agentopt.workflows.detect import DetectedTarget, detect_target
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 """Bare default for agent and judge: resolves to the configured provider, else the embedded

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentopt.contracts.task import Dataset, Task
 from agentopt.core.files.agent_config import compose_system_prompt
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Dataset, Task
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.registry import lookup
 from agentopt.evaluators.selection import select_evaluators
