@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -14,8 +13,9 @@ from typer.core import TyperGroup
 from agentopt import __version__
 from agentopt.cli.argv import expand_variadic_options
 from agentopt.cli.cache_cmd import cache_app
-from agentopt.cli.context import STATE, configure_logging
+from agentopt.cli.context import STATE
 from agentopt.cli.eval_cmd import eval_app
+from agentopt.cli.global_options import attach_global_options
 from agentopt.cli.optimize_cmd import optimize_app
 from agentopt.cli.view_cmd import view_command
 
@@ -25,15 +25,19 @@ EPILOG = (
     "  agentopt eval run --output report.html  # run the suite of ./eval.yaml\n\n"
     '  agentopt eval run --prompts "What is 2+2?" --expected 4 --evaluator ExactMatch\n\n'
     "  agentopt optimize --max-candidates 3    # search for better instructions\n\n"
+    "  agentopt eval run --no-prompt -e dev    # global options go before or after the command\n\n"
     "Docs: README.md and docs/ in the repository."
 )
 
 
 class _Group(TyperGroup):
-    """Root group that accepts `--prompts P1 P2 …` (see argv.py) however it is invoked."""
+    """Root group that accepts `--prompts P1 P2 …` (see argv.py) and the global options on
+    every command (see global_options.py), however it is invoked."""
 
     def main(self, args: Sequence[str] | None = None, *a: Any, **kw: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
+        attach_global_options(self)
+        STATE.reset()
         return super().main(expand_variadic_options(argv), *a, **kw)
 
 
@@ -61,35 +65,14 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
-    cwd: Annotated[
-        Path | None,
-        typer.Option("-C", "--cwd", help="Run as if started in DIR.", show_default=False),
-    ] = None,
-    no_prompt: Annotated[
-        bool,
-        typer.Option("--no-prompt", help="Never ask; fail with a message naming the missing flag."),
-    ] = False,
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Log to .agentopt/agentopt.log (secrets redacted).")
-    ] = False,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print less.")] = False,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
     ] = False,
 ) -> None:
-    """Build, run and optimize evaluation suites for LLM agents — locally, on any model."""
-    if cwd is not None:
-        if not cwd.is_dir():
-            STATE.err.print(f"[red]error:[/] -C/--cwd: '{cwd}' is not a directory")
-            raise typer.Exit(2)
-        STATE.cwd = cwd.resolve()
-    else:
-        STATE.cwd = Path.cwd()
-    STATE.no_prompt = no_prompt
-    STATE.debug = debug
-    STATE.quiet = quiet
-    configure_logging(STATE.cwd, debug)
+    """Build, run and optimize evaluation suites for LLM agents — locally, on any model.
+
+    The global options (-C, -e, --no-prompt, --debug, -q) go before or after the command."""
 
 
 def main() -> None:

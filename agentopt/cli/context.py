@@ -20,11 +20,19 @@ class CliState:
     """What the global options set. `cwd` is the directory commands treat as the start."""
 
     cwd: Path = field(default_factory=lambda: Path("."))
+    environment: str | None = None
+    """`-e/--environment`: the azd environment to read (None = azd's default)."""
     no_prompt: bool = False
     debug: bool = False
     quiet: bool = False
     console: Console = field(default_factory=lambda: Console(highlight=False))
     err: Console = field(default_factory=lambda: Console(stderr=True, highlight=False))
+
+    def reset(self) -> None:
+        """Back to the defaults before each invocation (tests run many in one process)."""
+        self.cwd = Path.cwd()
+        self.environment = None
+        self.no_prompt = self.debug = self.quiet = False
 
     @property
     def interactive(self) -> bool:
@@ -59,16 +67,26 @@ class _RedactingFilter(logging.Filter):
         return True
 
 
+class _DebugLogHandler(logging.FileHandler):
+    """The --debug log file handler (one at a time: -C after --debug moves it)."""
+
+
 def configure_logging(project: Path, debug: bool) -> None:
-    """--debug: log everything to .agentopt/agentopt.log with secrets redacted."""
+    """--debug: log everything to .agentopt/agentopt.log with secrets redacted.
+
+    Called again when -C comes after --debug on the command line: the log then moves to the
+    new project folder (one handler at a time)."""
     if not debug:
         return
     from agentopt.core.paths import state_dir
 
     path = state_dir(project) / "agentopt.log"
-    handler = logging.FileHandler(path, encoding="utf-8")
+    root = logging.getLogger("agentopt")
+    for old in [h for h in root.handlers if isinstance(h, _DebugLogHandler)]:
+        root.removeHandler(old)
+        old.close()
+    handler = _DebugLogHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(_RedactingFilter())
-    root = logging.getLogger("agentopt")
     root.setLevel(logging.DEBUG)
     root.addHandler(handler)

@@ -42,7 +42,7 @@ def run_command(
     ] = None,
     evaluator: Annotated[
         list[str] | None,
-        typer.Option("--evaluator", "-e", help="Evaluator name (repeatable).", show_default=False),
+        typer.Option("--evaluator", help="Evaluator name (repeatable).", show_default=False),
     ] = None,
     eval_model: Annotated[
         str | None, typer.Option("--eval-model", "-m", help="Judge model.")
