@@ -24,9 +24,10 @@ from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, r
 from agentopt.agents.conversation import run_turns
 from agentopt.agents.openai_wire import responses_sender
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS
+from agentopt.agents.start_command import require_start_command
 from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import Transcript
-from agentopt.core.errors import AgentError, ConfigError
+from agentopt.core.errors import AgentError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 from agentopt.core.redaction import redact
@@ -65,14 +66,9 @@ class HostedTarget:
         max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
         retry_attempts: int = DEFAULT_ATTEMPTS,
     ) -> None:
-        command = definition.startup_command or definition.command
-        if not command:
-            raise ConfigError.at(
-                "azure.yaml",
-                f"services.{definition.name}.startupCommand",
-                "a hosted agent needs a start command (startupCommand, or agent.command "
-                "in eval.yaml) to be run locally",
-            )
+        command = (
+            definition.startup_command or definition.command or require_start_command(definition)
+        )
         self.definition = definition
         self.argv = processes.split_command(command)
         self.port = definition.port if port is None else port

@@ -137,7 +137,8 @@ def update_command(
     project_dir = find_project_dir(path)
     endpoint = None
     if remote:
-        endpoint, warnings = resolve_project_endpoint(None, load_azd_environment(project_dir))
+        env = load_azd_environment(project_dir, name=STATE.environment)
+        endpoint, warnings = resolve_project_endpoint(None, env)
         for problem in warnings:
             STATE.warn(str(problem))
     with _relative_paths(STATE.cwd):
@@ -167,7 +168,9 @@ def _agent_eval_yaml() -> Path | None:
     from agentopt.workflows.detect import detect_target
 
     try:
-        found = detect_target(STATE.cwd, no_prompt=True).eval_yaml
+        found = detect_target(
+            STATE.cwd, no_prompt=True, environment=STATE.environment
+        ).eval_yaml
     except InputError:
         return None
     return found if found.is_file() else None
@@ -197,6 +200,7 @@ def _generate(
         project_endpoint=project_endpoint,
         no_prompt=asker is None,
         choose=asker.choose if asker is not None else None,
+        environment=STATE.environment,
     )
     try:
         target = detect()

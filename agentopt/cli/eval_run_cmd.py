@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.run_render import execute_run
 from agentopt.workflows.run.inputs import RunOptions
@@ -148,5 +149,6 @@ def run_command(
         strict=strict,
         no_upgrade=no_upgrade,
         timeout=timeout,
+        environment=STATE.environment,
     )
     execute_run(opts, interactive=interactive)

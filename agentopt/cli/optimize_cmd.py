@@ -109,6 +109,7 @@ def optimize_command(
     opts = OptimizeOptions(
         config=config,
         agent=agent,
+        environment=STATE.environment,
         dataset=dataset,
         eval_model=eval_model,
         optimize_model=optimize_model,

@@ -13,17 +13,20 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.agents.base import default_target
-from agentopt.core.errors import ConfigError, Problem
+from agentopt.agents.start_command import derive_start_command
+from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_config import METADATA_FILE, load_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.core.files.azd_env import (
-    deployed_identity,
-    load_azd_environment,
-    resolve_project_endpoint,
+from agentopt.core.files.azure_yaml import (
+    AzureYaml,
+    ServiceAgent,
+    load_azure_yaml,
+    read_agent_folder,
+    resolve_service_agent,
 )
-from agentopt.core.files.azure_yaml import AzureYaml, load_azure_yaml, read_service_agent
 from agentopt.core.files.eval_yaml import AgentSection, EvalConfig, InstructionFile
 from agentopt.core.files.eval_yaml_load import load_eval_config
+from agentopt.core.files.foundry_context import FoundryContext, resolve_foundry_context
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 
 AZURE_YAML_NAMES = ("azure.yaml", "azure.yml")
@@ -58,7 +61,13 @@ class DetectedTarget(BaseModel):
     deployed_name: str | None = None
     """AGENT_<SVC>_NAME."""
     deployed_version: str | None = None
-    """AGENT_<SVC>_VERSION."""
+    """AGENT_<SVC>_VERSION (else eval.yaml `agent.version`)."""
+    foundry: FoundryContext | None = None
+    """The azd environment's view of the agent: endpoint, deployed name/version/endpoint and
+    model deployment, each with its source (see `core.files.foundry_context`)."""
+    sources: dict[str, str] = Field(default_factory=dict)
+    """Where each shown value came from: `service`, `agent_name`, `kind`, `model`,
+    `instructions`, `startup_command`, … → `azure.yaml (inline)`, `agent.yaml`, `--agent`, …"""
     target: str | None = None
     """local | hosted | endpoint | command | foundry, by the default rule unless set."""
     eval_config: EvalConfig | None = None
@@ -78,6 +87,7 @@ def detect_target(
     choose: Callable[[list[str]], str] | None = None,
     eval_config: EvalConfig | None = None,
     environ: Mapping[str, str] | None = None,
+    environment: str | None = None,
 ) -> DetectedTarget:
     """Detect the agent under test from `cwd`.
 
@@ -87,11 +97,14 @@ def detect_target(
         project_endpoint: `--project-endpoint`.
         no_prompt: never ask; fail with a message naming `--agent` instead.
         choose: asked to pick one of several agent services.
-        eval_config: an already loaded eval.yaml; its `agent:` section refines the result.
+        eval_config: an already loaded eval.yaml; its `agent:` section refines the result,
+            and its `agent.name` picks the service when `agent` is not given.
         environ: the environment to read (default: the process environment).
+        environment: `-e/--environment`, the azd environment to read.
 
     Raises:
-        ConfigError: unknown `--agent`, or several agent services and no way to choose.
+        ConfigError: unknown `--agent` or `-e`, or several agent services and no way to
+            choose.
     """
     cwd = Path(cwd).resolve()
     warnings: list[Problem] = []
@@ -116,26 +129,40 @@ def detect_target(
             )
             azure = None
     if azure is not None:
-        found = _from_azure(azure, agent, no_prompt, choose, warnings)
+        hint = _eval_agent_name(eval_config, cwd) if not agent else None
+        found = _from_azure(azure, agent, hint, cwd, no_prompt, choose, warnings)
     else:
-        found = DetectedTarget(project_dir=cwd, eval_yaml=cwd / EVAL_YAML, agent_name=agent)
-    env = load_azd_environment(azure.root if azure else cwd, environ)
-    if found.service:
-        found.deployed_name, found.deployed_version = deployed_identity(found.service, env)
-    found.project_endpoint, endpoint_warnings = resolve_project_endpoint(project_endpoint, env)
-    warnings.extend(endpoint_warnings)
+        found = _from_folder(cwd, agent, warnings)
     if eval_config is None and found.eval_yaml.is_file():
         eval_config, eval_warnings = load_eval_config(found.eval_yaml)
         warnings.extend(eval_warnings)
     found.eval_config = eval_config
+    section = eval_config.agent if eval_config is not None else None
+    foundry = resolve_foundry_context(
+        azure.root if azure else cwd,
+        service=found.service,
+        environment=environment,
+        project_endpoint=project_endpoint,
+        eval_version=section.version if section else None,
+        environ=environ,
+    )
+    warnings.extend(foundry.warnings)
+    found.foundry = foundry
+    found.deployed_name = foundry.deployed_name.value
+    found.deployed_version = foundry.deployed_version.value
+    found.project_endpoint = foundry.project_endpoint.value
     _apply_baseline(found, eval_config, warnings)
-    if eval_config is not None and eval_config.agent is not None:
-        _apply_eval_agent(found, eval_config.agent)
+    if section is not None:
+        _apply_eval_agent(found, section)
     if found.definition is not None:
         defn = found.definition
         defn.deployed_name = found.deployed_name
         defn.deployed_version = defn.deployed_version or found.deployed_version
         defn.project_endpoint = found.project_endpoint
+        derived = derive_start_command(defn) if not defn.command else None
+        if derived is not None:
+            defn.startup_command = derived.argv
+            found.sources["startup_command"] = derived.source
         found.kind = defn.kind
         found.agent_name = found.agent_name or defn.name
         found.endpoint = defn.endpoint
@@ -168,12 +195,17 @@ def pick_target(defn: AgentDefinition) -> str | None:
 def _from_azure(
     azure: AzureYaml,
     agent: str | None,
+    hint: str | None,
+    cwd: Path,
     no_prompt: bool,
     choose: Callable[[list[str]], str] | None,
     warnings: list[Problem],
 ) -> DetectedTarget:
+    """Pick the service: `--agent`, else eval.yaml's `agent.name`, else the one whose folder
+    we are in, else the only one, else ask (or fail listing them)."""
     names = azure.agent_services
     listed = ", ".join(names)
+    source = "--agent"
     if agent:
         if agent not in names:
             raise ConfigError.at(
@@ -182,8 +214,12 @@ def _from_azure(
                 f'no agent service named "{agent}"; agent services: {listed}',
             )
         service = agent
+    elif hint is not None and (picked := _service_named(azure, hint)) is not None:
+        service, source = picked, "eval.yaml agent.name"
+    elif (inside := _service_of_folder(azure, cwd)) is not None:
+        service, source = inside, "the service folder"
     elif len(names) == 1:
-        service = names[0]
+        service, source = names[0], "azure.yaml"
     elif no_prompt or choose is None:
         raise ConfigError.at(
             str(azure.path),
@@ -191,26 +227,82 @@ def _from_azure(
             f"{len(names)} agent services ({listed}); pass --agent NAME to pick one",
         )
     else:
-        service = choose(names)
+        service, source = choose(names), "chosen"
         if service not in names:
             raise ConfigError.at(
                 str(azure.path),
                 "services",
                 f'no agent service named "{service}"; agent services: {listed}',
             )
-    defn, service_warnings = read_service_agent(azure, service)
-    warnings.extend(service_warnings)
+    found: ServiceAgent = resolve_service_agent(azure, service)
+    warnings.extend(found.warnings)
     project_dir = azure.project_dir(service)
+    sources = {f"definition.{k}": v for k, v in found.sources.items()}
+    sources.update(service=source, agent_name=found.sources.get("name", "azure.yaml"))
+    sources["kind"] = found.sources.get("kind", "default")
     return DetectedTarget(
         service=service,
-        agent_name=defn.name,
-        kind=defn.kind,
+        agent_name=found.definition.name,
+        kind=found.definition.kind,
         project_dir=project_dir,
         eval_yaml=project_dir / EVAL_YAML,
         azure_yaml=azure.path,
-        definition=defn,
+        definition=found.definition,
         services=names,
+        sources=sources,
     )
+
+
+def _from_folder(cwd: Path, agent: str | None, warnings: list[Problem]) -> DetectedTarget:
+    """No azure.yaml: the agent.yaml of the working folder, if any (a Foundry sample copied on
+    its own), else nothing but the folder (eval.yaml and `.agent_configs/` may define it)."""
+    found = DetectedTarget(project_dir=cwd, eval_yaml=cwd / EVAL_YAML, agent_name=agent)
+    agent_yaml = read_agent_folder(cwd)
+    if agent_yaml is None:
+        if agent:
+            found.sources["agent_name"] = "--agent"
+        return found
+    warnings.extend(agent_yaml.warnings)
+    defn = agent_yaml.definition
+    found.definition = defn
+    found.agent_name = agent or defn.name
+    found.kind = defn.kind
+    found.sources = {f"definition.{k}": v for k, v in agent_yaml.sources.items()}
+    found.sources["agent_name"] = "--agent" if agent else agent_yaml.sources.get("name", "")
+    found.sources["kind"] = agent_yaml.sources.get("kind", "default")
+    return found
+
+
+def _eval_agent_name(config: EvalConfig | None, cwd: Path) -> str | None:
+    """eval.yaml's `agent.name`: of the config given, else of `./eval.yaml` (read quietly —
+    the caller loads it again, warnings and all, once the service is known)."""
+    if config is None and (cwd / EVAL_YAML).is_file():
+        try:
+            config = load_eval_config(cwd / EVAL_YAML)[0]
+        except InputError:
+            return None
+    if config is None or config.agent is None:
+        return None
+    return config.agent.name
+
+
+def _service_named(azure: AzureYaml, name: str) -> str | None:
+    """The agent service called `name`, or whose agent (its `name:`) is called `name`."""
+    if name in azure.agent_services:
+        return name
+    for service in azure.agent_services:
+        raw = azure.services[service]
+        if raw.get("name") == name or (raw.get("config") or {}).get("name") == name:
+            return service
+    return None
+
+
+def _service_of_folder(azure: AzureYaml, cwd: Path) -> str | None:
+    """The one agent service whose project folder is `cwd` (not the azd root itself)."""
+    if cwd == azure.root.resolve():
+        return None
+    matches = [s for s in azure.agent_services if azure.project_dir(s) == cwd]
+    return matches[0] if len(matches) == 1 else None
 
 
 def _apply_baseline(

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_config import METADATA_FILE, write_agent_config
+from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.eval_yaml import EvalConfig
 from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.core.files.yaml_source import read_text
@@ -24,6 +25,7 @@ from agentopt.registry import default_dataset_name, default_evaluator_name
 from agentopt.workflows.detect import DetectedTarget
 from agentopt.workflows.generate.config import find_rubric_entry
 from agentopt.workflows.generate.dataset import parse_categories
+from agentopt.workflows.generate.prompts import tool_summaries
 from agentopt.workflows.generate.suite import DEFAULT_EVAL_MODEL, SuiteRequest
 
 DEFAULT_MAX_SAMPLES = 15
@@ -125,9 +127,10 @@ def plan_suite(
     suite_name = options.name or (existing.name if existing and existing.name else agent_name)
     if wizard and asker is not None and not options.name:
         suite_name = asker.text("Suite name", suite_name).strip() or suite_name
-    instruction = _instruction(options, asker)
+    instruction = _instruction(options, asker, defn)
     model_default = (
         (existing.options.eval_model if existing else None)
+        or (target.foundry.model_deployment.value if target.foundry else None)
         or (defn.model if defn else None)
         or DEFAULT_EVAL_MODEL
     )
@@ -155,6 +158,9 @@ def plan_suite(
         agent_config=meta if meta is not None and meta.is_file() else None,
         agent_instructions=defn.instructions if defn else None,
         tools=list(defn.tools) if defn else [],
+        skills=[{"name": k.name, "description": k.description} for k in defn.skills]
+        if defn
+        else [],
         instruction=instruction,
         eval_model=eval_model,
         max_samples=max_samples,
@@ -184,7 +190,26 @@ def read_instruction_file(path: Path) -> str:
     return text
 
 
-def _instruction(options: GenerateOptions, asker: Asker | None) -> str:
+def derived_instruction(defn: AgentDefinition) -> str | None:
+    """The generation instruction azd derives when `-g` is not given: the agent's own
+    instructions, tools and skills describe it (they are also in the prompt in full), so the
+    paragraph only says who the agent is and what it has; None when it has no instructions."""
+    if not (defn.instructions or "").strip():
+        return None
+    first = f"The agent \"{defn.name}\""
+    text = f"{first}: {defn.description.strip()}" if defn.description else first
+    text = text.rstrip(".") + ". It does what its own instructions below say."
+    tools = tool_summaries(defn.tools)
+    if tools:
+        text += " It can call these tools: " + ", ".join(t["name"] for t in tools) + "."
+    if defn.skills:
+        text += " It can load these skills: " + ", ".join(k.name for k in defn.skills) + "."
+    return text
+
+
+def _instruction(
+    options: GenerateOptions, asker: Asker | None, defn: AgentDefinition | None = None
+) -> str:
     if options.gen_instruction and options.gen_instruction_file:
         raise ConfigError(
             problems=[
@@ -200,10 +225,14 @@ def _instruction(options: GenerateOptions, asker: Asker | None) -> str:
         return options.gen_instruction.strip()
     if options.gen_instruction_file is not None:
         return read_instruction_file(options.gen_instruction_file)
+    derived = derived_instruction(defn) if defn is not None else None
     if asker is None:
+        if derived is not None:
+            return derived
         raise ConfigError(INSTRUCTION_MISSING, hint=INSTRUCTION_FLAGS)
     answer = asker.text(
-        "Describe what the agent does, in one paragraph (or @FILE to read it from a file)"
+        "Describe what the agent does, in one paragraph (or @FILE to read it from a file)",
+        derived,
     ).strip()
     if answer.startswith("@"):
         return read_instruction_file(options.cwd / Path(answer[1:]).expanduser())

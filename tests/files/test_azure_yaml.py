@@ -172,9 +172,13 @@ def test_deprecated_config_block_warns_once(tmp_path: Path) -> None:
         "    config:\n      kind: prompt\n      instructions: Be kind.\n",
         **{"agent.yaml": "kind: prompt\ninstructions: from agent.yaml\n"},
     )
-    defn, [warning] = read_service_agent(load_azure_yaml(path), "a")
+    defn, warnings = read_service_agent(load_azure_yaml(path), "a")
     assert defn.instructions == "Be kind."
-    assert warning.location == "services.a.config" and "deprecated" in warning.message
+    [deprecated] = [w for w in warnings if "deprecated" in w.message]
+    assert deprecated.location == "services.a.config"
+    # agent.yaml disagrees with the config block: said once, and the config block wins.
+    [conflict] = [w for w in warnings if "differs" in w.message]
+    assert "instructions differs from azure.yaml (config)'s" in conflict.message
 
 
 def test_top_level_agent_yaml(tmp_path: Path) -> None:

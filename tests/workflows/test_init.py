@@ -108,6 +108,11 @@ def test_init_no_prompt_detects_writes_the_baseline_and_creates_the_suite(
 
 
 def test_init_without_instruction_names_the_flags(azd_project: Path) -> None:
+    # A hosted agent whose code is its only definition: nothing to derive the paragraph from.
+    (azd_project / "azure.yaml").write_text(
+        "services:\n  a: {host: azure.ai.agent, kind: hosted, startupCommand: python x.py}\n",
+        encoding="utf-8",
+    )
     code, out = _cli(azd_project, "--eval-model", "mock:echo")
     assert code == 2
     assert "a generation instruction is required" in out

@@ -44,6 +44,8 @@ class AgentDefinition(BaseModel):
 
     name: str
     kind: Literal["prompt", "hosted"] = "prompt"
+    description: str | None = None
+    """What the agent is for (`description:` of azure.yaml / agent.yaml)."""
     folder: Path = Path(".")
     model: str | None = None
     instructions: str | None = None
@@ -61,6 +63,11 @@ class AgentDefinition(BaseModel):
     target: str | None = None
     """local | hosted | endpoint | command | foundry; None = decide (agents.md)."""
     startup_command: str | list[str] | None = None
+    code_runtime: str | None = None
+    """Code-deploy runtime (`codeConfiguration.runtime`, e.g. `python_3_13`, `dotnet_10`, or
+    `runtime.stack`): with `code_entry_point`, how a start command is derived."""
+    code_entry_point: str | None = None
+    """`codeConfiguration.entryPoint` (agent.yaml `code_configuration.entry_point`)."""
     port: int = 8088
     endpoint: str | None = None
     protocol: Literal["responses", "chat_completions"] = "responses"

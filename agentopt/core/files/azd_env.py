@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentopt.core.errors import Problem
+from agentopt.core.errors import ConfigError, Problem
 
 ENDPOINT_VARS = ("FOUNDRY_PROJECT_ENDPOINT", "AZURE_AI_PROJECT_ENDPOINT")
 DEPRECATED_ENDPOINT_VAR = "AZURE_AI_PROJECT_ENDPOINT"
@@ -67,8 +67,13 @@ def _unescape(raw: str) -> str:
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), raw)
 
 
-def azd_env_name(root: Path, environ: Mapping[str, str] | None = None) -> str | None:
-    """`AZURE_ENV_NAME`, else `.azure/config.json` `defaultEnvironment`, else None."""
+def azd_env_name(
+    root: Path, environ: Mapping[str, str] | None = None, explicit: str | None = None
+) -> str | None:
+    """`-e/--environment` (`explicit`), else `AZURE_ENV_NAME`, else `.azure/config.json`
+    `defaultEnvironment`, else None — azd's order."""
+    if explicit:
+        return explicit
     env = os.environ if environ is None else environ
     if env.get("AZURE_ENV_NAME"):
         return env["AZURE_ENV_NAME"]
@@ -95,10 +100,34 @@ class AzdEnvironment:
         return self.process.get(key) or self.file_values.get(key) or None
 
 
-def load_azd_environment(root: Path, environ: Mapping[str, str] | None = None) -> AzdEnvironment:
-    """The azd environment of the project at `root` (no environment is fine)."""
+def environment_names(root: Path) -> list[str]:
+    """The azd environments of the project at `root` (folders of `.azure/` with a `.env`)."""
+    folder = Path(root) / ".azure"
+    try:
+        return sorted(p.parent.name for p in folder.glob("*/.env") if p.is_file())
+    except OSError:
+        return []
+
+
+def load_azd_environment(
+    root: Path, environ: Mapping[str, str] | None = None, *, name: str | None = None
+) -> AzdEnvironment:
+    """The azd environment of the project at `root` (no environment is fine).
+
+    Raises:
+        ConfigError: `name` (from `-e/--environment`) names no environment of the project;
+            the message lists the ones there are.
+    """
     env = dict(os.environ if environ is None else environ)
-    name = azd_env_name(root, env)
+    if name is not None and not (Path(root) / ".azure" / name / ".env").is_file():
+        known = environment_names(root)
+        listed = ", ".join(known) if known else "none"
+        raise ConfigError(
+            f'no azd environment named "{name}" in {Path(root) / ".azure"} '
+            f"(environments: {listed})",
+            hint="pass -e with one of them, or create it with `azd env new " + name + "`",
+        )
+    name = azd_env_name(root, env, name)
     if name is None:
         return AzdEnvironment(process=env)
     path = Path(root) / ".azure" / name / ".env"
@@ -122,24 +151,66 @@ def deployed_identity(service: str, env: AzdEnvironment) -> tuple[str | None, st
     return env.get(prefix + "NAME"), env.get(prefix + "VERSION")
 
 
-def resolve_project_endpoint(
+PROJECT_ID_VAR = "AZURE_AI_PROJECT_ID"
+_PROJECT_ID = re.compile(
+    r"^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/"
+    r"Microsoft\.CognitiveServices/accounts/([^/]+)/projects/([^/]+)$"
+)
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A resolved value and where it came from, as azd's "Detected eval target" shows it:
+    a flag (`--project-endpoint`), a variable (`AGENT_SUPPORT_NAME`), `eval.yaml`, …"""
+
+    value: str | None = None
+    source: str = "unresolved"
+
+
+def endpoint_from_project_id(project_id: str) -> str:
+    """`https://<account>.services.ai.azure.com/api/projects/<project>` from a Foundry
+    project's ARM id (`AZURE_AI_PROJECT_ID`), as azd builds it.
+
+    Raises:
+        ConfigError: the id is not a `Microsoft.CognitiveServices/accounts/…/projects/…` id.
+    """
+    match = _PROJECT_ID.match(project_id.strip())
+    if match is None:
+        raise ConfigError.at(
+            "",
+            PROJECT_ID_VAR,
+            "expected /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft."
+            f"CognitiveServices/accounts/<account>/projects/<project>, found {project_id!r}",
+        )
+    return f"https://{match.group(3)}.services.ai.azure.com/api/projects/{match.group(4)}"
+
+
+def project_endpoint_sourced(
     flag: str | None, env: AzdEnvironment
-) -> tuple[str | None, list[Problem]]:
-    """`--project-endpoint` → `FOUNDRY_PROJECT_ENDPOINT` → `AZURE_AI_PROJECT_ENDPOINT`."""
+) -> tuple[Sourced, list[Problem]]:
+    """azd's order: `--project-endpoint` → `FOUNDRY_PROJECT_ENDPOINT` →
+    `AZURE_AI_PROJECT_ENDPOINT` (deprecated, with a warning) → built from
+    `AZURE_AI_PROJECT_ID`."""
     if flag:
-        return flag, []
+        return Sourced(flag, "--project-endpoint"), []
     for var in ENDPOINT_VARS:
         value = env.get(var)
         if value:
-            warnings = []
-            if var == DEPRECATED_ENDPOINT_VAR:
-                warnings.append(
-                    Problem(
-                        "",
-                        var,
-                        "is deprecated; set FOUNDRY_PROJECT_ENDPOINT instead",
-                        "warning",
-                    )
-                )
-            return value, warnings
-    return None, []
+            if var != DEPRECATED_ENDPOINT_VAR:
+                return Sourced(value, var), []
+            warning = Problem(
+                "", var, "is deprecated; set FOUNDRY_PROJECT_ENDPOINT instead", "warning"
+            )
+            return Sourced(value, f"{var} (deprecated)"), [warning]
+    project_id = env.get(PROJECT_ID_VAR)
+    if project_id:
+        return Sourced(endpoint_from_project_id(project_id), PROJECT_ID_VAR), []
+    return Sourced(), []
+
+
+def resolve_project_endpoint(
+    flag: str | None, env: AzdEnvironment
+) -> tuple[str | None, list[Problem]]:
+    """The project endpoint by `project_endpoint_sourced`, without its source."""
+    found, warnings = project_endpoint_sourced(flag, env)
+    return found.value, warnings

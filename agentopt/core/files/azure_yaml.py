@@ -1,10 +1,15 @@
 """`azure.yaml` — finding the agent in an azd project (files.md §1).
 
-Agent services are `services:` entries with `host: azure.ai.agent`. Their definition is read,
-first match wins, from: inline keys (when `kind` is set), a deprecated `config:` block, or
-`agent.yaml`/`agent.yml` in the service folder (top-level or under `template:`). `$ref`
-includes are resolved lazily, per service, so a broken include in one service never stops
-another from loading.
+Agent services are `services:` entries with `host: azure.ai.agent`. The definition is resolved
+as the azure.ai.agents extension does (`internal/project/agent_definition.go`): from the inline
+service keys when they carry a `kind`, else from a `config:` block that carries a `kind`
+(deprecated), else from `agent.yaml`/`agent.yml` in the service folder (top level or under
+`template:`, deprecated too). A `config:` block without `kind` — the pre-split shape of the
+Foundry samples (`promptAgent: {}`, `deployments:`) — only gives deployment settings and never
+hides the agent.yaml beside it. Sources are layered: what the chosen source lacks is filled
+from the others, and a warning is printed only where two of them disagree. A sibling
+`instructions.md` and a `skills/` folder fill a definition that has none. `$ref` includes are
+resolved lazily, per service, so a broken include in one service never stops another.
 """
 
 from __future__ import annotations
@@ -15,17 +20,37 @@ from typing import Any
 
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition, Skill
-from agentopt.core.files.problems import Collector, describe
-from agentopt.core.files.tools_json import check_tools
+from agentopt.core.files.agent_keys import (
+    HOSTED_KINDS,
+    PROMPT_KINDS,
+    KeyLayer,
+    deployment_model,
+    has_kind,
+    instructions,
+    read_layer,
+)
+from agentopt.core.files.problems import Collector, KeyPath, describe
+from agentopt.core.files.skills import load_skills
 from agentopt.core.files.yaml_refs import BASE_KEY, resolve_refs
 from agentopt.core.files.yaml_source import load_yaml
 
 AGENT_HOST = "azure.ai.agent"
 SKILL_HOST = "azure.ai.skill"
-PROMPT_KINDS = ("prompt",)
-HOSTED_KINDS = ("hosted", "workflow", "prompt-voice")
+PROJECT_HOST = "azure.ai.project"
 AGENT_YAML_NAMES = ("agent.yaml", "agent.yml")
-_TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+SIBLING_INSTRUCTIONS = ("instructions.md",)
+SKILLS_FOLDER = "skills"
+__all__ = [
+    "AGENT_HOST",
+    "HOSTED_KINDS",
+    "PROMPT_KINDS",
+    "AzureYaml",
+    "ServiceAgent",
+    "load_azure_yaml",
+    "read_agent_folder",
+    "read_service_agent",
+    "resolve_service_agent",
+]
 
 
 @dataclass
@@ -99,150 +124,180 @@ def load_azure_yaml(path: Path | str) -> AzureYaml:
     return AzureYaml(path=path, name=name, services=clean, warnings=c.warnings)
 
 
+@dataclass
+class ServiceAgent:
+    """One agent definition with where each of its fields came from (for the target block)."""
+
+    definition: AgentDefinition
+    sources: dict[str, str] = field(default_factory=dict)
+    """Field name (`kind`, `name`, `model`, `instructions`, `startup_command`, …) → the source
+    that set it: `azure.yaml (inline)`, `azure.yaml (config)`, `agent.yaml`, `instructions.md`."""
+    warnings: list[Problem] = field(default_factory=list)
+
+
 def read_service_agent(azure: AzureYaml, service: str) -> tuple[AgentDefinition, list[Problem]]:
     """The agent definition of one agent service, and the warnings met on the way.
 
     Returns a definition with only a name when the service defines nothing agentopt can read
     (a warning says so); `.agent_configs/baseline/` may still supply the rest.
     """
+    found = resolve_service_agent(azure, service)
+    return found.definition, found.warnings
+
+
+def resolve_service_agent(azure: AzureYaml, service: str) -> ServiceAgent:
+    """`read_service_agent` with the source of every field."""
     svc = azure.service(service)
     folder = azure.project_dir(service)
     c = Collector(str(azure.path))
-    where = ("services", service)
-    kind = svc.get("kind")
-    if isinstance(kind, str) and kind.strip():
-        defn = _from_keys(c, azure, service, svc, where, folder, "azure.yaml (inline)")
-    elif isinstance(svc.get("config"), dict):
-        c.warn(
-            (*where, "config"), "the config: block is deprecated; move its keys into the service"
+    where: KeyPath = ("services", service)
+    skills = _skill_lookup(azure)
+    bases = [Path(b) for b in (svc.get(BASE_KEY),) if b] + [azure.root, folder]
+    inline = has_kind(svc)
+    layers = [
+        read_layer(
+            c, svc, where, "azure.yaml (inline)", bases=bases, definition=inline, skills=skills
         )
-        block = {**svc["config"], BASE_KEY: svc.get(BASE_KEY)}
-        defn = _from_keys(
-            c, azure, service, block, (*where, "config"), folder, "azure.yaml config:"
+    ]
+    config = svc.get("config")
+    if isinstance(config, dict):
+        cbases = [Path(b) for b in (config.get(BASE_KEY),) if b] + bases
+        is_def = has_kind(config) and not inline
+        if is_def:
+            c.warn(
+                (*where, "config"),
+                "the config: block is deprecated; move its keys into the service",
+            )
+        layers.append(
+            read_layer(
+                c,
+                config,
+                (*where, "config"),
+                "azure.yaml (config)",
+                bases=cbases,
+                definition=has_kind(config),
+                skills=skills,
+            )
         )
-    else:
-        defn = _from_agent_yaml(c, azure, service, svc, folder)
+    agent_file = next((folder / n for n in AGENT_YAML_NAMES if (folder / n).is_file()), None)
+    chosen = inline or (isinstance(config, dict) and has_kind(config))
+    if agent_file is not None:
+        layers.append(_agent_yaml_layer(c, agent_file, skills, note=not chosen, where=where))
+    elif not chosen:
+        c.warn(where, f"no agent definition: no kind, no config: kind, no agent.yaml in {folder}")
+    model = deployment_model(config if isinstance(config, dict) else {}) or _project_model(
+        azure, svc
+    )
+    if model:
+        layers.append(KeyLayer("azure.yaml deployments", {"model": model}))
+    found = merge_layers(c, layers, folder, default_name=service)
     c.raise_if_errors(config=True)
-    return defn, c.warnings
+    found.warnings = c.warnings
+    return found
 
 
-def _from_agent_yaml(
-    c: Collector, azure: AzureYaml, service: str, svc: dict[str, Any], folder: Path
-) -> AgentDefinition:
-    found = next((folder / n for n in AGENT_YAML_NAMES if (folder / n).is_file()), None)
-    if found is None:
-        c.warn(
-            ("services", service),
-            f"no agent definition: no kind, no config:, no agent.yaml in {folder}",
-        )
-        return AgentDefinition(name=_agent_name(svc, service), folder=folder, source="azure.yaml")
-    data, _lines = load_yaml(found, shown=str(found))
-    data = resolve_refs(data, found)
+def read_agent_folder(folder: Path) -> ServiceAgent | None:
+    """The agent of a folder that has an agent.yaml but no azure.yaml (a Foundry sample copied
+    on its own), or None when there is none."""
+    agent_file = next((folder / n for n in AGENT_YAML_NAMES if (folder / n).is_file()), None)
+    if agent_file is None:
+        return None
+    c = Collector(str(agent_file))
+    layer = _agent_yaml_layer(c, agent_file, None, note=False, where=())
+    found = merge_layers(c, [layer], folder, default_name=folder.resolve().name)
+    c.raise_if_errors(config=True)
+    found.warnings = c.warnings
+    return found
+
+
+def merge_layers(
+    c: Collector, layers: list[KeyLayer], folder: Path, *, default_name: str
+) -> ServiceAgent:
+    """Layer the sources, first wins; warn where a later one sets a different value."""
+    fields: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for layer in layers:
+        for key, value in layer.fields.items():
+            if key not in fields:
+                fields[key] = value
+                sources[key] = layer.source
+            elif _differs(fields[key], value):
+                c.warn(
+                    (layer.locations.get(key, key),),
+                    f"{key.replace('_', ' ')} differs from {sources[key]}'s; using {sources[key]}",
+                )
+    if "instructions" not in fields:
+        sibling = next((folder / n for n in SIBLING_INSTRUCTIONS if (folder / n).is_file()), None)
+        if sibling is not None:
+            text = sibling.read_text(encoding="utf-8").strip()
+            if text:
+                fields["instructions"], sources["instructions"] = text, sibling.name
+    if "skills" not in fields and (folder / SKILLS_FOLDER).is_dir():
+        found, sc = load_skills(folder / SKILLS_FOLDER, str(folder / SKILLS_FOLDER))
+        c.problems.extend(Problem(p.file, p.location, p.message, "warning") for p in sc.problems)
+        if found:
+            fields["skills"], sources["skills"] = found, f"{SKILLS_FOLDER}/"
+    fields.setdefault("name", default_name)
+    sources.setdefault("name", sources.get("kind", "service name"))
+    defn = AgentDefinition(
+        folder=folder,
+        source=" + ".join(dict.fromkeys(sources.values())),
+        **{k: v for k, v in fields.items() if k in AgentDefinition.model_fields},
+    )
+    return ServiceAgent(definition=defn, sources=sources)
+
+
+def _differs(a: Any, b: Any) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return " ".join(a.split()) != " ".join(b.split())
+    return bool(a != b)
+
+
+def _agent_yaml_layer(
+    c: Collector, path: Path, skills: Any, *, note: bool, where: KeyPath
+) -> KeyLayer:
+    data, lines = load_yaml(path, shown=str(path))
+    data = resolve_refs(data, path)
     if not isinstance(data, dict):
-        raise ConfigError.at(str(found), "", f"expected a mapping, found {describe(data)}")
+        raise ConfigError.at(str(path), "", f"expected a mapping, found {describe(data)}")
     template = data.get("template")
     agent: dict[str, Any] = template if isinstance(template, dict) else data
-    c.warn(
-        ("services", service), f"agent definition read from {found.name} (azd now keeps it inline)"
+    if note:
+        c.warn(where, f"agent definition read from {path.name} (azd now keeps it inline)")
+    sub = Collector(str(path), lines)
+    prefix: KeyPath = ("template",) if agent is not data else ()
+    layer = read_layer(
+        sub,
+        agent,
+        prefix,
+        path.name,
+        bases=[path.parent],
+        definition=True,
+        skills=skills,
+        fallback=data if agent is not data else None,
     )
-    sub = Collector(str(found))
-    prefix = ("template",) if agent is not data else ()
-    defn = _from_keys(sub, azure, service, agent, prefix, folder, str(found), fallback=data)
     c.problems.extend(sub.problems)
-    return defn
+    return layer
 
 
-def _from_keys(
-    c: Collector,
-    azure: AzureYaml,
-    service: str,
-    keys: dict[str, Any],
-    where: tuple[str | int, ...],
-    folder: Path,
-    source: str,
-    *,
-    fallback: dict[str, Any] | None = None,
-) -> AgentDefinition:
-    kind_raw = keys.get("kind") or "prompt"
-    if kind_raw in PROMPT_KINDS:
-        kind = "prompt"
-    elif kind_raw in HOSTED_KINDS:
-        kind = "hosted"
-    else:
-        c.error(
-            (*where, "kind"),
-            f"expected prompt, hosted, workflow or prompt-voice, found {describe(kind_raw)}",
-        )
-        kind = "prompt"
-    bases = [Path(b) for b in (keys.get(BASE_KEY),) if b] + [azure.root, folder]
-    model = _model(keys) or _model(fallback or {})
-    instructions = _instructions(c, keys.get("instructions"), (*where, "instructions"), bases)
-    tools = check_tools(c, (*where, "tools"), keys.get("tools"))
-    temperature = keys.get("temperature")
-    if temperature is None and isinstance(keys.get("model"), dict):
-        temperature = (keys["model"].get("options") or {}).get("temperature")
-    if temperature is not None and (
-        isinstance(temperature, bool) or not isinstance(temperature, int | float)
-    ):
-        c.error((*where, "temperature"), f"expected a number 0–2, found {describe(temperature)}")
-        temperature = None
-    startup = keys.get("startupCommand", keys.get("startup_command"))
-    port = keys.get("port")
-    return AgentDefinition(
-        name=_agent_name(keys, service),
-        kind=kind,  # type: ignore[arg-type]
-        folder=folder,
-        model=model,
-        instructions=instructions,
-        temperature=temperature,
-        tools=tools,
-        skills=_skills(c, azure, keys, where),
-        startup_command=startup if isinstance(startup, str | list) else None,
-        port=port if isinstance(port, int) and not isinstance(port, bool) else 8088,
-        source=f"{source} services.{service}" if source.startswith("azure.yaml") else source,
-    )
-
-
-def _agent_name(keys: dict[str, Any], service: str) -> str:
-    name = keys.get("name")
-    return name if isinstance(name, str) and name.strip() else service
-
-
-def _model(keys: dict[str, Any]) -> str | None:
-    model = keys.get("model")
-    if isinstance(model, str) and model.strip():
-        return model
-    if isinstance(model, dict):
-        for key in ("id", "name", "deployment"):
-            if isinstance(model.get(key), str):
-                return model[key]
-    for res in keys.get("resources") or []:
-        if isinstance(res, dict) and res.get("kind") == "model" and isinstance(res.get("id"), str):
-            return res["id"]
+def _project_model(azure: AzureYaml, svc: dict[str, Any]) -> str | None:
+    """The first deployment of the `azure.ai.project` service the agent `uses:`."""
+    for name in svc.get("uses") or []:
+        raw = azure.services.get(name) if isinstance(name, str) else None
+        if isinstance(raw, dict) and raw.get("host") == PROJECT_HOST:
+            return deployment_model(raw)
     return None
 
 
-def _instructions(c: Collector, raw: Any, where: tuple, bases: list[Path]) -> str | None:
-    """Inline text, or a path (one line ending in .md/.txt) to read."""
-    if raw is None:
-        return None
-    if not isinstance(raw, str):
-        c.error(where, f"expected text or a path to a .md file, found {describe(raw)}")
-        return None
-    text = raw.strip()
-    if "\n" in text or not text.lower().endswith(_TEXT_SUFFIXES):
-        return raw.rstrip()
-    for base in bases:
-        candidate = base / text
-        if candidate.is_file():
-            return candidate.read_text(encoding="utf-8").rstrip()
-    c.error(where, f'expected the instructions file "{text}", found nothing (looked in {bases[0]})')
-    return None
+def _skill_lookup(azure: AzureYaml) -> Any:
+    def lookup(c: Collector, names: Any, where: KeyPath) -> list[Skill]:
+        return _skills(c, azure, names, where)
+
+    return lookup
 
 
-def _skills(c: Collector, azure: AzureYaml, keys: dict[str, Any], where: tuple) -> list[Skill]:
+def _skills(c: Collector, azure: AzureYaml, names: Any, where: KeyPath) -> list[Skill]:
     """Skills named by `skill:` / `skills:` that are `azure.ai.skill` services."""
-    names = keys.get("skills", keys.get("skill"))
     if names is None:
         return []
     if isinstance(names, str):
@@ -264,7 +319,7 @@ def _skills(c: Collector, azure: AzureYaml, keys: dict[str, Any], where: tuple) 
             continue
         bases = [Path(b) for b in (svc.get(BASE_KEY),) if b] + [azure.root]
         sc = Collector(str(azure.path))
-        body = _instructions(sc, svc.get("instructions"), ("services", name, "instructions"), bases)
+        body = instructions(sc, svc.get("instructions"), ("services", name), bases)
         c.problems.extend(Problem(p.file, p.location, p.message, "warning") for p in sc.problems)
         if body:
             desc = svc.get("description")

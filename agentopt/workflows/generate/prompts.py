@@ -43,6 +43,8 @@ class AgentContext(BaseModel):
     """The agent's own system prompt, when the definition has one."""
     tools: list[dict[str, str]] = Field(default_factory=list)
     """`{"name", "description"}` of each tool the agent can call."""
+    skills: list[dict[str, str]] = Field(default_factory=list)
+    """`{"name", "description"}` of each skill the agent can load on demand."""
 
 
 def category_description(category: str) -> str:

@@ -68,6 +68,8 @@ class SuiteRequest(BaseModel):
     """`.agent_configs/baseline/metadata.yaml`, when there is one."""
     agent_instructions: str | None = None
     tools: list[dict[str, Any]] = Field(default_factory=list)
+    skills: list[dict[str, str]] = Field(default_factory=list)
+    """`{"name", "description"}` of each skill the agent can load."""
     instruction: str
     """The generation instruction."""
     eval_model: str = DEFAULT_EVAL_MODEL
@@ -132,6 +134,7 @@ def agent_context(request: SuiteRequest) -> AgentContext:
         instruction=request.instruction.strip(),
         agent_instructions=(request.agent_instructions or "").strip() or None,
         tools=tool_summaries(request.tools),
+        skills=[dict(s) for s in request.skills],
     )
 
 

@@ -57,11 +57,21 @@ def _config(
         config, more = load_eval_config(path)
         warnings.extend(more)
         detected = detect_target(
-            path.resolve().parent, agent=opts.agent, no_prompt=ask is None, eval_config=config
+            path.resolve().parent,
+            agent=opts.agent,
+            no_prompt=ask is None,
+            eval_config=config,
+            environment=opts.environment,
         )
         return config, path, detected, warnings + detected.warnings
     empty = EvalConfig()
-    detected = detect_target(cwd, agent=opts.agent, no_prompt=ask is None, eval_config=empty)
+    detected = detect_target(
+        cwd,
+        agent=opts.agent,
+        no_prompt=ask is None,
+        eval_config=empty,
+        environment=opts.environment,
+    )
     found = detected.eval_yaml
     if not found.is_file():
         return None, None, detected, warnings + detected.warnings
@@ -73,7 +83,11 @@ def _config(
     config, more = load_eval_config(found)
     warnings.extend(more)
     detected = detect_target(
-        found.resolve().parent, agent=opts.agent, no_prompt=ask is None, eval_config=config
+        found.resolve().parent,
+        agent=opts.agent,
+        no_prompt=ask is None,
+        eval_config=config,
+        environment=opts.environment,
     )
     return config, found, detected, warnings + detected.warnings
 

@@ -27,6 +27,8 @@ class OptimizeOptions:
 
     config: Path | None = None
     agent: str | None = None
+    environment: str | None = None
+    """`-e/--environment`: the azd environment."""
     dataset: Path | None = None
     eval_model: str | None = None
     optimize_model: str | None = None

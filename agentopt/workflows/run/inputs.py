@@ -70,6 +70,8 @@ class RunOptions:
     no_upgrade: bool = False
     timeout: float | None = None
     project_endpoint: str | None = None
+    environment: str | None = None
+    """`-e/--environment`: the azd environment."""
     real_tools: bool | None = None
     """None: tool mocks first, then real tools (eval run); see agents.RunConfig."""
 
@@ -178,6 +180,7 @@ def resolve_inputs(opts: RunOptions, cwd: Path, ask: Ask | None) -> ResolvedInpu
             project_endpoint=opts.project_endpoint,
             no_prompt=ask is None,
             eval_config=config,
+            environment=opts.environment,
         )
         warnings.extend(detected.warnings)
         project = detected.project_dir
