@@ -39,7 +39,15 @@ EvaluatorOpt = Annotated[
 ]
 NameOpt = Annotated[str | None, typer.Option("--name", help="Suite name (default: agent name).")]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="azd agent service to use.")]
-OutFile = Annotated[Path, typer.Option("--out-file", help="Where to write the eval config.")]
+OutFile = Annotated[
+    Path,
+    typer.Option(
+        "--out-file",
+        "--config",
+        "-c",
+        help="Where to write the eval config (its datasets/ and evaluators/ go beside it).",
+    ),
+]
 ResetDefaults = Annotated[
     bool, typer.Option("--reset-defaults", help="Regenerate even if eval.yaml exists.")
 ]
@@ -168,9 +176,7 @@ def _agent_eval_yaml() -> Path | None:
     from agentopt.workflows.detect import detect_target
 
     try:
-        found = detect_target(
-            STATE.cwd, no_prompt=True, environment=STATE.environment
-        ).eval_yaml
+        found = detect_target(STATE.cwd, no_prompt=True, environment=STATE.environment).eval_yaml
     except InputError:
         return None
     return found if found.is_file() else None

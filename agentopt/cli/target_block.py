@@ -1,10 +1,13 @@
-"""The "Detected eval target" block that `eval init` prints (cli.md): what was found, each
-line marked ✓, or "(not found)" so the user sees at once what to configure."""
+"""The "Detected eval target" block that `eval init` and `eval generate` print (cli.md): what
+was found, each line marked ✓ or "(not found)", with where it came from — a flag, an azd
+environment variable, azure.yaml, agent.yaml or eval.yaml — as `azd ai agent eval` shows it."""
 
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
+from typing import NamedTuple
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -15,20 +18,57 @@ from agentopt.workflows.detect import DetectedTarget
 NOT_FOUND = "(not found)"
 
 
-def target_rows(target: DetectedTarget, cwd: Path | None = None) -> list[tuple[str, str | None]]:
-    """(label, value or None) in display order; shared by the terminal block and tests."""
+class Row(NamedTuple):
+    """One line of the block: its label, the value (None = not found) and its source."""
+
+    label: str
+    value: str | None
+    source: str = ""
+
+
+def target_rows(target: DetectedTarget, cwd: Path | None = None) -> list[Row]:
+    """The rows in display order; shared by the terminal block and tests."""
     base = Path(cwd or Path.cwd()).resolve()
     eval_note = "" if target.eval_yaml.exists() else "  (will be created)"
-    endpoint = target.endpoint or target.project_endpoint
-    return [
-        ("Service", target.service),
-        ("Agent", target.agent_name),
-        ("Kind", target.kind),
-        ("Endpoint", endpoint),
-        ("Project folder", _shown(target.project_dir, base)),
-        ("eval.yaml", _shown(target.eval_yaml, base) + eval_note),
-        ("Target", target.target),
+    src = target.sources
+    foundry = target.foundry
+    defn = target.definition
+    rows = [Row("Service", target.service, src.get("service", "azure.yaml"))]
+    if foundry is not None and foundry.deployed_name.value:
+        rows.append(Row("Agent", foundry.deployed_name.value, foundry.deployed_name.source))
+    else:
+        rows.append(Row("Agent", target.agent_name, src.get("agent_name", "")))
+    if foundry is not None:
+        rows.append(Row("Version", foundry.deployed_version.value, foundry.deployed_version.source))
+    rows.append(Row("Kind", target.kind, src.get("kind", "")))
+    if defn is not None and defn.model:
+        rows.append(Row("Model", defn.model, src.get("definition.model", "")))
+    if target.endpoint:
+        rows.append(Row("Endpoint", target.endpoint, "eval.yaml agent.endpoint"))
+    elif foundry is not None:
+        rows.append(
+            Row("Endpoint", foundry.project_endpoint.value, foundry.project_endpoint.source)
+        )
+    else:
+        rows.append(Row("Endpoint", target.project_endpoint))
+    if foundry is not None and foundry.environment_label:
+        rows.append(Row("Environment", foundry.environment_label, "azd"))
+    rows += [
+        Row("Project folder", _shown(target.project_dir, base)),
+        Row("eval.yaml", _shown(target.eval_yaml, base) + eval_note),
+        Row("Target", target.target),
     ]
+    if target.kind == "hosted" and defn is not None and not defn.command:
+        command = defn.startup_command
+        shown = shlex.join(command) if isinstance(command, list) else command
+        rows.append(
+            Row(
+                "Start command",
+                shown,
+                src.get("startup_command", src.get("definition.startup_command", "")),
+            )
+        )
+    return rows
 
 
 def render_target_block(target: DetectedTarget, cwd: Path | None = None) -> RenderableType:
@@ -37,11 +77,14 @@ def render_target_block(target: DetectedTarget, cwd: Path | None = None) -> Rend
     grid.add_column(width=2)
     grid.add_column(style="bold")
     grid.add_column()
-    for label, value in target_rows(target, cwd):
-        if value:
-            grid.add_row(Text("✓", style="green"), f"{label}:", Text(value))
+    for row in target_rows(target, cwd):
+        if row.value:
+            shown = Text(row.value)
+            if row.source and row.source != "unresolved":
+                shown.append(f"  ({row.source})", style="dim")
+            grid.add_row(Text("✓", style="green"), f"{row.label}:", shown)
         else:
-            grid.add_row(Text("·", style="yellow"), f"{label}:", Text(NOT_FOUND, style="dim"))
+            grid.add_row(Text("·", style="yellow"), f"{row.label}:", Text(NOT_FOUND, style="dim"))
     return Group(Text("Detected eval target", style="bold"), grid)
 
 

@@ -78,6 +78,16 @@ class InputError(AgentoptError):
         """One-problem shorthand: `InputError.at("eval.yaml", "dataset.name", "expected ...")`."""
         return cls(problems=[Problem(file, location, message)])
 
+    def after(self, warnings: list[Problem]) -> InputError:
+        """The same error with `warnings` met before it listed first: a refused config still
+        shows its did-you-mean lines (a typo such as `datset:` is often the cause)."""
+        shown = [w for w in warnings if w not in self.problems]
+        if not shown:
+            return self
+        err = type(self)(self.message, problems=[*shown, *self.problems], hint=self.hint)
+        err.__cause__ = self.__cause__
+        return err
+
 
 class ConfigError(InputError):
     """Configuration is missing or inconsistent; the message names the flag or key to set."""

@@ -196,7 +196,7 @@ def derived_instruction(defn: AgentDefinition) -> str | None:
     paragraph only says who the agent is and what it has; None when it has no instructions."""
     if not (defn.instructions or "").strip():
         return None
-    first = f"The agent \"{defn.name}\""
+    first = f'The agent "{defn.name}"'
     text = f"{first}: {defn.description.strip()}" if defn.description else first
     text = text.rstrip(".") + ". It does what its own instructions below say."
     tools = tool_summaries(defn.tools)

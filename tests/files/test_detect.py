@@ -144,7 +144,7 @@ def test_nothing_found(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     found = detect_target(root, agent="named", environ={})
     assert found.definition is None and found.target is None and found.agent_name == "named"
-    rows = dict(target_rows(found, root))
+    rows = {row.label: row.value for row in target_rows(found, root)}
     assert rows["Service"] is None and rows["eval.yaml"] == "eval.yaml  (will be created)"
 
 
@@ -191,8 +191,9 @@ def test_target_block_marks_found_and_missing(tmp_path: Path) -> None:
     text = console.export_text()
     lines = [line.rstrip() for line in text.splitlines()]
     assert lines[0] == "Detected eval target"
-    assert "✓  Service:        alpha" in lines
-    assert "✓  Kind:           prompt" in lines
+    assert "✓  Service:        alpha  (--agent)" in lines
+    assert "✓  Kind:           prompt  (azure.yaml (inline))" in lines
     assert "·  Endpoint:       (not found)" in lines
+    assert "·  Version:        (not found)" in lines
     assert "✓  Project folder: ." in lines
     assert "✓  eval.yaml:      eval.yaml  (will be created)" in lines

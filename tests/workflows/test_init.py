@@ -156,8 +156,17 @@ def test_wizard_asks_for_what_is_missing(azd_project: Path) -> None:
     flags = GenerateOptions(gen_instruction="x", eval_model="m", max_samples=3, name="n")
     plan = plan_suite(flags, target, asker=quiet, wizard=True)
     assert quiet.asked == [] and isinstance(plan, SuiteRequest)
+    # Nobody to ask: the agent's own instructions, tools and skills describe it (azd does so).
+    plan = plan_suite(GenerateOptions(), target, asker=None, wizard=True)
+    assert isinstance(plan, SuiteRequest)
+    assert plan.instruction == (
+        'The agent "support-agent". It does what its own instructions below say. '
+        "It can call these tools: lookup_order."
+    )
+    assert "Refunds within 30 days" in (plan.agent_instructions or "")
+    bare = target.model_copy(update={"definition": None})
     with pytest.raises(ConfigError, match="generation instruction is required"):
-        plan_suite(GenerateOptions(), target, asker=None, wizard=True)
+        plan_suite(GenerateOptions(), bare, asker=None, wizard=True)
 
 
 def test_existing_suite_regenerates_only_the_dataset_when_asked(

@@ -13,7 +13,13 @@ from typing import Any
 from agentopt import __version__
 from agentopt.agents.base import AgentTarget, make_target
 from agentopt.contracts.run_results import RunResults, load_results
-from agentopt.core.errors import AgentoptError, BudgetExceeded, ConfigError, Interrupted
+from agentopt.core.errors import (
+    AgentoptError,
+    BudgetExceeded,
+    ConfigError,
+    InputError,
+    Interrupted,
+)
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.aggregate import summarize_run
 from agentopt.evaluators.build import EvaluatorCache
@@ -103,6 +109,19 @@ def prepare_run(
         opts = _restore_options(opts, store)
     outputs = [p if p.is_absolute() else cwd / p for p in check_output_paths(opts.outputs)]
     inputs = resolve_inputs(opts, cwd, ask)
+    try:
+        return _prepare(opts, cwd, store, outputs, inputs)
+    except InputError as err:
+        raise err.after([*inputs.warnings, *inputs.dataset.warnings]) from None
+
+
+def _prepare(
+    opts: RunOptions,
+    cwd: Path,
+    store: RunStore | None,
+    outputs: list[Path],
+    inputs: ResolvedInputs,
+) -> PreparedRun:
     project = inputs.project_dir
     if opts.resume and store is not None and project.resolve() != cwd.resolve():
         store = RunStore.open_existing(project, opts.resume)

@@ -15,7 +15,7 @@ from typing import Any
 
 from agentopt.agents.base import default_target
 from agentopt.contracts.task import Dataset
-from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
 from agentopt.core.files.eval_yaml_load import load_eval_config
@@ -162,8 +162,18 @@ def evaluator_uses(config: EvalConfig | None, flags: list[str] | None) -> list[E
 
 
 def resolve_inputs(opts: RunOptions, cwd: Path, ask: Ask | None) -> ResolvedInputs:
-    """Pick the dataset, the agent and the evaluators (raises ConfigError with the flag to set)."""
+    """Pick the dataset, the agent and the evaluators (raises ConfigError with the flag to set;
+    the warnings met before the error, did-you-mean lines included, go with it)."""
     warnings: list[Problem] = []
+    try:
+        return _resolve_inputs(opts, cwd, ask, warnings)
+    except InputError as err:
+        raise err.after(warnings) from None
+
+
+def _resolve_inputs(
+    opts: RunOptions, cwd: Path, ask: Ask | None, warnings: list[Problem]
+) -> ResolvedInputs:
     adhoc = _adhoc_agent(opts, cwd) if opts.instructions is not None else None
     config: EvalConfig | None = None
     detected: DetectedTarget | None = None
@@ -206,7 +216,13 @@ def resolve_inputs(opts: RunOptions, cwd: Path, ask: Ask | None) -> ResolvedInpu
         agent = agent.model_copy(update={"model": DEFAULT_MODEL})
     if opts.target:
         agent = agent.model_copy(update={"target": opts.target})
-    judge = opts.eval_model or (config.options.eval_model if config else None) or DEFAULT_MODEL
+    deployment = detected.foundry.model_deployment.value if detected and detected.foundry else None
+    judge = (
+        opts.eval_model
+        or (config.options.eval_model if config else None)
+        or deployment  # AZURE_AI_MODEL_DEPLOYMENT_NAME, azd's default eval model
+        or DEFAULT_MODEL
+    )
     return ResolvedInputs(
         project_dir=project,
         dataset=dataset,
