@@ -84,7 +84,10 @@ def render_target_block(target: DetectedTarget, cwd: Path | None = None) -> Rend
                 shown.append(f"  ({row.source})", style="dim")
             grid.add_row(Text("✓", style="green"), f"{row.label}:", shown)
         else:
-            grid.add_row(Text("·", style="yellow"), f"{row.label}:", Text(NOT_FOUND, style="dim"))
+            shown = Text(NOT_FOUND, style="dim")
+            if row.source and row.source != "unresolved":
+                shown.append(f"  {row.source}", style="yellow")  # what to add
+            grid.add_row(Text("·", style="yellow"), f"{row.label}:", shown)
     return Group(Text("Detected eval target", style="bold"), grid)
 
 

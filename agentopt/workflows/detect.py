@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.agents.base import default_target
-from agentopt.agents.start_command import derive_start_command
+from agentopt.agents.start_command import derive_start_command, missing_start_hint
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_config import METADATA_FILE, load_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -163,6 +163,8 @@ def detect_target(
         if derived is not None:
             defn.startup_command = derived.argv
             found.sources["startup_command"] = derived.source
+        elif defn.kind == "hosted" and not (defn.startup_command or defn.command):
+            found.sources["startup_command"] = missing_start_hint(defn)
         found.kind = defn.kind
         found.agent_name = found.agent_name or defn.name
         found.endpoint = defn.endpoint

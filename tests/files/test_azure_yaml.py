@@ -177,8 +177,8 @@ def test_deprecated_config_block_warns_once(tmp_path: Path) -> None:
     [deprecated] = [w for w in warnings if "deprecated" in w.message]
     assert deprecated.location == "services.a.config"
     # agent.yaml disagrees with the config block: said once, and the config block wins.
-    [conflict] = [w for w in warnings if "differs" in w.message]
-    assert "instructions differs from azure.yaml (config)'s" in conflict.message
+    [conflict] = [w for w in warnings if "disagree" in w.message]
+    assert "agent.yaml and azure.yaml (config) disagree on the instructions" in conflict.message
 
 
 def test_top_level_agent_yaml(tmp_path: Path) -> None:

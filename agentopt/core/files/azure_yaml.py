@@ -40,6 +40,7 @@ PROJECT_HOST = "azure.ai.project"
 AGENT_YAML_NAMES = ("agent.yaml", "agent.yml")
 SIBLING_INSTRUCTIONS = ("instructions.md",)
 SKILLS_FOLDER = "skills"
+_LABELS = {"startup_command": "start command", "code_runtime": "code runtime"}
 __all__ = [
     "AGENT_HOST",
     "HOSTED_KINDS",
@@ -182,7 +183,11 @@ def resolve_service_agent(azure: AzureYaml, service: str) -> ServiceAgent:
     agent_file = next((folder / n for n in AGENT_YAML_NAMES if (folder / n).is_file()), None)
     chosen = inline or (isinstance(config, dict) and has_kind(config))
     if agent_file is not None:
-        layers.append(_agent_yaml_layer(c, agent_file, skills, note=not chosen, where=where))
+        layers.append(
+            _agent_yaml_layer(
+                c, agent_file, skills, note=not chosen, where=where, primary=not chosen
+            )
+        )
     elif not chosen:
         c.warn(where, f"no agent definition: no kind, no config: kind, no agent.yaml in {folder}")
     model = deployment_model(config if isinstance(config, dict) else {}) or _project_model(
@@ -190,7 +195,7 @@ def resolve_service_agent(azure: AzureYaml, service: str) -> ServiceAgent:
     )
     if model:
         layers.append(KeyLayer("azure.yaml deployments", {"model": model}))
-    found = merge_layers(c, layers, folder, default_name=service)
+    found = merge_layers(c, layers, folder, default_name=service, where=where)
     c.raise_if_errors(config=True)
     found.warnings = c.warnings
     return found
@@ -211,7 +216,12 @@ def read_agent_folder(folder: Path) -> ServiceAgent | None:
 
 
 def merge_layers(
-    c: Collector, layers: list[KeyLayer], folder: Path, *, default_name: str
+    c: Collector,
+    layers: list[KeyLayer],
+    folder: Path,
+    *,
+    default_name: str,
+    where: KeyPath = (),
 ) -> ServiceAgent:
     """Layer the sources, first wins; warn where a later one sets a different value."""
     fields: dict[str, Any] = {}
@@ -222,9 +232,11 @@ def merge_layers(
                 fields[key] = value
                 sources[key] = layer.source
             elif _differs(fields[key], value):
+                label = _LABELS.get(key, key.replace("_", " "))
                 c.warn(
-                    (layer.locations.get(key, key),),
-                    f"{key.replace('_', ' ')} differs from {sources[key]}'s; using {sources[key]}",
+                    where,
+                    f"{layer.source} and {sources[key]} disagree on the {label}; "
+                    f"using {sources[key]}'s",
                 )
     if "instructions" not in fields:
         sibling = next((folder / n for n in SIBLING_INSTRUCTIONS if (folder / n).is_file()), None)
@@ -254,7 +266,7 @@ def _differs(a: Any, b: Any) -> bool:
 
 
 def _agent_yaml_layer(
-    c: Collector, path: Path, skills: Any, *, note: bool, where: KeyPath
+    c: Collector, path: Path, skills: Any, *, note: bool, where: KeyPath, primary: bool = True
 ) -> KeyLayer:
     data, lines = load_yaml(path, shown=str(path))
     data = resolve_refs(data, path)
@@ -265,7 +277,7 @@ def _agent_yaml_layer(
     if note:
         c.warn(where, f"agent definition read from {path.name} (azd now keeps it inline)")
     sub = Collector(str(path), lines)
-    prefix: KeyPath = ("template",) if agent is not data else ()
+    prefix = ("template",) if agent is not data else ()
     layer = read_layer(
         sub,
         agent,
@@ -276,7 +288,10 @@ def _agent_yaml_layer(
         skills=skills,
         fallback=data if agent is not data else None,
     )
-    c.problems.extend(sub.problems)
+    if primary:
+        c.problems.extend(sub.problems)
+    else:  # azd does not read it at all: only what would break it is worth a word
+        c.problems.extend(Problem(p.file, p.location, p.message, "warning") for p in sub.errors)
     return layer
 
 

@@ -15,6 +15,16 @@ from agentopt.core.files.problems import Collector, KeyPath, describe
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _FUNCTION_KEYS = ("name", "description", "parameters", "strict")
+LEGACY_TOOL_KINDS = {
+    "webSearch": "web_search",
+    "bingGrounding": "bing_grounding",
+    "fileSearch": "file_search",
+    "codeInterpreter": "code_interpreter",
+    "azureAiSearch": "azure_ai_search",
+    "a2aPreview": "a2a_preview",
+    "openApi": "openapi",
+}
+"""Older agent.yaml tool kinds and their current names (azd's `NormalizeToolKind`)."""
 
 
 def check_tools(c: Collector, path: KeyPath, data: Any) -> list[dict[str, Any]]:
@@ -52,10 +62,15 @@ def _one(c: Collector, path: KeyPath, raw: Any) -> dict[str, Any] | None:
     kind = raw.get("type", raw.get("kind"))
     if kind is None and "function" in raw:
         kind = "function"
+    if isinstance(kind, str):
+        kind = LEGACY_TOOL_KINDS.get(kind, kind)
     if kind != "function":
         shown = kind if isinstance(kind, str) else describe(kind)
         c.warn(path, f'tool type "{shown}" is not a function tool; passed through, not run locally')
-        return dict(raw)
+        out = dict(raw)
+        if isinstance(kind, str):
+            out["type"] = kind  # agent.yaml says `kind:`; the Responses API says `type:`
+        return out
     fn = raw.get("function")
     fn_path: KeyPath = (*path, "function")
     if fn is None:  # flat shape: {type: function, name, description, parameters}
@@ -78,6 +93,8 @@ def _one(c: Collector, path: KeyPath, raw: Any) -> dict[str, Any] | None:
         c.error((*fn_path, "description"), f"expected text, found {describe(description)}")
         return None
     params = fn.get("parameters", {"type": "object", "properties": {}})
+    if isinstance(params, dict) and isinstance(params.get("properties"), list):
+        params = agent_schema_parameters(c, (*fn_path, "parameters", "properties"), params)
     if not isinstance(params, dict):
         c.error(
             (*fn_path, "parameters"), f"expected a JSON Schema object, found {describe(params)}"
@@ -87,6 +104,32 @@ def _one(c: Collector, path: KeyPath, raw: Any) -> dict[str, Any] | None:
     if "strict" in fn:
         out_fn["strict"] = fn["strict"]
     return {"type": "function", "function": out_fn}
+
+
+_AGENT_SCHEMA_KEYS = {"enumValues": "enum", "default": "default", "description": "description"}
+
+
+def agent_schema_parameters(c: Collector, path: KeyPath, params: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema from the AgentSchema shape that azd's agent.yaml files use:
+    `properties: [{name, kind, description, required, enumValues, default}]`."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for i, prop in enumerate(params["properties"]):
+        name = prop.get("name") if isinstance(prop, dict) else None
+        if not isinstance(name, str) or not name:
+            c.error((*path, i), f"expected a property with a name, found {describe(prop)}")
+            continue
+        schema: dict[str, Any] = {"type": prop.get("kind", prop.get("type", "string"))}
+        for key, target in _AGENT_SCHEMA_KEYS.items():
+            if key in prop:
+                schema[target] = prop[key]
+        properties[name] = schema
+        if prop.get("required") is True:
+            required.append(name)
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = required
+    return out
 
 
 def tool_names(tools: list[dict[str, Any]]) -> list[str]:

@@ -1,0 +1,217 @@
+"""Detection of real azd / Foundry projects, copied byte for byte into tests/fixtures/real/
+(each folder's SOURCE.md names the repository, path, commit and licence).
+
+One row per fixture: the fields a user sees in the "Detected eval target" block and the ones a
+run uses (kind, name, instructions, tools, model, start command), asserted as azd resolves
+them (the azure.ai.agents extension's `LoadAgentDefinition`)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from agentopt.cli.target_block import render_target_block, target_rows
+from agentopt.core.errors import ConfigError
+from agentopt.workflows.detect import DetectedTarget, detect_target
+
+REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
+PYTHON = "python3" if shutil.which("python3") else "python"
+NO_START = "set `startupCommand: python main.py`"
+
+
+@dataclass
+class Row:
+    fixture: str
+    kind: str
+    name: str
+    model: str | None
+    instructions: str | None = None
+    """The start of the instructions (None: the definition has none)."""
+    tools: list[str] = field(default_factory=list)
+    """Function tool names, or `type:<t>` for a passed-through tool."""
+    service: str | None = None
+    agent: str | None = None
+    target: str | None = None
+    start: list[str] | str | None = None
+    warning: str | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+ROWS = [
+    Row(
+        "fs-prompt-01-basic", "prompt", "prompt-agent-basic", "gpt-5.4-mini",
+        "You are a helpful, friendly assistant.", service="prompt-agent-basic", target="local",
+        warning="agent definition read from agent.yaml",
+        sources={"kind": "agent.yaml", "definition.instructions": "instructions.md"},
+    ),
+    Row(
+        "fs-prompt-02-tools", "prompt", "prompt-agent-tools", "gpt-5.4-mini",
+        "You are a helpful assistant. When the user asks about the weather",
+        ["get_weather", "convert_currency"], service="prompt-agent-tools", target="local",
+        warning="agent.yaml and azure.yaml (inline) disagree on the tools",
+        sources={"kind": "azure.yaml (inline)"},
+    ),
+    Row(
+        "fs-prompt-03-mcp-tools", "prompt", "prompt-agent-mcp-tools", "gpt-5.4-mini",
+        "You are a documentation assistant.", ["type:mcp"], service="prompt-agent-mcp-tools",
+        target="local", warning='tool type "mcp" is not a function tool',
+    ),
+    Row(
+        "fs-prompt-06-skills", "prompt", "prompt-agent-skills", "gpt-5.4-mini",
+        "You are a helpful travel assistant.", service="prompt-agent-skills", target="local",
+        sources={"definition.instructions": "instructions.md"},
+    ),
+    Row(
+        "azd-testdata-prompt-full", "prompt", "full-prompt-agent", "gpt-4o",
+        "You are a helpful testing assistant.", ["type:web_search", "get_weather"],
+        target="local", sources={"kind": "agent.yaml"},
+    ),
+    Row(
+        "azd-testdata-mcp-tools", "prompt", "mcp-tools-agent", "gpt-4o",
+        "You have access to GitHub via MCP", ["type:mcp", "type:code_interpreter"],
+        target="local",
+    ),
+    Row("azd-testdata-hosted", "hosted", "hosted-test-agent", None, target="hosted",
+        start=NO_START),
+    Row("azd-simple", "hosted", "assistant", "gpt-4o-mini", service="assistant",
+        target="hosted", start=NO_START, sources={"definition.model": "azure.yaml deployments"}),
+    Row("azd-complex", "hosted", "researcher", "gpt-4o", service="researcher", agent="researcher",
+        target="hosted", start="python main.py",
+        sources={"startup_command": "", "definition.startup_command": "azure.yaml (inline)"}),
+    Row("azd-complex", "hosted", "writer", "gpt-4o", service="writer", agent="writer",
+        target="hosted", start=NO_START, warning='instructions file "./skills/summarize.md"'),
+    Row(
+        "fs-hosted-py-egress-controls", "hosted", "agent-framework-egress-controls-responses",
+        "gpt-5.4-mini", service="agent-framework-egress-controls-responses", target="hosted",
+        start=[PYTHON, "main.py"],
+        sources={"startup_command": "derived from codeConfiguration.entryPoint (python_3_13)"},
+    ),
+    Row(
+        "fs-hosted-cs-hello-world", "hosted", "hello-world-dotnet-agent-framework",
+        "gpt-5.4-mini", service="hello-world-dotnet-agent-framework", target="hosted",
+        start=["dotnet", "run"] if shutil.which("dotnet") else "the .NET SDK (`dotnet`)",
+    ),
+    Row("fs-hosted-py-echo", "hosted", "echo-agent", None, target="hosted", start=NO_START),
+    Row("fs-hosted-py-calculator", "hosted", "CalculatorAgentLG", "gpt-4o-mini",
+        target="hosted", start=NO_START),
+    Row("fs-hosted-cs-agent-with-tools", "hosted", "AgentWithTools", "gpt-4o-mini",
+        target="hosted", start=NO_START),
+]  # fmt: skip
+
+
+def copy_fixture(name: str, tmp_path: Path) -> Path:
+    """The fixture as a repository of its own (detection stops at a `.git` folder)."""
+    root = tmp_path / name
+    shutil.copytree(REAL / name, root)
+    (root / ".git").mkdir()
+    return root
+
+
+def tool_names(found: DetectedTarget) -> list[str]:
+    assert found.definition is not None
+    return [
+        t["function"]["name"] if t.get("type") == "function" else f"type:{t.get('type')}"
+        for t in found.definition.tools
+    ]
+
+
+def test_every_fixture_has_its_source_and_a_row() -> None:
+    folders = sorted(p.name for p in REAL.iterdir() if p.is_dir())
+    assert len(folders) >= 10
+    assert {r.fixture for r in ROWS} == set(folders)
+    for folder in folders:
+        source = (REAL / folder / "SOURCE.md").read_text(encoding="utf-8")
+        for needed in ("Repository:", "Path:", "Licence:", " at `"):
+            assert needed in source, f"{folder}/SOURCE.md lacks {needed}"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r.fixture}-{r.agent or ''}")
+def test_real_fixture_is_detected(row: Row, tmp_path: Path) -> None:
+    root = copy_fixture(row.fixture, tmp_path)
+    found = detect_target(root, agent=row.agent, no_prompt=True, environ={})
+    defn = found.definition
+    assert defn is not None
+    assert (found.service, found.kind, found.agent_name) == (row.service, row.kind, row.name)
+    assert defn.model == row.model
+    if row.instructions is None:
+        assert not defn.instructions
+    else:
+        assert (defn.instructions or "").startswith(row.instructions), defn.instructions
+    assert tool_names(found) == row.tools
+    assert found.target == row.target
+    if isinstance(row.start, list):
+        assert defn.startup_command == row.start
+    elif row.start is not None and row.start.startswith(("set ", "the ")):
+        assert not defn.startup_command
+        assert row.start in found.sources["startup_command"]  # the key to add, in the block
+    else:
+        assert defn.startup_command == row.start
+    if row.warning:
+        assert any(row.warning in w.message for w in found.warnings), found.warnings
+    for key, value in row.sources.items():
+        assert found.sources.get(key, "") == value, (key, found.sources)
+
+
+def test_agent_schema_parameters_become_json_schema(tmp_path: Path) -> None:
+    found = detect_target(copy_fixture("azd-testdata-prompt-full", tmp_path), environ={})
+    assert found.definition is not None
+    [fn] = [t["function"] for t in found.definition.tools if t.get("type") == "function"]
+    assert fn["parameters"] == {
+        "type": "object",
+        "properties": {
+            "location": {"type": "string", "description": "The city name"},
+            "unit": {
+                "type": "string",
+                "description": "Temperature unit",
+                "enum": ["celsius", "fahrenheit"],
+                "default": "celsius",
+            },
+        },
+        "required": ["location"],
+    }
+    assert found.definition.temperature == 0.8
+
+
+def test_inline_definition_wins_and_its_tool_schema_is_used(tmp_path: Path) -> None:
+    found = detect_target(copy_fixture("fs-prompt-02-tools", tmp_path), environ={})
+    assert found.definition is not None
+    weather = found.definition.tools[0]["function"]
+    assert weather["parameters"]["required"] == ["city", "unit"]  # azure.yaml's, not agent.yaml's
+    assert weather["strict"] is True
+
+
+def test_azure_env_values_show_with_their_sources(tmp_path: Path) -> None:
+    root = copy_fixture("fs-hosted-py-egress-controls", tmp_path)
+    env = root / ".azure" / "staging"
+    env.mkdir(parents=True)
+    (env / ".env").write_text(
+        'AGENT_AGENT_FRAMEWORK_EGRESS_CONTROLS_RESPONSES_NAME="egress-agent"\n'
+        'AGENT_AGENT_FRAMEWORK_EGRESS_CONTROLS_RESPONSES_VERSION="4"\n'
+        'AZURE_AI_PROJECT_ID="/subscriptions/s1/resourceGroups/rg/providers/'
+        'Microsoft.CognitiveServices/accounts/acct/projects/proj"\n'
+        'AZURE_AI_MODEL_DEPLOYMENT_NAME="gpt-5.4-mini"\n',
+        encoding="utf-8",
+    )
+    found = detect_target(root, environment="staging", environ={})
+    rows = {r.label: (r.value, r.source) for r in target_rows(found, root)}
+    suffix = "AGENT_AGENT_FRAMEWORK_EGRESS_CONTROLS_RESPONSES_"
+    assert rows["Agent"] == ("egress-agent", suffix + "NAME")
+    assert rows["Version"] == ("4", suffix + "VERSION")
+    assert rows["Endpoint"] == (
+        "https://acct.services.ai.azure.com/api/projects/proj",
+        "AZURE_AI_PROJECT_ID",
+    )
+    assert rows["Environment"][0] == "staging (.azure/staging/.env)"
+    assert found.foundry is not None and found.foundry.model_deployment.value == "gpt-5.4-mini"
+    console = Console(record=True, width=200, color_system=None)
+    console.print(render_target_block(found, cwd=root))
+    text = console.export_text()
+    assert f"Start command:  {PYTHON} main.py  (derived from codeConfiguration.entryPoint" in text
+    # Without -e, no environment is selected: nothing deployed is shown.
+    assert detect_target(root, environ={}).deployed_name is None
+    with pytest.raises(ConfigError, match=r'no azd environment named "prod".*staging'):
+        detect_target(root, environment="prod", environ={})
