@@ -85,6 +85,11 @@ class ScriptedGenerator:
             )
         if name == "rubric":
             return self._judge(prompt)
+        if name == "task_adherence":  # every criterion met: the suite's run can pass
+            names = re.findall(r"^- name: (\w+)", prompt, flags=re.M)
+            return json.dumps(
+                {"verdicts": [{"name": n, "passed": True, "reason": "ok"} for n in names]}
+            )
         raise AssertionError(f"unexpected request kind {name!r}")
 
     def calls(self, kind: str) -> int:
