@@ -26,7 +26,7 @@ runner = CliRunner()
 HOSTED_STUB = Path(__file__).resolve().parent.parent / "agents" / "fixtures" / "hosted_agent.py"
 PROMPT_FIXTURES = [
     ("fs-prompt-01-basic", "You are a helpful, friendly assistant.", []),
-    ("fs-prompt-02-tools", "When the user asks about the weather", ["get_weather", "convert_currency"]),
+    ("fs-prompt-02-tools", "asks about the weather", ["get_weather", "convert_currency"]),
     ("fs-prompt-03-mcp-tools", "Use the Microsoft Learn MCP server", []),
     ("fs-prompt-06-skills", "Use the travel-guide skill", []),
     ("azd-testdata-prompt-full", "Always respond in a structured format.", ["get_weather"]),

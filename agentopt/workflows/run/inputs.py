@@ -17,6 +17,7 @@ from agentopt.agents.base import default_target
 from agentopt.contracts.task import Dataset
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.files.azd_env import load_azd_environment
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
 from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.datasets import (
@@ -29,7 +30,7 @@ from agentopt.datasets import (
 )
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.registry import Registry
-from agentopt.workflows.detect import DetectedTarget, detect_target
+from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 """Bare default for agent and judge: resolves to the configured provider, else the embedded
@@ -175,6 +176,10 @@ def _resolve_inputs(
     opts: RunOptions, cwd: Path, ask: Ask | None, warnings: list[Problem]
 ) -> ResolvedInputs:
     adhoc = _adhoc_agent(opts, cwd) if opts.instructions is not None else None
+    if adhoc is not None and opts.environment:
+        # Nothing is detected for an ad-hoc agent, but a wrong -e is still an error.
+        azure = find_azure_yaml(cwd.resolve())
+        load_azd_environment(azure.parent if azure else cwd, name=opts.environment)
     config: EvalConfig | None = None
     detected: DetectedTarget | None = None
     project = cwd
