@@ -215,3 +215,29 @@ def test_azure_env_values_show_with_their_sources(tmp_path: Path) -> None:
     assert detect_target(root, environ={}).deployed_name is None
     with pytest.raises(ConfigError, match=r'no azd environment named "prod".*staging'):
         detect_target(root, environment="prod", environ={})
+
+
+def test_skills_folder_fills_the_definition_and_the_generation_prompt(tmp_path: Path) -> None:
+    """06-skills attaches every `skills/<name>/SKILL.md` (its own SKILL.md is not in the copy
+    we could read, so this test writes one of its own beside the real files)."""
+    from agentopt.workflows.generate.prompts import generate_environment
+    from agentopt.workflows.generate.suite import SuiteRequest, agent_context
+    from agentopt.workflows.init import GenerateOptions, plan_suite
+
+    root = copy_fixture("fs-prompt-06-skills", tmp_path)
+    skill = root / "skills" / "travel-guide" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(
+        "---\nname: travel-guide\ndescription: Day-by-day city guides.\n---\nPlan by day.\n",
+        encoding="utf-8",
+    )
+    found = detect_target(root, environ={})
+    assert found.definition is not None
+    assert [s.name for s in found.definition.skills] == ["travel-guide"]
+    assert found.sources["definition.skills"] == "skills/"
+    plan = plan_suite(GenerateOptions(cwd=root), found, asker=None)
+    assert isinstance(plan, SuiteRequest)
+    assert "It can load these skills: travel-guide." in plan.instruction
+    about = generate_environment().get_template("_agent.j2")  # included by every prompt
+    text = about.render(**agent_context(plan).model_dump())
+    assert "- travel-guide: Day-by-day city guides." in text
