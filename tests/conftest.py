@@ -28,6 +28,15 @@ def reference() -> Path:
     return REFERENCE
 
 
+M365_FIXTURES = REPO / "tests" / "fixtures" / "m365"
+
+
+@pytest.fixture
+def m365() -> Path:
+    """Upstream microsoft/m365-copilot-eval files (schema, examples, samples; see SOURCE.md)."""
+    return M365_FIXTURES
+
+
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty agent project directory, made the working directory, with no provider keys."""

@@ -3,11 +3,15 @@ and `eval validate` errors as users see them (file, line or key path; exit 2; no
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from agentopt.datasets import newest_known_version
 
 SCRIPT = Path(sys.executable).parent / "agentopt"
 TREE = {
@@ -73,12 +77,38 @@ def test_validate_suggests_the_key_a_typo_meant(tmp_path: Path) -> None:
     assert "Traceback" not in out.stderr
 
 
-def test_validate_ok_and_strict_schema(reference: Path, tmp_path: Path) -> None:
-    valid = reference / "m365-copilot-eval" / "schema" / "v1" / "examples" / "valid"
-    invalid = reference / "m365-copilot-eval" / "schema" / "v1" / "examples" / "invalid"
+def test_validate_ok_and_strict_schema(m365: Path, tmp_path: Path) -> None:
+    valid = m365 / "schema" / "v1" / "examples" / "valid"
+    invalid = m365 / "schema" / "v1" / "examples" / "invalid"
     ok = agentopt("eval", "validate", "--strict", *map(str, sorted(valid.glob("*.json"))))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     for path in sorted(invalid.glob("*.json")):
         bad = agentopt("eval", "validate", "--strict", str(path))
         assert bad.returncode == 2, path.name
         assert "error" in bad.stdout and "Traceback" not in bad.stderr
+
+
+def test_validate_strict_legacy_file_is_not_ok_and_names_the_upgrade(
+    m365: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "prompts.json"
+    shutil.copy(m365 / "samples" / "example_prompts.json", path)
+    before = path.read_bytes()
+    strict = agentopt("eval", "validate", "--strict", str(path))
+    assert strict.returncode == 2 and "FAIL" in strict.stdout
+    assert "not valid against the official schema" in strict.stdout
+    assert "agentopt eval validate --upgrade" in " ".join(strict.stdout.split())
+    assert path.read_bytes() == before  # validation alone never rewrites
+    upgraded = agentopt("eval", "validate", "--upgrade", str(path))
+    assert upgraded.returncode == 0, upgraded.stdout
+    assert json.loads(path.read_text())["schemaVersion"] == newest_known_version()
+    assert agentopt("eval", "validate", "--strict", str(path)).returncode == 0
+
+
+def test_validate_names_what_an_evaluator_yaml_lacks(tmp_path: Path) -> None:
+    path = tmp_path / "quality.v1.yaml"
+    path.write_text('name: quality\nversion: "1"\ntype: rubric\ndescription: d\n')
+    result = agentopt("eval", "validate", str(path))
+    assert result.returncode == 2
+    assert "evaluator YAML" in result.stdout and "eval.yaml" not in result.stdout
+    assert 'missing "definition"' in result.stdout and "dimensions" in result.stdout

@@ -60,7 +60,8 @@ eval_app.command(
 @eval_app.command(
     "validate",
     epilog="Examples:\n\n  agentopt eval validate eval.yaml datasets/*/*.jsonl\n\n"
-    "  agentopt eval validate evals/evals.json --strict",
+    "  agentopt eval validate evals/evals.json --strict\n\n"
+    "  agentopt eval validate --upgrade prompts.json",
 )
 @handle_errors
 def validate_command(
@@ -70,6 +71,13 @@ def validate_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Apply the official M365 schema exactly.")
     ] = False,
+    upgrade: Annotated[
+        bool,
+        typer.Option(
+            "--upgrade",
+            help="Rewrite legacy M365 prompt files as versioned eval documents (backup first).",
+        ),
+    ] = False,
 ) -> None:
     """Check eval.yaml, task JSONL, M365 documents, rubric_dimensions.json and evaluator YAML.
 
@@ -78,7 +86,7 @@ def validate_command(
     from agentopt.cli.context import STATE
     from agentopt.workflows.validate import validate_paths
 
-    reports = validate_paths([STATE.cwd / p for p in paths], strict=strict)
+    reports = validate_paths([STATE.cwd / p for p in paths], strict=strict, upgrade=upgrade)
     failed = False
     for report in reports:
         shown = report.display_path(STATE.cwd)
@@ -89,6 +97,8 @@ def validate_command(
                 f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''})" if warnings else ""
             )
             STATE.say(f"[green]ok[/]  {shown}  [dim]{report.kind}{note}[/]")
+            if report.backup:
+                STATE.say(f"  upgraded in place; backup: {escape(report.backup)}")
         else:
             failed = True
             STATE.say(f"[red]FAIL[/] {shown}  [dim]{report.kind}[/]")

@@ -41,6 +41,11 @@ class Turn(BaseModel):
     evaluators: list[EvaluatorRef] | None = None
     """Per-turn evaluators (M365); None = inherit."""
     evaluators_mode: Literal["extend", "replace"] = "extend"
+    response: str | None = None
+    """A captured agent response (M365 `response`), scored as is in evaluate-only mode."""
+    allowed_tools: list[str] | None = None
+    """Tools the agent may call in this turn (M365 `allowed_tools`, resolved against
+    `default_allowed_tools`); None = no restriction."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Source fields kept verbatim for round-tripping (M365 output)."""
 

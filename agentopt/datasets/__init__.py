@@ -19,7 +19,7 @@ from agentopt.datasets.discovery import (
 )
 from agentopt.datasets.load import load_dataset, resolve_dataset_path, validate_dataset
 from agentopt.datasets.m365 import TOLERATED_ITEM_KEYS, TOLERATED_ROOT_KEYS
-from agentopt.datasets.m365_schema import newest_known_version, official_schema
+from agentopt.datasets.m365_versions import newest_known_version, official_schema, schema_for
 from agentopt.datasets.writer import dump_tasks_jsonl, task_to_record
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "newest_known_version",
     "official_schema",
     "resolve_dataset_path",
+    "schema_for",
     "starter_document",
     "task_to_record",
     "validate_dataset",

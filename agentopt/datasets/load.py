@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from agentopt.datasets.m365_legacy import (
     upgraded_document,
     write_upgrade,
 )
-from agentopt.datasets.m365_schema import newest_known_version
+from agentopt.datasets.m365_versions import newest_known_version
 from agentopt.datasets.problems import ProblemLog, describe
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -189,6 +190,15 @@ def _as_jsonl(text: str, label: str) -> tuple[Dataset | None, ProblemLog]:
 def _load_legacy(
     data: Any, shape: LegacyShape, path: Path, label: str, *, strict: bool, upgrade: bool
 ) -> tuple[Dataset | None, ProblemLog]:
+    if strict:
+        log = ProblemLog(label)
+        log.error(
+            "",
+            "not valid against the official schema: a legacy prompts file (no schemaVersion, "
+            "no items); upgrade it in place (a backup is kept) with "
+            f"`agentopt eval validate --upgrade {shlex.quote(label)}`",
+        )
+        return None, log
     document, log = upgraded_document(data, label, strict=strict)
     if log.errors:
         return None, log

@@ -23,13 +23,22 @@ from typing import Any
 
 from agentopt.contracts.task import EvaluatorRef, Task, Turn
 from agentopt.core.errors import Problem
-from agentopt.datasets.m365_schema import official_schema, schema_problems, version_problem
+from agentopt.datasets.m365_schema import schema_problems
+from agentopt.datasets.m365_versions import newer_minor_warning, official_schema, version_problem
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
 
 TOLERATED_ITEM_KEYS = ("testId", "category", "notes", "name")
 TOLERATED_ROOT_KEYS = ("description",)
 _TOLERATED_AT = re.compile(r"^items\[\d+\]\.(" + "|".join(TOLERATED_ITEM_KEYS) + r")$")
-_MAPPED_ITEM_KEYS = ("prompt", "expected_response", "context", "evaluators", "evaluators_mode")
+_MAPPED_ITEM_KEYS = (
+    "prompt",
+    "expected_response",
+    "context",
+    "evaluators",
+    "evaluators_mode",
+    "allowed_tools",
+    "allowed_tools_mode",
+)
 _MAPPED_THREAD_KEYS = ("name", "description", "turns")
 
 
@@ -63,10 +72,15 @@ def check_document(document: Any, file: str, *, strict: bool = False) -> Problem
     if why:
         log.error("schemaVersion", why)
         return log
+    newer = newer_minor_warning(document.get("schemaVersion"))
+    if newer:
+        log.warn("schemaVersion", newer)
     validated = document if strict else _set_aside_tolerated(document, log)
     problems = schema_problems(validated, file)
     if strict:
         problems = [_mention_compat(p) for p in problems]
+    elif newer:  # keys a newer minor added are kept, not refused (semver: same major)
+        problems = [_as_warning(p) if _is_unknown_key(p) else p for p in problems]
     log.extend(problems)
     known = [*official_schema()["properties"], *([] if strict else TOLERATED_ROOT_KEYS)]
     for key in document:
@@ -89,9 +103,18 @@ def read_document(
     defaults = document.get("default_evaluators")
     metadata = document.get("metadata") or {}
     name = metadata.get("name") if isinstance(metadata.get("name"), str) else None
-    tasks = [_task(item, index) for index, item in enumerate(document["items"])]
+    allowed = _allowed_list(document.get("default_allowed_tools"))
+    tasks = [_task(item, index, allowed) for index, item in enumerate(document["items"])]
     _unique_names(tasks)
     return M365Content(tasks, _refs(defaults), name), log
+
+
+def _is_unknown_key(problem: Problem) -> bool:
+    return problem.message.startswith("unknown key")
+
+
+def _as_warning(problem: Problem) -> Problem:
+    return Problem(problem.file, problem.location, problem.message, "warning")
 
 
 def _mention_compat(problem: Problem) -> Problem:
@@ -128,13 +151,15 @@ def _set_aside_tolerated(document: dict[str, Any], log: ProblemLog) -> dict[str,
     return copied
 
 
-def _task(item: dict[str, Any], index: int) -> Task:
+def _task(item: dict[str, Any], index: int, default_allowed: list[str] | None) -> Task:
+    tags = [t for t in item.get("tags") or [] if isinstance(t, str)]
     if "turns" in item:
-        turns = [_turn(raw) for raw in item["turns"]]
+        turns = [_turn(raw, default_allowed) for raw in item["turns"]]
         return Task(
             name=item.get("name") or f"task_{index + 1}",
             turns=turns,
             description=item.get("description"),
+            tags=tags,
             index=index,
             extra={k: v for k, v in item.items() if k not in _MAPPED_THREAD_KEYS},
         )
@@ -142,6 +167,8 @@ def _task(item: dict[str, Any], index: int) -> Task:
         query=item["prompt"],
         ground_truth=item.get("expected_response"),
         context=item.get("context"),
+        response=_text(item.get("response")),
+        allowed_tools=_allowed_tools(item, default_allowed),
     )
     name = item.get("name") or item.get("testId")
     category = item.get("category")
@@ -149,6 +176,7 @@ def _task(item: dict[str, Any], index: int) -> Task:
         name=str(name) if name not in (None, "") else f"task_{index + 1}",
         turns=[turn],
         category=category if isinstance(category, str) else None,
+        tags=tags,
         index=index,
         evaluators=_refs(item.get("evaluators")),
         evaluators_mode=item.get("evaluators_mode", "extend"),
@@ -156,15 +184,40 @@ def _task(item: dict[str, Any], index: int) -> Task:
     )
 
 
-def _turn(raw: dict[str, Any]) -> Turn:
+def _turn(raw: dict[str, Any], default_allowed: list[str] | None) -> Turn:
     return Turn(
         query=raw["prompt"],
         ground_truth=raw.get("expected_response"),
         context=raw.get("context"),
         evaluators=_refs(raw.get("evaluators")),
         evaluators_mode=raw.get("evaluators_mode", "extend"),
+        response=_text(raw.get("response")),
+        allowed_tools=_allowed_tools(raw, default_allowed),
         extra={k: v for k, v in raw.items() if k not in _MAPPED_ITEM_KEYS},
     )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _allowed_list(value: Any) -> list[str] | None:
+    """Entries are trimmed before matching (schema 1.11 `AllowedToolList`)."""
+    if not isinstance(value, list):
+        return None
+    return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+
+
+def _allowed_tools(raw: dict[str, Any], default_allowed: list[str] | None) -> list[str] | None:
+    """The effective allowlist of an item or turn: `extend` (default) is the union with
+    `default_allowed_tools`, `replace` the own list only. None when the document declares no
+    list for it at all: agentopt then restricts nothing (see docs/m365.md)."""
+    own = _allowed_list(raw.get("allowed_tools"))
+    if own is None:
+        return default_allowed
+    if raw.get("allowed_tools_mode") == "replace" or default_allowed is None:
+        return own
+    return [*default_allowed, *(t for t in own if t not in default_allowed)]
 
 
 def _refs(evaluators: dict[str, Any] | None) -> list[EvaluatorRef] | None:

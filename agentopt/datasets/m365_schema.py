@@ -11,71 +11,22 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import jsonschema
 from jsonschema.exceptions import ValidationError
 
 from agentopt.core.errors import Problem
+from agentopt.datasets.m365_versions import newest_known_version, official_schema
 from agentopt.datasets.problems import describe, did_you_mean, key_path
 
-_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
-
-def _data_file(name: str) -> Any:
-    ref = resources.files("agentopt").joinpath("data", "m365", name)
-    return json.loads(ref.read_text(encoding="utf-8"))
-
-
-@cache
-def official_schema() -> dict[str, Any]:
-    """The shipped `eval-document.schema.json` (MIT, microsoft/m365-copilot-eval)."""
-    schema: dict[str, Any] = _data_file("eval-document.schema.json")
-    return schema
-
-
-@cache
-def newest_known_version() -> str:
-    """The newest schemaVersion this agentopt knows (from the shipped `version.json`)."""
-    return str(_data_file("version.json")["version"])
-
-
-@cache
-def schema_id() -> str:
-    return str(_data_file("version.json")["schemaId"])
-
-
-def parse_version(text: str) -> tuple[int, int, int] | None:
-    match = _VERSION.match(text)
-    return (int(match[1]), int(match[2]), int(match[3])) if match else None
-
-
-def version_problem(value: Any) -> str | None:
-    """Why a `schemaVersion` cannot be read, or None when it can (or the schema will say)."""
-    if not isinstance(value, str):
-        return None
-    parsed = parse_version(value)
-    newest = newest_known_version()
-    if parsed is None:
-        return None
-    if parsed[0] != 1:
-        return (
-            f'expected schema major version 1 (like "{newest}"), found "{value}": this '
-            "version of agentopt cannot read that document format"
-        )
-    if parsed > (parse_version(newest) or parsed):
-        return (
-            f'expected a schemaVersion up to "{newest}" (the newest this agentopt knows), '
-            f'found "{value}"; upgrade agentopt to read this document'
-        )
-    return None
-
-
-def schema_problems(document: Any, file: str) -> list[Problem]:
-    """Every way `document` breaks the official schema, as located plain-English problems."""
-    schema = official_schema()
+def schema_problems(
+    document: Any, file: str, schema: dict[str, Any] | None = None
+) -> list[Problem]:
+    """Every way `document` breaks `schema` (default: the newest shipped one), as located
+    plain-English problems."""
+    schema = schema if schema is not None else official_schema()
     validator_cls = jsonschema.validators.validator_for(schema)
     validator = validator_cls(schema)
     found: list[tuple[tuple[Any, ...], str]] = []

@@ -14,9 +14,23 @@ from agentopt.core.errors import AgentoptError, Problem
 from agentopt.core.files.eval_yaml_load import load_eval_config, validate_eval_config
 from agentopt.core.files.evaluator_yaml import evaluator_yaml_problems
 from agentopt.core.files.rubric import rubric_problems
-from agentopt.datasets import validate_dataset
+from agentopt.datasets import load_dataset, validate_dataset
 
-EVALUATOR_YAML_KEYS = {"type", "definition"}
+EVALUATOR_YAML_MARKS = {"type", "definition", "threshold", "created_at"}
+"""Keys only an evaluator YAML has (files.md §5.2): any one of them, with none of eval.yaml's
+own keys, makes a YAML file an evaluator definition — also one that lacks `definition:`."""
+EVAL_YAML_MARKS = {
+    "agent",
+    "dataset",
+    "dataset_file",
+    "dataset_reference",
+    "validation_dataset",
+    "validation_reference",
+    "test_dataset",
+    "evaluators",
+    "options",
+    "max_samples",
+}
 
 
 @dataclass
@@ -26,6 +40,8 @@ class FileReport:
     path: Path
     kind: str
     problems: list[Problem] = field(default_factory=list)
+    backup: str | None = None
+    """Set when `--upgrade` rewrote a legacy M365 file: where its original bytes are."""
 
     @property
     def ok(self) -> bool:
@@ -73,19 +89,29 @@ def detect_kind(path: Path) -> str:
             data = yaml.safe_load(text)
         except yaml.YAMLError:
             return "eval.yaml"
-        if isinstance(data, dict) and set(data) >= EVALUATOR_YAML_KEYS:
+        if isinstance(data, dict) and _is_evaluator_yaml(data):
             return "evaluator YAML"
         return "eval.yaml"
     return "unknown"
 
 
-def validate_file(path: Path, *, strict: bool = False) -> FileReport:
-    """One file's report; never raises for bad content."""
+def _is_evaluator_yaml(data: dict[Any, Any]) -> bool:
+    keys = {str(k) for k in data}
+    return bool(keys & EVALUATOR_YAML_MARKS) and not keys & EVAL_YAML_MARKS
+
+
+def validate_file(path: Path, *, strict: bool = False, upgrade: bool = False) -> FileReport:
+    """One file's report; never raises for bad content. With `upgrade`, a legacy M365 file
+    that loads is rewritten in the versioned shape (after a backup), like `eval run` does."""
     shown = str(path)
     if not path.exists():
         return FileReport(path, "missing", [Problem(shown, "", "no such file or folder")])
     kind = detect_kind(path)
     try:
+        if upgrade and kind == "M365 eval document (legacy)":
+            dataset = load_dataset(path, upgrade=True)
+            saved = dataset.upgrade.backup if dataset.upgrade else None
+            return FileReport(path, kind, list(dataset.warnings), backup=saved)
         if kind.startswith(("task dataset", "M365")):
             problems = validate_dataset(path, strict=strict)
         elif kind == "rubric":
@@ -126,6 +152,8 @@ def _suite_problems(path: Path) -> list[Problem]:
     ]
 
 
-def validate_paths(paths: list[Path], *, strict: bool = False) -> list[FileReport]:
+def validate_paths(
+    paths: list[Path], *, strict: bool = False, upgrade: bool = False
+) -> list[FileReport]:
     """Reports for every path, in order."""
-    return [validate_file(Path(p), strict=strict) for p in paths]
+    return [validate_file(Path(p), strict=strict, upgrade=upgrade) for p in paths]

@@ -20,6 +20,7 @@ from agentopt.datasets import (
     resolve_dataset_path,
     validate_dataset,
 )
+from tests.conftest import M365_FIXTURES
 
 FOUNDRY_SAMPLE = (
     "azd-agents/foundry-samples/"
@@ -188,6 +189,6 @@ def test_round_trip_of_real_files(reference, tmp_path):
     again_path = tmp_path / "again.jsonl"
     again_path.write_text(dump_tasks_jsonl(first.tasks), encoding="utf-8")
     assert _comparable(load_dataset(again_path).tasks) == _comparable(first.tasks)
-    m365 = load_dataset(reference / "m365-copilot-eval/samples/multiturn_example.json")
+    m365 = load_dataset(M365_FIXTURES / "samples/multiturn_example.json")
     again_path.write_text(dump_tasks_jsonl(m365.tasks), encoding="utf-8")
     assert _comparable(load_dataset(again_path).tasks) == _comparable(m365.tasks)

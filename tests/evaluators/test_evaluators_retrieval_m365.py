@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from agentopt.contracts.transcript import ToolCallRecord, Transcript, TurnResult
 from agentopt.core.errors import ConfigError
@@ -27,20 +26,19 @@ from agentopt.evaluators import (
 from agentopt.models.types import ChatRequest
 from agentopt.reports import RunResults, fill_m365_document
 from agentopt.workflows.run.records import repeat_record, task_record
+from tests.m365_output_check import MatchingSchema
 
 SAMPLE = "prompts-retrieval-complex.json"
 RETRIEVAL = {"builtin.retrieval_query", "builtin.retrieval_result"}
 
 
-def _m365(reference: Path) -> Path:
-    return reference / "m365-copilot-eval"
+def _m365(m365: Path) -> Path:
+    return m365
 
 
 @pytest.fixture
-def validator(reference: Path) -> Draft202012Validator:
-    schema_path = _m365(reference) / "schema" / "v1" / "eval-document.schema.json"
-    schema = json.loads(schema_path.read_text(encoding="utf-8"))
-    return Draft202012Validator(schema)
+def validator() -> MatchingSchema:
+    return MatchingSchema()
 
 
 def scripted_judge(request: ChatRequest) -> str:
@@ -61,8 +59,8 @@ def judge_model(judge) -> str:
     return judge(scripted_judge).model
 
 
-def test_the_whole_sample_loads_and_builds(reference, harness, judge_model):
-    dataset = load_dataset(_m365(reference) / "samples" / SAMPLE)
+def test_the_whole_sample_loads_and_builds(m365, harness, judge_model):
+    dataset = load_dataset(_m365(m365) / "samples" / SAMPLE)
     built = set()
     for task in dataset.tasks:
         for uses in select_evaluators(task, dataset=dataset):
@@ -81,11 +79,11 @@ def test_the_whole_sample_loads_and_builds(reference, harness, judge_model):
         "retrieval-result-missing-assertions.json",
     ],
 )
-def test_the_official_invalid_examples_are_config_errors(reference, example):
+def test_the_official_invalid_examples_are_config_errors(m365, example):
     """The same options given through eval.yaml (no schema check there) fail at build time."""
     from agentopt.evaluators import build_evaluator
 
-    path = _m365(reference) / "schema" / "v1" / "examples" / "invalid" / example
+    path = _m365(m365) / "schema" / "v1" / "examples" / "invalid" / example
     ((name, options),) = json.loads(path.read_text(encoding="utf-8"))["items"][0][
         "evaluators"
     ].items()
@@ -157,10 +155,8 @@ async def _run(dataset, items, judge_model: str, project: Path) -> list[dict[str
     return records
 
 
-def test_filled_sample_validates_against_the_official_schema(
-    reference, harness, judge_model, validator
-):
-    path = _m365(reference) / "samples" / SAMPLE
+def test_filled_sample_validates_against_the_official_schema(m365, harness, judge_model, validator):
+    path = _m365(m365) / "samples" / SAMPLE
     document = json.loads(path.read_text(encoding="utf-8"))
     dataset = load_dataset(path)
     records = asyncio.run(_run(dataset, document["items"], judge_model, harness.project_dir))
@@ -209,9 +205,9 @@ def test_filled_sample_validates_against_the_official_schema(
     assert "HTTP 503" in failed["retrievalResult"]["reason"]
 
 
-def test_an_errored_retrieval_verdict_is_written_as_an_errored_score(reference, harness, validator):
+def test_an_errored_retrieval_verdict_is_written_as_an_errored_score(m365, harness, validator):
     """A judge that never answers usably: RetrievalResult has no verdict → ErroredScore."""
-    path = _m365(reference) / "samples" / SAMPLE
+    path = _m365(m365) / "samples" / SAMPLE
     document = json.loads(path.read_text(encoding="utf-8"))
     dataset = load_dataset(path)
     dataset.tasks[:] = dataset.tasks[1:2]

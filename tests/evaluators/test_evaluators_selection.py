@@ -87,10 +87,10 @@ def test_m365_configured_evaluators_replace_only_the_system_defaults():
     assert names(uses) == ["ExactMatch", "Citations"]
 
 
-def test_m365_per_turn_resolution(reference):
+def test_m365_per_turn_resolution(m365):
     """The official multi-turn example: turn 2 extends with Groundedness (threshold 4),
     turn 3 replaces everything with ExactMatch."""
-    path = reference / "m365-copilot-eval/schema/v1/examples/valid/multi-turn-with-evaluators.json"
+    path = m365 / "schema/v1/examples/valid/multi-turn-with-evaluators.json"
     dataset = load_dataset(path, upgrade=False)
     per_turn = select_evaluators(dataset.tasks[0], dataset=dataset)
     assert [names(u) for u in per_turn] == [
@@ -102,8 +102,8 @@ def test_m365_per_turn_resolution(reference):
     assert per_turn[2][0].options == {"case_sensitive": False}
 
 
-def test_m365_custom_evaluators_example(reference):
-    path = reference / "m365-copilot-eval/schema/v1/examples/valid/custom-evaluators.json"
+def test_m365_custom_evaluators_example(m365):
+    path = m365 / "schema/v1/examples/valid/custom-evaluators.json"
     dataset = load_dataset(path, upgrade=False)
     got = [names(select_evaluators(t, dataset=dataset)[0]) for t in dataset.tasks]
     assert got == [

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator, FormatChecker
 from report_fixtures import ev, make_results, task
 
-import agentopt
 from agentopt.reports import RunResults, fill_m365_document, m365_score_key
+from tests.m365_output_check import MatchingSchema
 
 CANONICAL = {
     "Relevance": "builtin.relevance",
@@ -41,22 +39,12 @@ EXAMPLES = [
 
 
 @pytest.fixture(scope="module")
-def validator() -> Draft202012Validator:
-    schema_path = Path(agentopt.__file__).parent / "data" / "m365" / "eval-document.schema.json"
-    schema = json.loads(schema_path.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    checker = FormatChecker()
-
-    @checker.checks("date-time", raises=ValueError)
-    def _date_time(value: object) -> bool:
-        # RFC 3339 needs a time zone; jsonschema has no built-in check without extra packages
-        return not isinstance(value, str) or datetime.fromisoformat(value).tzinfo is not None
-
-    return Draft202012Validator(schema, format_checker=checker)
+def validator() -> MatchingSchema:
+    return MatchingSchema()
 
 
-def _examples(reference: Path) -> Path:
-    return reference / "m365-copilot-eval" / "schema" / "v1" / "examples" / "valid"
+def _examples(m365: Path) -> Path:
+    return m365 / "schema" / "v1" / "examples" / "valid"
 
 
 def _strip(doc: dict[str, Any]) -> dict[str, Any]:
@@ -154,10 +142,8 @@ def _results_for(doc: dict[str, Any]) -> RunResults:
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_filled_examples_validate(
-    reference: Path, validator: Draft202012Validator, example: str
-) -> None:
-    original = json.loads((_examples(reference) / example).read_text(encoding="utf-8"))
+def test_filled_examples_validate(m365: Path, validator: MatchingSchema, example: str) -> None:
+    original = json.loads((_examples(m365) / example).read_text(encoding="utf-8"))
     document = _strip(original)
     before = copy.deepcopy(document)
     results = _results_for(document)
@@ -188,9 +174,9 @@ def test_filled_examples_validate(
 
 
 def test_thread_turns_after_a_failed_turn_are_marked_skipped(
-    reference: Path, validator: Draft202012Validator
+    m365: Path, validator: MatchingSchema
 ) -> None:
-    doc = _strip(json.loads((_examples(reference) / "multi-turn-simple.json").read_text("utf-8")))
+    doc = _strip(json.loads((_examples(m365) / "multi-turn-simple.json").read_text("utf-8")))
     doc["items"][0]["turns"].append({"prompt": "And a fourth question?"})
     filled = fill_m365_document(doc, _results_for(doc))
     turns = filled["items"][0]["turns"]
@@ -231,12 +217,10 @@ def _task_from_filled(index: int, item: dict[str, Any]) -> dict[str, Any]:
                 response=item["response"], error=turn_error(item))  # fmt: skip
 
 
-def test_outputs_match_the_official_filled_example(reference: Path) -> None:
+def test_outputs_match_the_official_filled_example(m365: Path) -> None:
     """scenarios-with-mixed-errors.json shows every output shape; filling its input from the
     same verdicts must give back the same statuses, errors, summaries and score entries."""
-    original = json.loads(
-        (_examples(reference) / "scenarios-with-mixed-errors.json").read_text("utf-8")
-    )
+    original = json.loads((_examples(m365) / "scenarios-with-mixed-errors.json").read_text("utf-8"))
     tasks = [_task_from_filled(i, item) for i, item in enumerate(original["items"])]
     results = RunResults.model_validate(make_results(tasks))
     filled = fill_m365_document(_strip(original), results, agent_name="Test Agent")
@@ -250,7 +234,7 @@ def test_outputs_match_the_official_filled_example(reference: Path) -> None:
         assert got.get("summary") == want.get("summary")
 
 
-def test_score_entries_by_evaluator_kind(validator: Draft202012Validator) -> None:
+def test_score_entries_by_evaluator_kind(validator: MatchingSchema) -> None:
     doc = {"schemaVersion": "1.4.0", "items": [{"prompt": "q", "testId": "compat-key-kept"}]}
     exact, partial = "Exact match found", "Match score: 0.250"
     verdicts = [

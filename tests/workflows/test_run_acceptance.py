@@ -14,15 +14,14 @@ import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
-from importlib.resources import files
 from pathlib import Path
 
-import jsonschema
 import pytest
 from typer.testing import CliRunner
 
 from agentopt.cli.app import app
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, error, text
+from tests.m365_output_check import validate_output
 from tests.workflows.fake_agent_server import judge_reply, last_user
 
 runner = CliRunner()
@@ -190,25 +189,14 @@ def test_bad_flag_exits_2_and_unreachable_agent_exits_3(project: Path) -> None:
 
 SAMPLES = sorted(
     p.name
-    for p in (
-        Path(__file__).resolve().parents[2].parent
-        / "shared"
-        / "reference"
-        / "m365-copilot-eval"
-        / "samples"
-    ).glob("*.json")
+    for p in (Path(__file__).resolve().parents[1] / "fixtures" / "m365" / "samples").glob("*.json")
 )
 
 
 @pytest.mark.parametrize("sample", SAMPLES)
-def test_m365_samples_run_end_to_end_and_validate(
-    project: Path, reference: Path, sample: str
-) -> None:
-    src = reference / "m365-copilot-eval" / "samples" / sample
+def test_m365_samples_run_end_to_end_and_validate(project: Path, m365: Path, sample: str) -> None:
+    src = m365 / "samples" / sample
     shutil.copy(src, project / sample)
-    schema = json.loads(
-        (files("agentopt") / "data" / "m365" / "eval-document.schema.json").read_text()
-    )
     with FakeOpenAI() as srv:
         srv.handler = judge_reply
         url = srv.base_url
@@ -219,6 +207,6 @@ def test_m365_samples_run_end_to_end_and_validate(
         )  # fmt: skip
     assert code == 0, out
     filled = json.loads((project / "filled.json").read_text())
-    jsonschema.validate(filled, schema)
+    validate_output(filled)
     assert all("response" in item or "turns" in item for item in filled["items"])
     assert filled["metadata"]["cliVersion"]

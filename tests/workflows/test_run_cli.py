@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from importlib.resources import files
 from pathlib import Path
 
-import jsonschema
 import pytest
 from typer.testing import CliRunner
 
 from agentopt.cli.app import app
 from agentopt.core.errors import ModelCallError
 from agentopt.models.providers.mock import register_mock, unregister_mock
+from tests.m365_output_check import validate_output
 
 runner = CliRunner()
 
@@ -145,8 +144,8 @@ def test_baseline_regression_gate(project: Path) -> None:
     assert "no regression beyond noise" in out
 
 
-def test_m365_document_output_is_filled_and_schema_valid(project: Path, reference: Path) -> None:
-    src = reference / "m365-copilot-eval" / "schema" / "v1" / "examples" / "valid" / "minimal.json"
+def test_m365_document_output_is_filled_and_schema_valid(project: Path, m365: Path) -> None:
+    src = m365 / "schema" / "v1" / "examples" / "valid" / "minimal.json"
     (project / "evals.json").write_text(src.read_text())
     register_mock("judge5", lambda req: '{"reason": "fine", "score": 5}')
     try:
@@ -158,10 +157,7 @@ def test_m365_document_output_is_filled_and_schema_valid(project: Path, referenc
         unregister_mock("judge5")
     assert code == 0, out
     filled = json.loads((project / "filled.json").read_text())
-    schema = json.loads(
-        (files("agentopt") / "data" / "m365" / "eval-document.schema.json").read_text()
-    )
-    jsonschema.validate(filled, schema)
+    validate_output(filled)
     item = filled["items"][0]
     assert item["response"]
     assert "relevance" in item["scores"] and "coherence" in item["scores"]

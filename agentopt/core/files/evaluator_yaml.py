@@ -188,7 +188,7 @@ def _check_spec(c: Collector, data: Any) -> EvaluatorSpec | None:
         c.error(("threshold",), f"expected a number, found {describe(threshold)}")
     definition = None
     if "definition" not in data:
-        c.error((), 'missing "definition"')
+        c.error((), f'missing "definition": expected {_DEFINITION_HINT.get(str(etype), _ANY_HINT)}')
     elif etype in EVALUATOR_TYPES:
         definition = _check_definition(c, str(etype), data["definition"])
     if c.errors or definition is None:
@@ -203,6 +203,15 @@ def _check_spec(c: Collector, data: Any) -> EvaluatorSpec | None:
         threshold=None if threshold is None else float(threshold),
         definition=definition,
     )
+
+
+_DEFINITION_HINT = {
+    "rubric": "`definition: {dimensions: [...]}` (the rubric_dimensions.json list)",
+    "prompt": "`definition: {prompt: <jinja2 judge template>, score_range: {min: 1, max: 5}}`",
+    "code": '`definition: {entry_point: "module:callable"}`',
+    "builtin-config": "`definition: {evaluator: builtin.<name>, initialization_parameters: {...}}`",
+}
+_ANY_HINT = "the type's content under `definition:` (see files.md §5.2)"
 
 
 def _need(c: Collector, data: dict[str, Any], key: str) -> Any:
