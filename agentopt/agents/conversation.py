@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from agentopt.agents.base import RunConfig
 from agentopt.contracts.task import Task
@@ -21,6 +23,7 @@ from agentopt.core.errors import (
     BudgetExceeded,
     InputError,
     Interrupted,
+    ModelCallError,
     TooManyErrors,
 )
 from agentopt.core.redaction import redact, redact_data
@@ -31,6 +34,17 @@ AGENT_REQUEST_FAILED = "agentRequestFailed"
 TURN_SKIPPED = "turnSkipped"
 TOOL_ROUNDS_EXCEEDED = "toolRoundsExceeded"
 TIMEOUT = "timeout"
+TOOL_NOT_ALLOWED = "toolCallNotAllowed"
+# A failed model call of the agent, by kind, as the M365 output schema categorizes it.
+_CALL_CODES = {
+    "auth": "agentAuthenticationError",
+    "rate_limit": "agentRateLimited",
+    "quota": "agentRateLimited",
+    "timeout": "agentTimeout",
+    "deadline": "agentTimeout",
+    "parse": "agentResponseUnparseable",
+}
+_ALLOWED: ContextVar[list[str] | None] = ContextVar("agentopt_allowed_tools", default=None)
 
 # Failures that are about the whole run, not this task: they propagate (style.md rule 7).
 _SYSTEMIC: tuple[type[BaseException], ...] = (
@@ -40,6 +54,30 @@ _SYSTEMIC: tuple[type[BaseException], ...] = (
     TooManyErrors,
     Interrupted,
 )
+
+
+def allowed_tools() -> list[str] | None:
+    """The tools the turn being sent may call (None: any). A target that runs tools itself
+    (local) refuses the others before executing them; for the rest `run_turns` fails the turn
+    once it sees the call."""
+    return _ALLOWED.get()
+
+
+@contextmanager
+def _allowing(tools: list[str] | None) -> Iterator[None]:
+    token = _ALLOWED.set(tools)
+    try:
+        yield
+    finally:
+        _ALLOWED.reset(token)
+
+
+def not_allowed_message(name: str, allowed: list[str]) -> str:
+    listed = ", ".join(allowed) if allowed else "none"
+    return (
+        f"the agent called tool '{name}', which allowed_tools does not permit (allowed: {listed}); "
+        "the call was refused"
+    )
 
 
 class TurnFailed(Exception):
@@ -74,7 +112,9 @@ async def run_turns(
             )
             results.append(TurnResult(query=turn.query, error=skipped))
             continue
-        result = await _one_turn(turn.query, config, send, extra)
+        with _allowing(turn.allowed_tools):
+            result = await _one_turn(turn.query, config, send, extra)
+        _check_allowed(result, turn.allowed_tools)
         results.append(_redacted(result, extra))
         if result.error is not None:
             failed_turn = number
@@ -99,12 +139,26 @@ async def _one_turn(
         raise
     except Exception as exc:  # any other failure of this request is data, not a crash
         message = redact(describe_error(exc), secrets)
-        result = TurnResult(
-            query=query, error=TurnError(code=AGENT_REQUEST_FAILED, message=message)
-        )
+        code = AGENT_REQUEST_FAILED
+        if isinstance(exc, ModelCallError):
+            code = _CALL_CODES.get(exc.kind, AGENT_REQUEST_FAILED)
+        result = TurnResult(query=query, error=TurnError(code=code, message=message))
     result.query = query
     result.latency_s = round(time.perf_counter() - started, 6)
     return result
+
+
+def _check_allowed(result: TurnResult, allowed: list[str] | None) -> None:
+    """A tool call outside the turn's allowlist fails the turn, naming the tool — also for
+    targets whose tools ran remotely (hosted, endpoint), where it can only be seen after."""
+    if allowed is None or result.error is not None:
+        return
+    for call in result.tool_calls:
+        if call.name not in allowed:
+            result.error = TurnError(
+                code=TOOL_NOT_ALLOWED, message=not_allowed_message(call.name, allowed)
+            )
+            return
 
 
 class _DeadlinePassed(Exception):

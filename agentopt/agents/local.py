@@ -7,7 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
-from agentopt.agents.conversation import TOOL_ROUNDS_EXCEEDED, TurnFailed, run_turns
+from agentopt.agents.conversation import (
+    TOOL_NOT_ALLOWED,
+    TOOL_ROUNDS_EXCEEDED,
+    TurnFailed,
+    allowed_tools,
+    not_allowed_message,
+    run_turns,
+)
 from agentopt.agents.skills import load_skill_tool
 from agentopt.agents.tools.mcp_tools import McpTools
 from agentopt.agents.tools.mocks import ToolMocks
@@ -132,6 +139,7 @@ class LocalTarget:
                     partial=result,
                 )
             rounds += 1
+            _refuse_unless_allowed(response.tool_calls, result)
             for call in response.tool_calls:
                 arguments = call.function.parsed_arguments()
                 record: ToolCallRecord = await self.toolbox.call(
@@ -150,6 +158,27 @@ class LocalTarget:
     async def aclose(self) -> None:
         if self.mcp is not None:
             await self.mcp.aclose()
+
+
+def _refuse_unless_allowed(calls: list[Any], result: TurnResult) -> None:
+    """Fail the turn before any call of this round runs when one of them is outside the turn's
+    `allowed_tools`: a refused tool is never executed (M365 `toolCallNotAllowed`)."""
+    allowed = allowed_tools()
+    refused = [c for c in calls if allowed is not None and c.function.name not in allowed]
+    if not refused or allowed is None:
+        return
+    for call in refused:
+        result.tool_calls.append(
+            ToolCallRecord(
+                name=call.function.name,
+                arguments=call.function.parsed_arguments(),
+                source="refused",
+                error="not in allowed_tools: not executed",
+            )
+        )
+    raise TurnFailed(
+        TOOL_NOT_ALLOWED, not_allowed_message(refused[0].function.name, allowed), partial=result
+    )
 
 
 def _tool_name(tool: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ to write canonical JSONL.
 """
 
 from agentopt.contracts.task import Criterion, Dataset, EvaluatorRef, LegacyUpgrade, Task, Turn
+from agentopt.core.files.m365_schemas import newest_known_version, official_schema, schema_for
 from agentopt.datasets.adhoc import dataset_from_prompts
 from agentopt.datasets.discovery import (
     DISCOVERY_NAMES,
@@ -19,7 +20,6 @@ from agentopt.datasets.discovery import (
 )
 from agentopt.datasets.load import load_dataset, resolve_dataset_path, validate_dataset
 from agentopt.datasets.m365 import TOLERATED_ITEM_KEYS, TOLERATED_ROOT_KEYS
-from agentopt.datasets.m365_versions import newest_known_version, official_schema, schema_for
 from agentopt.datasets.writer import dump_tasks_jsonl, task_to_record
 
 __all__ = [

@@ -7,7 +7,7 @@ from typing import Any
 
 from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import InputError
-from agentopt.datasets.m365_versions import newest_known_version, schema_id
+from agentopt.core.files.m365_schemas import newest_known_version, schema_id
 
 DISCOVERY_NAMES = ("prompts.json", "evals.json", "tests.json")
 """Looked for in the current directory, then under `evals/`, in this order."""

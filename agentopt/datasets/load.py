@@ -17,6 +17,7 @@ from typing import Any
 
 from agentopt.contracts.task import Dataset, LegacyUpgrade
 from agentopt.core.errors import Problem
+from agentopt.core.files.m365_schemas import newest_known_version
 from agentopt.datasets.csv_loader import load_csv
 from agentopt.datasets.foundry import QUERY_KEYS
 from agentopt.datasets.jsonl import load_jsonl
@@ -27,7 +28,6 @@ from agentopt.datasets.m365_legacy import (
     upgraded_document,
     write_upgrade,
 )
-from agentopt.datasets.m365_versions import newest_known_version
 from agentopt.datasets.problems import ProblemLog, describe
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")

@@ -23,8 +23,8 @@ from typing import Any
 
 from agentopt.contracts.task import EvaluatorRef, Task, Turn
 from agentopt.core.errors import Problem
+from agentopt.core.files.m365_schemas import newer_minor_warning, official_schema, version_problem
 from agentopt.datasets.m365_schema import schema_problems
-from agentopt.datasets.m365_versions import newer_minor_warning, official_schema, version_problem
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
 
 TOLERATED_ITEM_KEYS = ("testId", "category", "notes", "name")

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from agentopt.core.atomic import backup, write_json_atomic
 from agentopt.core.errors import Problem
+from agentopt.core.files.m365_schemas import newest_known_version
 from agentopt.datasets.m365 import check_document, is_versioned_document
-from agentopt.datasets.m365_versions import newest_known_version
 from agentopt.datasets.problems import ProblemLog, describe
 
 LegacyShape = Literal["array", "prompts"]

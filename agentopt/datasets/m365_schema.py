@@ -17,7 +17,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError
 
 from agentopt.core.errors import Problem
-from agentopt.datasets.m365_versions import newest_known_version, official_schema
+from agentopt.core.files.m365_schemas import newest_known_version, official_schema
 from agentopt.datasets.problems import describe, did_you_mean, key_path
 
 

@@ -210,9 +210,12 @@ def verdict(
     )
 
 
-def missing_input(evaluator: str, what: str) -> EvalResult:
+EMPTY_RESPONSE = "emptyAgentResponse"
+
+
+def missing_input(evaluator: str, what: str, code: str = "missingInput") -> EvalResult:
     """The error result for a sample lacking something the evaluator needs."""
-    return EvalResult.failed_to_evaluate(evaluator, "missingInput", f"{evaluator} needs {what}")
+    return EvalResult.failed_to_evaluate(evaluator, code, f"{evaluator} needs {what}")
 
 
 def option_error(evaluator: str, key: str, expected: str, found: Any) -> ConfigError:

@@ -278,7 +278,7 @@ class CodeEvaluator(EvaluatorBase):
     def _bad(self, what: str) -> EvalResult:
         return EvalResult.failed_to_evaluate(
             self.name,
-            "evaluatorFailed",
+            "invalidEvaluatorResult",
             f'custom evaluator \'{self.name}\' {what}; expected {{"score": number, "reason": '
             f'text}} or {{"error": text}}',
         )

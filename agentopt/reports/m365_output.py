@@ -20,7 +20,9 @@ from agentopt.contracts.run_results import (
     TaskOutcome,
     TurnOutcome,
 )
+from agentopt.core.files.m365_schemas import ErrorCodes, error_codes
 from agentopt.reports.formatting import utc_iso, worst_status
+from agentopt.reports.m365_codes import errored_score_code, item_error
 
 __all__ = ["M365_SCORE_KEYS", "fill_m365_document", "m365_score_key"]
 
@@ -36,7 +38,6 @@ M365_SCORE_KEYS = {
     "builtin.retrieval_result": "retrievalResult",
 }
 ONE_TO_FIVE = {"relevance", "coherence", "groundedness", "similarity"}
-M365_ERROR_CODES = {"agentRequestFailed", "turnSkipped", "evaluatorsFailed"}
 OUTPUT_FIELDS = ("response", "scores", "citations", "status", "error")
 RETRIEVAL_CODES = {
     "retrievalQuery": (
@@ -72,15 +73,16 @@ def fill_m365_document(
 ) -> dict[str, Any]:
     """A deep copy of `document` with this run's outputs filled in."""
     doc = copy.deepcopy(document)
+    codes = error_codes(doc.get("schemaVersion"))
     items = doc.get("items")
     if isinstance(items, list):
         for task in results.tasks:
             if 0 <= task.index < len(items) and isinstance(items[task.index], dict):
                 item = items[task.index]
                 if isinstance(item.get("turns"), list):
-                    _fill_thread(item, task)
+                    _fill_thread(item, task, codes)
                 else:
-                    _fill_outputs(item, _single_turn(task))
+                    _fill_outputs(item, _single_turn(task), codes)
     metadata = doc.get("metadata")
     if not isinstance(metadata, dict):
         metadata = doc["metadata"] = {}
@@ -111,7 +113,7 @@ def _single_turn(task: TaskOutcome) -> TurnOutcome:
     )
 
 
-def _fill_thread(item: dict[str, Any], task: TaskOutcome) -> None:
+def _fill_thread(item: dict[str, Any], task: TaskOutcome, codes: ErrorCodes) -> None:
     turns_out = task.turns or [_single_turn(task)]
     statuses = []
     for i, turn in enumerate(item["turns"]):
@@ -126,7 +128,7 @@ def _fill_thread(item: dict[str, Any], task: TaskOutcome) -> None:
                     code="turnSkipped", message="Turn not attempted: preceding turn failed"
                 ),
             )
-        _fill_outputs(turn, outcome)
+        _fill_outputs(turn, outcome, codes)
         statuses.append(turn["status"])
     if not statuses:
         return
@@ -140,7 +142,7 @@ def _fill_thread(item: dict[str, Any], task: TaskOutcome) -> None:
     }
 
 
-def _fill_outputs(target: dict[str, Any], turn: TurnOutcome) -> None:
+def _fill_outputs(target: dict[str, Any], turn: TurnOutcome, codes: ErrorCodes) -> None:
     for key in OUTPUT_FIELDS:
         target.pop(key, None)
     target["response"] = turn.response or ""
@@ -148,31 +150,25 @@ def _fill_outputs(target: dict[str, Any], turn: TurnOutcome) -> None:
         target["citations"] = [_citation(c, i) for i, c in enumerate(turn.citations, 1)]
     scores: dict[str, Any] = {}
     for res in turn.evaluators:
-        scores.setdefault(m365_score_key(res.evaluator), _score(res))
+        scores.setdefault(m365_score_key(res.evaluator), _score(res, codes))
     target["scores"] = scores
     target["status"] = turn.status
-    error = _item_error(turn)
+    error = _item_error(turn, codes)
     if error:
         target["error"] = error
 
 
-def _item_error(turn: TurnOutcome) -> dict[str, str] | None:
+def _item_error(turn: TurnOutcome, codes: ErrorCodes) -> dict[str, str] | None:
     if turn.error:
-        code, message = turn.error.code, turn.error.message or turn.error.code
-        if code not in M365_ERROR_CODES:
-            message, code = f"{message} ({code})", "agentRequestFailed"
-        return {"code": code, "message": message}
+        return item_error(turn.error.code, turn.error.message, codes)
     failed = sum(r.status == "error" for r in turn.evaluators)
     if failed:
-        return {
-            "code": "evaluatorsFailed",
-            "message": (
-                f"Agent response obtained. {failed} of {len(turn.evaluators)} "
-                "evaluators failed to run."
-            ),
-        }
+        message = (
+            f"Agent response obtained. {failed} of {len(turn.evaluators)} evaluators failed to run."
+        )
+        return item_error("evaluatorsFailed", message, codes)
     if turn.status == "error":
-        return {"code": "agentRequestFailed", "message": "Agent request failed"}
+        return item_error("agentRequestFailed", "Agent request failed", codes)
     return None
 
 
@@ -185,17 +181,21 @@ def _citation(c: CitationOut, position: int) -> dict[str, Any]:
     return out
 
 
-def _errored(message: str) -> dict[str, str]:
+def _errored(message: str, code: str | None = None) -> dict[str, str]:
     message = message or "no verdict"
     if not message.startswith("Evaluator failed"):
         message = f"Evaluator failed: {message}"
-    return {"result": "error", "error": message}
+    entry = {"result": "error", "error": message}
+    if code:
+        entry["code"] = code
+    return entry
 
 
-def _score(res: EvalOutcome) -> dict[str, Any]:
+def _score(res: EvalOutcome, codes: ErrorCodes) -> dict[str, Any]:
     """One `scores` entry in the shape the schema requires for that key."""
     if res.status == "error":
-        return _errored(res.error.message if res.error else "")
+        code = errored_score_code(res.error.code if res.error else None, codes)
+        return _errored(res.error.message if res.error else "", code)
     key = m365_score_key(res.evaluator)
     entry: dict[str, Any]
     if key in ONE_TO_FIVE:
@@ -203,7 +203,7 @@ def _score(res: EvalOutcome) -> dict[str, Any]:
         if score is None and res.normalized is not None:
             score = 1 + 4 * res.normalized
         if score is None:
-            return _errored("no score recorded")
+            return _errored("no score recorded", errored_score_code(None, codes))
         threshold = res.threshold if res.threshold is not None else 3
         entry = {
             "score": _clamp(score, 1, 5),
@@ -222,7 +222,7 @@ def _score(res: EvalOutcome) -> dict[str, Any]:
     elif key in RETRIEVAL_CODES:
         retrieval = _retrieval(key, res)
         if retrieval is None:
-            return _errored("no diagnostic_code recorded")
+            return _errored("no diagnostic_code recorded", errored_score_code(None, codes))
         entry = retrieval
     elif key == "exactMatch":
         entry = {"match": res.status == "pass", "result": res.status}

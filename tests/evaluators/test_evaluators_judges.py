@@ -122,11 +122,20 @@ def test_out_of_range_score_is_reasked_with_the_reason(harness, judge):
     assert "7" in j.requests[1].messages[-1].content
 
 
-def test_model_call_error_is_judge_unavailable(harness, judge):
-    j = judge(ModelCallError("401 Unauthorized: bad key", kind="auth", provider="mock"))
+@pytest.mark.parametrize(
+    ("kind", "code"),
+    [
+        ("auth", "judgeAuthenticationError"),
+        ("rate_limit", "judgeRateLimited"),
+        ("timeout", "judgeTimeout"),
+        ("server", "judgeUnavailable"),
+    ],
+)
+def test_a_failed_judge_call_is_a_categorized_error(harness, judge, kind, code):
+    j = judge(ModelCallError("401 Unauthorized: bad key", kind=kind, provider="mock"))
     r = harness.run("Relevance", SAMPLE, judge_model=j.model)
     assert r.status == "error" and r.score is None
-    assert r.error.code == "judgeUnavailable"
+    assert r.error.code == code
     assert "401 Unauthorized" in r.error.message
 
 

@@ -260,7 +260,7 @@ def test_code_entry_point_signature_and_bad_return(harness, checks_module):
     bad = harness.run("bad", SAMPLE)
     assert (
         bad.status == "error"
-        and bad.error.code == "evaluatorFailed"
+        and bad.error.code == "invalidEvaluatorResult"
         and "'bad'" in bad.error.message
     )
 

@@ -24,6 +24,14 @@ from agentopt.models.types import ChatRequest, Message
 M = TypeVar("M", bound=BaseModel)
 
 MAX_REASKS = 2
+# A failed judge call, by kind, as the M365 output schema categorizes it.
+_JUDGE_CODES = {
+    "auth": "judgeAuthenticationError",
+    "rate_limit": "judgeRateLimited",
+    "quota": "judgeRateLimited",
+    "timeout": "judgeTimeout",
+    "deadline": "judgeTimeout",
+}
 JUDGE_SEED = 42
 """Fixed seed for every judge call (providers that support seeds are then reproducible)."""
 
@@ -124,7 +132,8 @@ async def call_judge(
             response = await layer.complete(model, request, pool="judge", repeat=repeat)
         except ModelCallError as exc:
             outcome.error = EvalError(
-                code="judgeUnavailable", message=redact(f"judge {model} failed: {exc.message}")
+                code=_JUDGE_CODES.get(exc.kind, "judgeUnavailable"),
+                message=redact(f"judge {model} failed: {exc.message}"),
             )
             return outcome
         outcome.attempts += 1

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentopt.contracts.eval_result import EvalCost, EvalResult
 from agentopt.contracts.task import Criterion
-from agentopt.evaluators.base import EvalSample, missing_input, option_error
+from agentopt.evaluators.base import EMPTY_RESPONSE, EvalSample, missing_input, option_error
 from agentopt.evaluators.judges.criteria_embedding import (
     DEFAULT_THRESHOLD,
     answer_spans,
@@ -149,7 +149,7 @@ class TaskAdherence(JudgeEvaluator):
         threshold = float(self.options_for(sample).get("similarity_threshold", DEFAULT_THRESHOLD))
         spans = answer_spans(sample.response)
         if not spans:
-            return missing_input(self.name, "a non-empty response")
+            return missing_input(self.name, "a non-empty response", EMPTY_RESPONSE)
         vectors = await self.layer.embed(
             [c.instruction for c in criteria] + spans,
             model=self.options_for(sample).get("embedding_model"),

@@ -116,3 +116,25 @@ def newer_minor_warning(value: Any) -> str | None:
         f'("{newest_known_version()}"): read in compat mode against the {newest_known_version()} '
         "schema (same major version, so compatible); keys it does not know are kept, not used"
     )
+
+
+# The documented item codes of schemas that list them in prose only (1.4–1.8).
+_ITEM_CODES_BEFORE_ENUM = ("agentRequestFailed", "turnSkipped", "evaluatorsFailed")
+
+
+@dataclass(frozen=True)
+class ErrorCodes:
+    """Which error codes an output document of one schemaVersion may carry."""
+
+    item: frozenset[str]
+    """`ErrorObject.code` values (item, turn)."""
+    evaluator: frozenset[str]
+    """`ErroredScore.code` values; empty when that schema has no `code` on errored scores."""
+
+
+def error_codes(version: Any) -> ErrorCodes:
+    """Read from the matching schema itself, so a new upstream file needs no code change."""
+    defs = schema_for(version if isinstance(version, str) else None)["$defs"]
+    item = defs["ErrorObject"]["properties"]["code"].get("enum", _ITEM_CODES_BEFORE_ENUM)
+    scored = defs["ErroredScore"]["properties"].get("code", {}).get("enum", ())
+    return ErrorCodes(frozenset(item), frozenset(scored))
