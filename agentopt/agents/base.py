@@ -73,6 +73,7 @@ _BUILTIN_MODULES = {
     "endpoint": "agentopt.agents.endpoint",
     "command": "agentopt.agents.command",
     "foundry": "agentopt.agents.foundry",
+    "captured": "agentopt.agents.captured",
 }
 
 

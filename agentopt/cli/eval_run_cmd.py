@@ -109,6 +109,13 @@ def run_command(
     no_upgrade: Annotated[
         bool, typer.Option("--no-upgrade", help="Read legacy M365 files without rewriting.")
     ] = False,
+    evaluate_only: Annotated[
+        bool,
+        typer.Option(
+            "--evaluate-only",
+            help="Score the responses the M365 document already holds; never call the agent.",
+        ),
+    ] = False,
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Deadline for the whole run, seconds.")
     ] = None,
@@ -148,6 +155,7 @@ def run_command(
         name=name,
         strict=strict,
         no_upgrade=no_upgrade,
+        evaluate_only=evaluate_only,
         timeout=timeout,
         environment=STATE.environment,
     )

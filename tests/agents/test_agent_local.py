@@ -343,3 +343,36 @@ def test_eval_run_mode_takes_mocks_first_then_python_tools(script, tmp_path, mon
     # get_order has a mock, so the mock answers; refund has none, so Python does.
     assert [c.source for c in calls] == ["mock", "python"]
     assert calls[1].result == "refunded 5 on 1"
+
+
+def test_a_tool_outside_allowed_tools_is_refused_before_it_runs(script, tmp_path, monkeypatch):
+    ran: list[str] = []
+    monkeypatch.setattr(
+        "agentopt.agents.tools.toolbox.Toolbox.call",
+        lambda self, name, *a, **k: ran.append(name),
+    )
+    model = script("allow", order_bot)
+    turns = [Turn(query="order 12345", allowed_tools=["search_docs"]), Turn(query="again")]
+    t = run(agent(model, tmp_path, tool_mocks=ORDER_MOCKS), Task(name="t", turns=turns))
+    first, second = t.turns
+    assert first.error is not None and first.error.code == "toolCallNotAllowed"
+    assert "'get_order'" in first.error.message and "search_docs" in first.error.message
+    assert [c.name for c in first.tool_calls] == ["get_order"]
+    assert first.tool_calls[0].source == "refused"
+    assert ran == []  # nothing was executed
+    assert second.error is not None and second.error.code == "turnSkipped"
+
+
+def test_a_tool_inside_allowed_tools_runs(script, tmp_path):
+    model = script("allow_ok", order_bot)
+    turns = [Turn(query="order 12345", allowed_tools=["get_order"])]
+    (turn,) = run(agent(model, tmp_path, tool_mocks=ORDER_MOCKS), Task(name="t", turns=turns)).turns
+    assert turn.error is None and "shipped" in (turn.response or "")
+    # an empty list allows nothing; None (no list declared) restricts nothing
+    empty = [Turn(query="order 1", allowed_tools=[])]
+    (refused,) = run(
+        agent(model, tmp_path, tool_mocks=ORDER_MOCKS), Task(name="e", turns=empty)
+    ).turns
+    assert refused.error is not None and "allowed: none" in refused.error.message
+    (free,) = run(agent(model, tmp_path, tool_mocks=ORDER_MOCKS), task("order 1")).turns
+    assert free.error is None

@@ -69,6 +69,8 @@ class RunOptions:
     name: str | None = None
     strict: bool = False
     no_upgrade: bool = False
+    evaluate_only: bool = False
+    """Score captured responses (M365 evaluate-only mode); the agent is not resolved or run."""
     timeout: float | None = None
     project_endpoint: str | None = None
     environment: str | None = None
@@ -188,7 +190,7 @@ def _resolve_inputs(
         config, more = load_eval_config(config_path)
         warnings.extend(more)
         project = config_path.resolve().parent
-    if adhoc is None:
+    if adhoc is None and not opts.evaluate_only:
         detected = detect_target(
             project if config_path else cwd,
             agent=opts.agent,
@@ -204,6 +206,8 @@ def _resolve_inputs(
             # detect_target already read the agent folder's eval.yaml (warnings included).
             config = detected.eval_config
     dataset = _dataset(opts, cwd, project, config, ask)
+    if opts.evaluate_only:
+        return _evaluate_only(opts, dataset, project, config, warnings)
     agent = adhoc or (detected.definition if detected else None)
     if opts.agent_model and (agent is None or not _runnable(agent)):
         # Nothing detected, or an eval.yaml `agent:` that only names the agent: ad-hoc.
@@ -238,6 +242,47 @@ def _resolve_inputs(
         detected=detected,
         warnings=warnings,
     )
+
+
+def _evaluate_only(
+    opts: RunOptions,
+    dataset: Dataset,
+    project: Path,
+    config: EvalConfig | None,
+    warnings: list[Problem],
+) -> ResolvedInputs:
+    """Inputs for evaluate-only mode: every turn must carry its captured response (else exit 2
+    naming each one); the `captured` target replays them, so no agent is needed."""
+    missing = [
+        Problem(dataset.source, _turn_path(task.index, i, task.is_multi_turn), NO_RESPONSE)
+        for task in dataset.tasks
+        for i, turn in enumerate(task.turns)
+        if turn.response is None
+    ]
+    if missing:
+        raise InputError(
+            problems=missing,
+            hint="--evaluate-only scores responses captured earlier; drop it to ask the agent",
+        )
+    name = (dataset.document or {}).get("metadata", {}).get("agentName") or "captured"
+    agent = AgentDefinition(name=str(name), folder=project, target="captured")
+    judge = opts.eval_model or (config.options.eval_model if config else None) or DEFAULT_MODEL
+    return ResolvedInputs(
+        project_dir=project,
+        dataset=dataset,
+        agent=agent,
+        evaluators=evaluator_uses(config, opts.evaluators),
+        judge_model=judge,
+        eval_config=config,
+        warnings=warnings,
+    )
+
+
+NO_RESPONSE = 'expected a captured "response" to score (--evaluate-only), found none'
+
+
+def _turn_path(index: int, turn: int, thread: bool) -> str:
+    return f"items[{index}].turns[{turn}]" if thread else f"items[{index}]"
 
 
 def _dataset(

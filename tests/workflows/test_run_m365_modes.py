@@ -1,0 +1,173 @@
+"""M365 runevals features end to end through `eval run` against the fake OpenAI server:
+evaluate-only mode, allowed_tools, and every current upstream example run and written back
+valid against the schema matching its schemaVersion."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentopt.cli.app import app
+from tests.conftest import M365_FIXTURES
+from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, text, tool_calls
+from tests.m365_output_check import validate_output
+from tests.workflows.fake_agent_server import judge_reply
+
+runner = CliRunner()
+VALID = M365_FIXTURES / "schema" / "v1" / "examples" / "valid"
+
+
+def cli(project: Path, *args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["-C", str(project), "--no-prompt", "eval", "run", *args])
+    return result.exit_code, result.output
+
+
+def agent_requests(srv: FakeOpenAI) -> list[RecordedRequest]:
+    return [r for r in srv.chat_requests if (r.body or {}).get("model") == "agent"]
+
+
+def test_evaluate_only_scores_a_whole_file_with_zero_agent_requests(project: Path) -> None:
+    document = {
+        "schemaVersion": "1.10.0",
+        "default_evaluators": {"Relevance": {}, "ExactMatch": {}},
+        "items": [
+            {"prompt": "What is 2+2?", "expected_response": "4", "response": "4"},
+            {
+                "name": "thread",
+                "turns": [
+                    {"prompt": "hi", "expected_response": "hello", "response": "hello"},
+                    {"prompt": "bye", "expected_response": "bye", "response": "later"},
+                ],
+            },
+        ],
+    }
+    (project / "evals.json").write_text(json.dumps(document))
+    with FakeOpenAI() as srv:
+        srv.handler = judge_reply
+        url = srv.base_url
+        code, out = cli(
+            project, "--evaluate-only", "--prompts-file", "evals.json",
+            "--agent-model", f"compat:agent@{url}", "--eval-model", f"compat:judge@{url}",
+            "--output", "filled.json",
+        )  # fmt: skip
+        judged = len(srv.chat_requests)
+    assert code == 0, out
+    assert agent_requests(srv) == []
+    assert judged == 3  # Relevance on the item and on both turns
+    filled = json.loads((project / "filled.json").read_text())
+    validate_output(filled)
+    first, thread = filled["items"]
+    assert first["response"] == "4" and first["scores"]["exactMatch"]["result"] == "pass"
+    assert [t["scores"]["exactMatch"]["result"] for t in thread["turns"]] == ["pass", "fail"]
+
+
+def test_evaluate_only_refuses_items_without_a_captured_response(project: Path) -> None:
+    document = {
+        "schemaVersion": "1.10.0",
+        "items": [{"prompt": "a", "response": "r"}, {"prompt": "b"}],
+    }
+    (project / "evals.json").write_text(json.dumps(document))
+    code, out = cli(project, "--evaluate-only", "--prompts-file", "evals.json")
+    assert code == 2
+    assert "items[1]" in out and 'captured "response"' in out and "items[0]" not in out
+
+
+ORDER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_order",
+        "description": "Look up an order.",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+    },
+}
+
+
+def tool_agent(req: RecordedRequest) -> Reply | None:
+    """The agent looks the order up, then answers with what the tool said."""
+    reply = judge_reply(req)
+    if reply is not None:
+        return reply
+    last = (req.body or {}).get("messages", [])[-1]
+    if last.get("role") == "user":
+        return tool_calls([("get_order", {"order_id": "1"})])
+    return text(f"The order is {last.get('content')}")
+
+
+def write_tool_agent(project: Path) -> None:
+    base = project / ".agent_configs" / "baseline"
+    base.mkdir(parents=True)
+    (base / "metadata.yaml").write_text(
+        "model: gpt-4.1-mini\ninstruction_file: instructions.md\ntools_file: tools.json\n"
+    )
+    (base / "instructions.md").write_text("Look orders up.")
+    (base / "tools.json").write_text(json.dumps([ORDER_TOOL]))
+    (base / "tool_mocks.json").write_text(json.dumps({"get_order": [{"return": "shipped"}]}))
+
+
+def test_allowed_tools_fail_the_item_naming_the_tool_and_pass_otherwise(project: Path) -> None:
+    write_tool_agent(project)
+    document = {
+        "schemaVersion": "1.11.0",
+        "default_allowed_tools": ["get_order"],
+        "default_evaluators": {"PartialMatch": {"threshold": 0.1}},
+        "items": [
+            {"prompt": "Where is order 1?", "expected_response": "The order is shipped"},
+            {
+                "prompt": "Where is order 1, without tools?",
+                "expected_response": "The order is shipped",
+                "allowed_tools": ["search_docs"],
+                "allowed_tools_mode": "replace",
+            },
+        ],
+    }
+    (project / "evals.json").write_text(json.dumps(document))
+    with FakeOpenAI() as srv:
+        srv.handler = tool_agent
+        url = srv.base_url
+        code, out = cli(
+            project, "--prompts-file", "evals.json", "--agent-model", f"compat:agent@{url}",
+            "--eval-model", f"compat:judge@{url}", "--output", "filled.json", "--max-errors", "1",
+        )  # fmt: skip
+    assert code == 0, out  # the refused call is an error, counted, never a score
+    filled = json.loads((project / "filled.json").read_text())
+    validate_output(filled)
+    allowed, refused = filled["items"]
+    assert allowed["status"] == "pass" and "shipped" in allowed["response"]
+    assert refused["status"] == "error"
+    assert refused["error"]["code"] == "toolCallNotAllowed"
+    assert "'get_order'" in refused["error"]["message"]
+    assert "search_docs" in refused["error"]["message"]
+
+
+RUNNABLE = sorted(p.name for p in VALID.glob("*.json"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", RUNNABLE)
+def test_every_current_valid_example_runs_and_its_output_validates(
+    project: Path, example: str
+) -> None:
+    """The upstream examples are eval documents as users write them; custom evaluators they
+    name (custom-evaluators/<name>/) are not here, so those come back as errors — still a
+    valid output document."""
+    shutil.copy(VALID / example, project / example)
+    with FakeOpenAI() as srv:
+        srv.handler = judge_reply
+        url = srv.base_url
+        code, out = cli(
+            project, "--prompts-file", example, "--agent-model", f"compat:agent@{url}",
+            "--eval-model", f"compat:judge@{url}", "--max-errors", "100000",
+            "--output", "filled.json",
+        )  # fmt: skip
+    assert code in (0, 2), out
+    if code == 2:  # a custom evaluator the example names is not in this project
+        assert "custom-evaluators" in out or "custom evaluator" in out, out
+        return
+    filled = json.loads((project / "filled.json").read_text())
+    validate_output(filled)
+    source = json.loads((VALID / example).read_text())
+    assert filled["schemaVersion"] == source["schemaVersion"]
