@@ -152,6 +152,14 @@ def test_regex_bad_options_are_config_errors(harness, options):
         ("markdown", "[docs](https://a.example/x) and [same](https://a.example/x).", 1),
         ("markdown", "[a](https://a.example) [b](https://b.example) ![img](https://c.png)", 2),
         ("mixed", "【1†s】 [1] [2] [site](https://a.example)", 3),
+        # Copilot's numbered markdown links (schema 1.8): counted once per number
+        (
+            "markdown",
+            "Per [1](https://c.example/a.docx#page=2) and [1](https://c.example/a.docx#p3)",
+            1,
+        ),
+        ("markdown", "[1](https://c.example/a#x), [2](https://c.example/a#y)", 2),
+        ("mixed", "【1†doc】 and [1](https://c.example/a#x)", 1),
         ("MIXED", "", 0),
     ],
 )
@@ -162,6 +170,16 @@ def test_citations_formats_and_dedupe(harness, fmt, response, count):
     assert r.score == count
     assert r.status == ("pass" if count >= 1 else "fail")
     assert r.normalized == min(count, 1)
+
+
+def test_citations_report_the_detected_format(harness):
+    markdown = S(response="See [1](https://c.example/doc#frag).")
+    r = harness.run({"name": "Citations", "options": {"citation_format": "mixed"}}, markdown)
+    assert r.details["format"] == "markdown"
+    assert r.details["citations"] == [{"index": 1, "source": "https://c.example/doc#frag"}]
+    both = S(response="【1†doc】 and [2](https://c.example/doc#frag)")
+    r = harness.run({"name": "Citations", "options": {"citation_format": "mixed"}}, both)
+    assert r.details["format"] == "mixed" and r.details["count"] == 2
 
 
 def test_citations_counts_agent_citations_and_threshold(harness):

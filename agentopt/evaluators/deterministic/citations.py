@@ -20,8 +20,10 @@ from agentopt.evaluators.registry import evaluator
 OAI_UNICODE = re.compile(r"【(\d+)(?::\d+)?(?:†([^】]*))?】")
 # [3] or [1, 2] — but not the text part of a markdown link [3](url).
 BRACKET = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\](?!\()")
-# [text](url), not an image ![alt](src).
+# [text](url), not an image ![alt](src). Copilot's numbered form `[3](url#suffix)` (M365
+# schema 1.8) is citation 3, however many fragments of the source it links.
 MARKDOWN = re.compile(r"(?<!!)\[([^\]\n]+)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+NUMBERED = re.compile(r"^\s*(\d+)\s*$")
 
 FORMATS = ("oai_unicode", "bracket", "markdown", "mixed")
 
@@ -33,10 +35,14 @@ class Found:
     index: int | None = None
     url: str | None = None
     text: str | None = None
+    by_index: bool = False
+    """A numbered link `[N](url)`: counted by N, its URL kept for the report."""
 
     @property
     def key(self) -> tuple[str, str]:
-        return ("url", self.url) if self.url else ("index", str(self.index))
+        if self.url and not self.by_index:
+            return ("url", self.url)
+        return ("index", str(self.index))
 
 
 def find_citations(text: str, citation_format: str = "oai_unicode") -> list[Found]:
@@ -49,8 +55,21 @@ def find_citations(text: str, citation_format: str = "oai_unicode") -> list[Foun
         for m in BRACKET.finditer(text):
             found += [Found(index=int(n)) for n in re.split(r"\s*,\s*", m.group(1))]
     if "markdown" in kinds:
-        found += [Found(url=m.group(2), text=m.group(1)) for m in MARKDOWN.finditer(text)]
+        found += [_markdown(m) for m in MARKDOWN.finditer(text)]
     return _dedupe(found)
+
+
+def _markdown(match: re.Match[str]) -> Found:
+    number = NUMBERED.match(match.group(1))
+    if number:
+        return Found(index=int(number.group(1)), url=match.group(2), by_index=True)
+    return Found(url=match.group(2), text=match.group(1))
+
+
+def detected_format(text: str) -> str | None:
+    """Which format the citations in `text` use: one name, "mixed" for several, None."""
+    seen = [k for k in FORMATS[:3] if find_citations(text, k)]
+    return seen[0] if len(seen) == 1 else ("mixed" if seen else None)
 
 
 def _dedupe(found: list[Found]) -> list[Found]:
@@ -120,5 +139,9 @@ class Citations(EvaluatorBase):
             threshold=threshold,
             reason=f"Found {count} citation{'s' if count != 1 else ''} ({fmt}); "
             f"at least {threshold:g} required.",
-            details={"count": count, "format": fmt, "citations": listed},
+            details={
+                "count": count,
+                "format": detected_format(sample.response) or fmt,
+                "citations": listed,
+            },
         )
