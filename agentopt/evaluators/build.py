@@ -3,7 +3,9 @@
 Resolution, first that applies:
 1. `local_uri`: a rubric_dimensions.json, an evaluator YAML, a `.py` file, or a folder with one;
 2. a registered name or alias (`builtin.relevance`, `Relevance`, `relevance`), case-insensitive;
-3. an M365 custom evaluator `custom-evaluators/<name>/<name>.py`;
+3. an M365 custom evaluator `custom-evaluators/<name>/`: an LLM judge when it holds
+   `<name>.prompty` (run by agentopt's judge path; the `.py` wrapper beside it, which calls
+   promptflow, is not imported), else the code evaluator `<name>.py`;
 4. a registered evaluator version `.azure/.foundry/evaluators/<name>.v<N>.yaml` (pinned or latest);
 5. a working copy `evaluators/<name>/rubric_dimensions.json` beside eval.yaml;
 otherwise a ConfigError listing the valid names, with a did-you-mean.
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.evaluator_yaml import (
     BuiltinConfigDefinition,
     CodeDefinition,
@@ -26,7 +28,9 @@ from agentopt.core.files.evaluator_yaml import (
     RubricDefinition,
     load_evaluator_yaml,
 )
+from agentopt.core.files.prompty import parse_prompty
 from agentopt.core.files.rubric import load_rubric
+from agentopt.core.files.yaml_source import read_text
 from agentopt.core.paths import registry_dir
 from agentopt.evaluators.base import BuildContext, EvalSample, Evaluator, EvaluatorUse
 from agentopt.evaluators.code_evaluators import (
@@ -37,6 +41,7 @@ from agentopt.evaluators.code_evaluators import (
     load_first_class,
 )
 from agentopt.evaluators.judges.prompt_judge import PromptJudge
+from agentopt.evaluators.judges.prompty_judge import PromptyJudge
 from agentopt.evaluators.judges.rubric import RubricEvaluator
 from agentopt.evaluators.registry import build_registered, lookup, unknown_evaluator
 
@@ -73,6 +78,9 @@ def build_evaluator(
     info = lookup(use.name)
     if info is not None:
         return build_registered(info, use.options, ctx)
+    prompty = ctx.project_dir / CUSTOM_DIR / use.name / f"{use.name}.prompty"
+    if prompty.is_file():
+        return _prompty(use, prompty, ctx)
     custom = custom_folder_file(ctx.project_dir, use.name)
     if custom is not None:
         return CodeEvaluator(
@@ -80,19 +88,6 @@ def build_evaluator(
             target=load_first_class(custom, use.name),
             options=use.options,
             context=ctx,
-        )
-    prompty = ctx.project_dir / CUSTOM_DIR / use.name / f"{use.name}.prompty"
-    if prompty.is_file():
-        raise ConfigError(
-            problems=[
-                Problem(
-                    f"{CUSTOM_DIR}/{use.name}/{use.name}.prompty",
-                    "",
-                    ".prompty LLM-judge evaluators are not supported; express it as an evaluator "
-                    "YAML with `type: prompt` (files.md §5.2) or add a "
-                    f"{use.name}.py code evaluator",
-                )
-            ]
         )
     registered = registered_yaml(ctx.project_dir, use.name, use.version)
     if registered is not None:
@@ -174,7 +169,8 @@ def from_evaluator_yaml(spec: EvaluatorSpec, use: EvaluatorUse, ctx: BuildContex
 def _from_path(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
     shown = use.local_uri or str(path)
     if path.is_dir():
-        for candidate in (path / RUBRIC_FILE, path / f"{use.name}.py", path / f"{path.name}.py"):
+        candidates = (RUBRIC_FILE, f"{use.name}.prompty", f"{path.name}.prompty", f"{use.name}.py")
+        for candidate in (*(path / c for c in candidates), path / f"{path.name}.py"):
             if candidate.is_file():
                 return _from_path(use, candidate, ctx)
         raise ConfigError(
@@ -192,9 +188,27 @@ def _from_path(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
     if suffix == ".py":
         target = load_first_class(path, use.name)
         return CodeEvaluator(name=use.name, target=target, options=use.options, context=ctx)
+    if suffix == ".prompty":
+        return _prompty(use, path, ctx)
     raise ConfigError(
-        problems=[Problem(shown, "", f"expected a {RUBRIC_FILE}, an evaluator .yaml or a .py file")]
+        problems=[
+            Problem(
+                shown, "", f"expected a {RUBRIC_FILE}, an evaluator .yaml, a .prompty or a .py file"
+            )
+        ]
     )
+
+
+def _prompty(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
+    try:
+        shown = str(path.relative_to(ctx.project_dir))
+    except ValueError:
+        shown = str(path)
+    try:
+        parsed = parse_prompty(read_text(path, shown=shown), shown)
+    except InputError as exc:  # a broken evaluator stops the run before it starts
+        raise ConfigError(problems=exc.problems) from None
+    return PromptyJudge(name=use.name, prompty=parsed, options=use.options, context=ctx)
 
 
 def _rubric(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:

@@ -178,14 +178,6 @@ def test_m365_code_evaluator_syntax_error_names_the_file(harness):
     assert "custom-evaluators/broken/broken.py" in str(err.value) and "line" in str(err.value)
 
 
-def test_prompty_is_refused_clearly(harness):
-    folder = harness.project_dir / "custom-evaluators" / "tone"
-    folder.mkdir(parents=True)
-    (folder / "tone.prompty").write_text("---\nname: tone\n---\n")
-    with pytest.raises(ConfigError, match="type: prompt"):
-        harness.build("tone")
-
-
 # --- evaluator YAML: code / prompt / builtin-config -------------------------------------------
 def write_yaml(project, name, body):
     folder = project / ".azure" / ".foundry" / "evaluators"

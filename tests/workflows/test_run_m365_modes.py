@@ -171,3 +171,30 @@ def test_every_current_valid_example_runs_and_its_output_validates(
     validate_output(filled)
     source = json.loads((VALID / example).read_text())
     assert filled["schemaVersion"] == source["schemaVersion"]
+
+
+def test_upstream_custom_evaluators_example_runs_its_prompty_judges(project: Path) -> None:
+    """runevals' own custom-evaluator example with its three .prompty files: each scores
+    through the judge on the fake server, none needs the promptflow wrapper."""
+    shutil.copy(VALID / "custom-evaluators.json", project / "evals.json")
+    for name in ("professional_tone", "consistency_check", "answer_accuracy"):
+        folder = project / "custom-evaluators" / name
+        folder.mkdir(parents=True)
+        shutil.copy(M365_FIXTURES / "custom-evaluators" / name / f"{name}.prompty", folder)
+    with FakeOpenAI() as srv:
+        srv.handler = judge_reply
+        url = srv.base_url
+        code, out = cli(
+            project, "--prompts-file", "evals.json", "--agent-model", f"compat:agent@{url}",
+            "--eval-model", f"compat:judge@{url}", "--output", "filled.json",
+        )  # fmt: skip
+        judged = [r for r in srv.chat_requests if (r.body or {}).get("model") == "judge"]
+    assert code in (0, 1), out
+    filled = json.loads((project / "filled.json").read_text())
+    validate_output(filled)
+    tone, consistency, accuracy = (item["scores"] for item in filled["items"])
+    assert set(tone) == {"relevance", "coherence", "professional_tone"}  # extend: + defaults
+    for entry in (tone["professional_tone"], consistency["consistency_check"]):
+        assert entry["result"] in ("pass", "fail") and 1 <= entry["score"] <= 5
+    assert accuracy["answer_accuracy"]["threshold"] == 4
+    assert len(judged) == 5  # relevance, coherence + the three prompty judges, one call each

@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from jinja2 import Environment, StrictUndefined
 
@@ -87,6 +87,20 @@ def render_user_template(
     prompt gets the same injection resistance as ours without knowing about blocks. Rendered in
     jinja2's sandbox.
     """
+    return render_user_sections([("user", source)], data=data, params=params)
+
+
+def render_user_sections(
+    sections: Sequence[tuple[Literal["system", "user", "assistant"], str]],
+    *,
+    data: Mapping[str, str | None],
+    params: Mapping[str, Any] | None = None,
+) -> list[Message]:
+    """User-written role sections (a `.prompty`), each rendered like `render_user_template`.
+
+    Our system prompt (how to treat the fenced data) comes first; the author's own `system:`
+    text follows it in the same system message, the other sections keep their roles.
+    """
     from jinja2.sandbox import SandboxedEnvironment
 
     values = {k: v for k, v in data.items() if v is not None}
@@ -94,16 +108,20 @@ def render_user_template(
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
     fenced = {k: blocks(k) for k in values}
     absent = {k: "(not provided)" for k, v in data.items() if v is None}
-    system = (
+    system = [
         judge_environment()
         .get_template(SYSTEM_TEMPLATE)
         .render(block=blocks, has=blocks.has, boundary=blocks.boundary)
-    )
-    user = env.from_string(source).render(**{**(params or {}), **absent, **fenced})
-    return [
-        Message(role="system", content=system.strip()),
-        Message(role="user", content=user.strip()),
+        .strip()
     ]
+    messages: list[Message] = []
+    for role, source in sections:
+        text = env.from_string(source).render(**{**(params or {}), **absent, **fenced}).strip()
+        if role == "system":
+            system.append(text)
+        else:
+            messages.append(Message(role=role, content=text))
+    return [Message(role="system", content="\n\n".join(system)), *messages]
 
 
 def format_tool_calls(calls: list[Any], *, max_result_chars: int = 4000) -> str:
