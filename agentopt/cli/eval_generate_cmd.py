@@ -127,7 +127,8 @@ def update_command(
     """Register edited dataset/rubric working copies as new versions and re-pin eval.yaml."""
     from agentopt.core.files.azd_env import load_azd_environment, resolve_project_endpoint
     from agentopt.workflows.generate.summary import shown_path
-    from agentopt.workflows.update import find_project_dir, update_suite
+    from agentopt.workflows.suite_assets import find_project_dir
+    from agentopt.workflows.update import update_suite
 
     if dataset_only and evaluator_only:
         raise ConfigError(
@@ -163,6 +164,8 @@ def update_command(
         if change.remote:
             remote_note = f"  (uploaded as version {change.remote.get('version')})"
         _say(change.line() + remote_note)
+        for note in change.notes:
+            _say(f"  {note}")
     if remote and any(c.kind == "Evaluator" and c.changed for c in result.changes):
         _say("Note: evaluators stay local (Foundry has no upload API for them).")
     if result.updated:

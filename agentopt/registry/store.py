@@ -11,10 +11,9 @@ missing or half-written file.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -32,6 +31,13 @@ from agentopt.core.files.evaluator_yaml import (
 from agentopt.core.files.rubric import RubricDimension
 from agentopt.core.ids import utc_now_iso
 from agentopt.core.paths import registry_dir
+from agentopt.registry.hashing import (
+    BYTES,
+    CANONICAL,
+    dataset_sha256,
+    evaluator_sha256,
+    file_sha256,
+)
 from agentopt.registry.names import (
     DATASET_EXT,
     EVALUATOR_EXT,
@@ -52,7 +58,10 @@ class VersionEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sha256: str
-    """Content hash: file bytes (datasets) or the evaluator's semantic content (evaluators)."""
+    """Content hash (see registry/hashing.py for what it covers)."""
+    hashing: str | None = None
+    """Datasets: the scheme of `sha256` ("canonical-1"); None = a hash of the bytes (versions
+    registered before the canonical scheme)."""
     created_at: str
     """ISO-8601 UTC registration time."""
     source: dict[str, Any] = Field(default_factory=dict)
@@ -67,25 +76,19 @@ class Registered(NamedTuple):
     """The answer of a register call: `version, changed = registry.register_dataset(...)`."""
 
     version: str
-    """The new version, or the latest one when nothing changed."""
+    """The new version, or the existing version with the same content."""
     changed: bool
-    """False when the content matched the latest version (nothing was written)."""
+    """False when the content matched an existing version (no version was minted)."""
 
 
 Index = dict[str, dict[str, dict[str, VersionEntry]]]
 """kind ("datasets" | "evaluators") → name → version → entry."""
 
 
-def content_sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def evaluator_sha256(spec: EvaluatorSpec) -> str:
-    """Hash of what an evaluator *does* (type, definition, threshold) — not its name,
-    version, time or description, so re-registering the same rubric is "unchanged"."""
-    body = spec.model_dump(mode="json", include={"type", "definition", "threshold"})
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return content_sha256(canonical.encode("utf-8"))
+TAMPER_HINT = (
+    "run `agentopt eval update` to register the edit as a new version (nothing is restored "
+    "automatically; restore the file, e.g. from version control, to keep the old version)"
+)
 
 
 class Registry:
@@ -95,6 +98,9 @@ class Registry:
         self.project_dir = Path(project_dir)
         self.root = registry_dir(self.project_dir)
         self.index_path = self.root / INDEX_FILE
+        self.restored: list[Path] = []
+        """Hand-edited version files this registry rewrote because content registered again
+        hashed to exactly what they recorded (see `_register`); callers report them."""
 
     # ---- reading -------------------------------------------------------------------------
     def index(self) -> Index:
@@ -152,17 +158,38 @@ class Registry:
             )
         return versions[str(version)]
 
-    def lookup(self, kind: AssetKind, name: str, version: str | None = None) -> Path:
-        """The file of one version (default: the latest)."""
+    def lookup(
+        self, kind: AssetKind, name: str, version: str | None = None, *, verify: bool = True
+    ) -> Path:
+        """The file of one version (default: the latest), checked against its sha256.
+
+        Raises:
+            InputError: the file was edited after registration (or is missing), naming it and
+                saying to run `agentopt eval update`; `verify=False` skips the check.
+        """
         version = version or self.latest(kind, name)
         if version is None:
             self.entry(kind, name, "1")  # raises the "not registered" error
         entry = self.entry(kind, name, str(version))
-        return self.root / entry.file
+        path = self.root / entry.file
+        if verify:
+            problem = self._damage(kind, name, str(version), entry)
+            if problem is not None:
+                raise InputError(problems=[problem], hint=TAMPER_HINT)
+        return path
 
     def read_evaluator(self, name: str, version: str | None = None) -> EvaluatorSpec:
         path = self.lookup("evaluators", name, version)
         return parse_evaluator_yaml(path.read_text(encoding="utf-8"), str(path))
+
+    def edited_versions(self, kind: AssetKind, name: str) -> list[tuple[str, Path]]:
+        """Versions of `name` whose file no longer matches its sha256 (edited by hand)."""
+        versions = self.index()[kind].get(name, {})
+        return [
+            (v, self.root / e.file)
+            for v, e in versions.items()
+            if (self.root / e.file).is_file() and self._damage(kind, name, v, e) is not None
+        ]
 
     # ---- writing -------------------------------------------------------------------------
     def register_dataset(
@@ -177,7 +204,11 @@ class Registry:
         check_name(name)
         if not content.strip():
             raise InputError.at(name, "", "cannot register an empty dataset")
-        sha = content_sha256(content)
+        ext = ext.lower()
+
+        def sha(scheme: str) -> str:
+            return dataset_sha256(content, ext, scheme)
+
         with self._locked():
             return self._register("datasets", name, sha, lambda v: content, ext, source)
 
@@ -191,8 +222,11 @@ class Registry:
         check_name(name)
         if isinstance(spec, str):
             spec = parse_evaluator_yaml(spec, f"{name} (evaluator YAML)")
-        sha = evaluator_sha256(spec)
+        semantic = evaluator_sha256(spec)
         src = source if source is not None else spec.source
+
+        def sha(scheme: str) -> str:
+            return semantic
 
         def render(version: str) -> bytes:
             final = spec.model_copy(
@@ -249,34 +283,50 @@ class Registry:
         for kind, names in self.index().items():
             for name, versions in names.items():
                 for version, entry in versions.items():
-                    path = self.root / entry.file
-                    where = f"{kind}.{name}.versions.{version}"
-                    if not path.is_file():
-                        problems.append(
-                            Problem(str(self.index_path), where, f"file {entry.file} is missing")
-                        )
-                    elif self._hash_file(kind, path) != entry.sha256:
-                        problems.append(
-                            Problem(
-                                str(self.index_path),
-                                where,
-                                f"{entry.file} was changed after registration (sha256 differs)",
-                            )
-                        )
+                    problem = self._damage(kind, name, version, entry)
+                    if problem is not None:
+                        problems.append(problem)
         return problems
 
     # ---- internals -----------------------------------------------------------------------
+    def _damage(self, kind: str, name: str, version: str, entry: VersionEntry) -> Problem | None:
+        """Why a version's file cannot be trusted (missing, or edited), else None."""
+        path = self.root / entry.file
+        what = f'version {version} of {kind[:-1]} "{name}"'
+        if not path.is_file():
+            return Problem(str(path), "", f"missing: registry.json lists it as {what}")
+        if self._hash_file(kind, path, entry.hashing or BYTES) == entry.sha256:
+            return None
+        return Problem(
+            str(path),
+            "",
+            f"edited by hand after it was registered as {what}: its content no longer matches "
+            "the sha256 recorded in registry.json",
+        )
+
     def _register(
-        self, kind: AssetKind, name: str, sha: str, render: Any, ext: str, source: Any
+        self,
+        kind: AssetKind,
+        name: str,
+        sha: Callable[[str], str],
+        render: Callable[[str], bytes],
+        ext: str,
+        source: Any,
     ) -> Registered:
+        """Mint a version, unless some version (not only the latest) has this very content:
+        reverting an asset to an earlier content reuses that version."""
         index, adopted = self._load()
         versions = index[kind].setdefault(name, {})
-        if versions:
-            last = list(versions)[-1]
-            if versions[last].sha256 == sha:
-                if adopted:
-                    self._write_index(index)  # record what a crash left unindexed
-                return Registered(last, False)
+        for existing, entry in reversed(versions.items()):
+            if entry.sha256 != sha(entry.hashing or BYTES):
+                continue
+            path = self.root / entry.file
+            if self._damage(kind, name, existing, entry) is not None:
+                write_bytes_atomic(path, render(existing))  # the very content it recorded
+                self.restored.append(path)
+            if adopted:
+                self._write_index(index)  # record what a crash left unindexed
+            return Registered(existing, False)
         version = str(max((int(v) for v in versions), default=0) + 1)
         rel = f"{kind}/{version_file_name(name, version, ext)}"
         path = self.root / rel
@@ -286,7 +336,11 @@ class Registry:
             path = self.root / rel
         write_bytes_atomic(path, render(version))
         versions[version] = VersionEntry(
-            sha256=sha, created_at=utc_now_iso(), source=_source(source), file=rel
+            sha256=sha(CANONICAL),
+            hashing=CANONICAL if kind == "datasets" else None,
+            created_at=utc_now_iso(),
+            source=_source(source),
+            file=rel,
         )
         self._write_index(index)
         return Registered(version, True)
@@ -327,14 +381,14 @@ class Registry:
                 rel = f"{kind}/{path.name}"
                 if not match or rel in known or not path.is_file():
                     continue
-                try:
-                    sha = self._hash_file(kind, path)
-                except InputError:
+                sha = self._hash_file(kind, path, CANONICAL)
+                if not sha:
                     continue  # not a readable evaluator: leave it alone
                 created = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
                 versions = index[kind].setdefault(match["name"], {})
                 versions[match["version"]] = VersionEntry(
                     sha256=sha,
+                    hashing=CANONICAL if kind == "datasets" else None,
                     created_at=created.isoformat().replace("+00:00", "Z"),
                     source={"kind": "recovered"},
                     file=rel,
@@ -343,11 +397,13 @@ class Registry:
                 adopted = True
         return adopted
 
-    def _hash_file(self, kind: str, path: Path) -> str:
-        data = path.read_bytes()
-        if kind == "evaluators":
-            return evaluator_sha256(parse_evaluator_yaml(data.decode("utf-8"), str(path)))
-        return content_sha256(data)
+    def _hash_file(self, kind: str, path: Path, scheme: str) -> str:
+        """The file's hash under `scheme`; "" for an evaluator YAML that no longer parses."""
+        ext = path.suffix.lstrip(".").lower()
+        try:
+            return file_sha256(kind, path.read_bytes(), ext, scheme)
+        except (InputError, UnicodeDecodeError):
+            return ""
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

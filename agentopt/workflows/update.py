@@ -4,33 +4,48 @@ For every dataset section and evaluator entry of eval.yaml that has both a regis
 a `local_uri` working copy, the copy is compared by content hash with the version eval.yaml
 pins (or the latest, when it pins none). Everything is validated first, with the same loaders
 `eval run` uses; one broken file refuses the whole update — file, line and reason — and
-nothing is registered. Then changed copies become new versions, and eval.yaml is rewritten
+nothing is registered. Then changed copies become new versions — or, when a copy is back to
+the content of an existing version, that version again — and eval.yaml is rewritten
 round-trip (comments and key order kept, a backup first) with the new version numbers.
+
+A registered version file edited by hand (its sha256 no longer matches) is an edit too: its
+content is registered the same way and pinned, and the working copy, when there is one, is
+brought in line after a backup. The edited file itself is left as it is (nothing restored
+silently); a version file is only ever rewritten with content that hashes to exactly what it
+recorded, and that is reported.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.core.atomic import backup, write_bytes_atomic, write_json_atomic
 from agentopt.core.errors import InputError, Problem
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig, EvaluatorEntry
 from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.core.files.eval_yaml_write import update_pinned_versions
-from agentopt.core.files.evaluator_yaml import EvaluatorSpec, RubricDefinition
+from agentopt.core.files.evaluator_yaml import EvaluatorSpec, RubricDefinition, parse_evaluator_yaml
 from agentopt.core.files.problems import Collector, LineIndex
 from agentopt.core.files.rubric import RubricDimension, check_dimensions
 from agentopt.core.files.yaml_source import parse_json, parse_yaml, read_text
-from agentopt.core.paths import REGISTRY_DIR
 from agentopt.datasets import resolve_dataset_path, validate_dataset
 from agentopt.evaluators.judges.rubric import DEFAULT_THRESHOLD
-from agentopt.registry import INDEX_FILE, Registry, content_sha256, evaluator_sha256
+from agentopt.registry import (
+    AssetKind,
+    Registry,
+    VersionEntry,
+    dataset_sha256,
+    evaluator_sha256,
+)
+from agentopt.registry.hashing import BYTES, CANONICAL
 from agentopt.workflows.generate.remote import ClientFactory, require_endpoint, upload_dataset
+from agentopt.workflows.suite_assets import DATASET_SECTIONS, find_project_dir
 
-DATASET_SECTIONS = ("dataset", "validation_dataset", "test_dataset")
 RUBRIC_FILE = "rubric_dimensions.json"
 NOTHING_REGISTERED = (
     "nothing was registered and eval.yaml is unchanged; fix the file, then run "
@@ -51,6 +66,9 @@ class AssetChange(BaseModel):
     """The version it pinned before (None: unpinned or never registered)."""
     file: Path
     remote: dict[str, Any] | None = None
+    notes: list[str] = Field(default_factory=list)
+    """What else happened: a hand-edited registered file taken as the edit, a working copy
+    brought in line (with its backup), a version file rewritten with its own content."""
 
     @property
     def changed(self) -> bool:
@@ -86,18 +104,13 @@ class _Planned:
     name: str
     pinned: str | None
     path: Path
-    sha: str
+    """Where the content comes from: the working copy, or a hand-edited version file."""
+    sha: Callable[[str], str]
+    """The content's hash under a registry hashing scheme."""
     content: bytes | None = None
     spec: EvaluatorSpec | None = None
-
-
-def find_project_dir(config_path: Path) -> Path:
-    """The folder holding `.azure/.foundry/` at or above eval.yaml (else eval.yaml's folder)."""
-    start = config_path.resolve().parent
-    for folder in (start, *start.parents):
-        if (folder / REGISTRY_DIR / INDEX_FILE).is_file():
-            return folder
-    return start
+    copy: Path | None = None
+    """For a hand-edited version file: the working copy to bring in line with it."""
 
 
 def update_suite(
@@ -126,11 +139,11 @@ def update_suite(
     if datasets:
         for key in DATASET_SECTIONS:
             ref: DatasetRef | None = getattr(config, key)
-            if ref is not None and ref.name and ref.local_uri is not None:
+            if ref is not None and ref.name:
                 planned.extend(_plan_dataset(registry, key, ref, problems))
     if evaluators:
         for entry in config.evaluators:
-            if entry.local_uri is not None:
+            if entry.local_uri is not None or entry.name in registry.names("evaluators"):
                 planned.extend(_plan_evaluator(registry, entry, problems))
     errors = [p for p in problems if p.severity == "error"]
     if errors:
@@ -158,42 +171,116 @@ def update_suite(
 def _plan_dataset(
     registry: Registry, key: str, ref: DatasetRef, problems: list[Problem]
 ) -> list[_Planned]:
-    assert ref.name and ref.local_uri is not None
-    try:
-        path = resolve_dataset_path(ref.local_uri)
-    except InputError as exc:
-        problems.extend(exc.problems)
+    assert ref.name
+    edited = _edited_pinned(registry, "datasets", ref.name, ref.version)
+    copy: Path | None = None
+    if ref.local_uri is not None:
+        try:
+            copy = resolve_dataset_path(ref.local_uri)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            return []
+    path = edited or copy
+    if path is None:
         return []
     found = validate_dataset(path)
     problems.extend(found)
     if any(p.severity == "error" for p in found):
         return []
     content = path.read_bytes()
-    return [_Planned("Dataset", key, ref.name, ref.version, path, content_sha256(content), content)]
+    ext = _ext(path)
+
+    def sha(scheme: str) -> str:
+        return dataset_sha256(content, ext, scheme)
+
+    if edited is not None and copy is not None:
+        copy_bytes = copy.read_bytes()
+        pinned = _entry(
+            registry, "datasets", ref.name, ref.version or registry.latest("datasets", ref.name)
+        )
+        assert pinned is not None
+        if dataset_sha256(copy_bytes, _ext(copy), pinned.hashing or BYTES) != pinned.sha256:
+            problems.append(_two_edits(edited, copy))
+        if dataset_sha256(copy_bytes, _ext(copy)) == sha(CANONICAL):
+            copy = None  # it holds that content already
+    return [
+        _Planned(
+            "Dataset", key, ref.name, ref.version, path, sha, content, copy=copy if edited else None
+        )
+    ]
 
 
 def _plan_evaluator(
     registry: Registry, entry: EvaluatorEntry, problems: list[Problem]
 ) -> list[_Planned]:
-    path = Path(entry.local_uri or "")
-    if path.is_dir() and (path / RUBRIC_FILE).is_file():
-        path = path / RUBRIC_FILE
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".yaml", ".yml"):
-        return []  # code evaluators (.py) are used in place, not registered
+    edited = _edited_pinned(registry, "evaluators", entry.name, entry.version)
+    copy = Path(entry.local_uri) if entry.local_uri is not None else None
+    if copy is not None and copy.is_dir() and (copy / RUBRIC_FILE).is_file():
+        copy = copy / RUBRIC_FILE
+    if copy is not None and copy.suffix.lower() not in (".json", ".yaml", ".yml"):
+        copy = None  # code and .prompty evaluators are used in place, not registered
+    source = edited or copy
+    if source is None:
+        return []
     try:
-        if suffix == ".json":
-            dims = load_rubric_located(path)
-            spec = _rubric_spec(registry, entry, dims)
-        else:
-            from agentopt.core.files.evaluator_yaml import parse_evaluator_yaml
-
-            spec = parse_evaluator_yaml(read_text(path, shown=str(path)), str(path))
+        spec = _evaluator_spec(registry, entry, source)
+        copy_spec = _evaluator_spec(registry, entry, copy) if edited and copy else None
     except InputError as exc:
         problems.extend(exc.problems)
         return []
-    sha = evaluator_sha256(spec)
-    return [_Planned("Evaluator", entry.name, entry.name, entry.version, path, sha, spec=spec)]
+    semantic = evaluator_sha256(spec)
+    if edited is not None and copy is not None and copy_spec is not None:
+        pinned = _entry(
+            registry,
+            "evaluators",
+            entry.name,
+            entry.version or registry.latest("evaluators", entry.name),
+        )
+        assert pinned is not None
+        if evaluator_sha256(copy_spec) != pinned.sha256:
+            problems.append(_two_edits(edited, copy))
+    return [
+        _Planned(
+            "Evaluator",
+            entry.name,
+            entry.name,
+            entry.version,
+            source,
+            lambda _scheme: semantic,
+            spec=spec,
+            copy=copy if edited else None,
+        )
+    ]
+
+
+def _evaluator_spec(registry: Registry, entry: EvaluatorEntry, path: Path) -> EvaluatorSpec:
+    if path.suffix.lower() == ".json":
+        return _rubric_spec(registry, entry, load_rubric_located(path))
+    return parse_evaluator_yaml(read_text(path, shown=str(path)), str(path))
+
+
+def _ext(path: Path) -> str:
+    return path.suffix.lstrip(".").lower() or "jsonl"
+
+
+def _edited_pinned(
+    registry: Registry, kind: AssetKind, name: str, version: str | None
+) -> Path | None:
+    """The pinned (else latest) version's file, when it was edited by hand."""
+    version = version or registry.latest(kind, name)
+    if version is None or version not in registry.versions(kind, name):
+        return None
+    return dict(registry.edited_versions(kind, name)).get(version)
+
+
+def _two_edits(edited: Path, copy: Path) -> Problem:
+    """A working copy edited as well as the registered file: keep one edit, lose none."""
+    return Problem(
+        str(edited),
+        "",
+        f"edited by hand, and its working copy {copy} was edited too: keep one of the two "
+        "edits (restore the other file) and run `agentopt eval update` again",
+    )
 
 
 def load_rubric_located(path: Path) -> list[RubricDimension]:
@@ -222,8 +309,13 @@ def _rubric_spec(
 ) -> EvaluatorSpec:
     """The pinned version's spec with the edited dimensions (threshold, description kept)."""
     base: EvaluatorSpec | None = None
-    if _entry_sha(registry, "evaluators", entry.name, entry.version) is not None:
-        base = registry.read_evaluator(entry.name, entry.version)
+    version = entry.version or registry.latest("evaluators", entry.name)
+    if _entry(registry, "evaluators", entry.name, version) is not None:
+        path = registry.lookup("evaluators", entry.name, version, verify=False)
+        try:  # even a hand-edited version lends its threshold and description
+            base = parse_evaluator_yaml(read_text(path, shown=str(path)), str(path))
+        except InputError:
+            base = None
     if base is not None and base.type == "rubric":
         return base.model_copy(update={"definition": RubricDefinition(dimensions=dims)})
     return EvaluatorSpec(
@@ -236,15 +328,17 @@ def _rubric_spec(
 
 
 def _apply(registry: Registry, item: _Planned, config: EvalConfig) -> AssetChange:
-    kind_dir = "datasets" if item.kind == "Dataset" else "evaluators"
-    pinned_sha = _entry_sha(registry, kind_dir, item.name, item.pinned)
-    current = item.pinned or registry.latest(kind_dir, item.name)  # type: ignore[arg-type]
-    shown = _shown(item.path, config)
-    if pinned_sha == item.sha and current is not None:
+    kind_dir: AssetKind = "datasets" if item.kind == "Dataset" else "evaluators"
+    current = item.pinned or registry.latest(kind_dir, item.name)
+    entry = _entry(registry, kind_dir, item.name, current)
+    shown = _shown(item.copy or item.path, config)
+    edited = item.copy is not None or _is_registered_file(registry, item.path)
+    if entry is not None and not edited and item.sha(entry.hashing or BYTES) == entry.sha256:
         return AssetChange(
-            kind=item.kind, name=item.name, version=current, previous=current, file=shown
+            kind=item.kind, name=item.name, version=current or "1", previous=current, file=shown
         )
-    source = {"kind": "edited", "file": shown.as_posix()}
+    source = {"kind": "edited", "file": _shown(item.path, config).as_posix()}
+    before = len(registry.restored)
     if item.kind == "Dataset":
         assert item.content is not None
         ext = item.path.suffix.lstrip(".").lower() or "jsonl"
@@ -252,16 +346,59 @@ def _apply(registry: Registry, item: _Planned, config: EvalConfig) -> AssetChang
     else:
         assert item.spec is not None
         version, _ = registry.register_evaluator(item.name, item.spec, source)
+    notes = []
+    if edited:
+        notes.append(
+            f"{_shown(item.path, config)} was edited by hand after registration: its content is "
+            f"version {version} now; the file itself was left as it is"
+        )
+    if item.copy is not None:
+        saved = backup(item.copy)
+        _write_copy(item, item.copy)
+        notes.append(f"{shown} now holds version {version} (backup: {_shown(saved, config)})")
+    for path in registry.restored[before:]:
+        notes.append(
+            f"{_shown(path, config)} had been edited by hand; it holds its registered content "
+            "again (the same sha256)"
+        )
     return AssetChange(
-        kind=item.kind, name=item.name, version=version, previous=item.pinned, file=shown
+        kind=item.kind,
+        name=item.name,
+        version=version,
+        previous=item.pinned,
+        file=shown,
+        notes=notes,
     )
 
 
-def _entry_sha(registry: Registry, kind: Any, name: str, version: str | None) -> str | None:
-    version = version or registry.latest(kind, name)
+def _write_copy(item: _Planned, copy: Path) -> None:
+    """Bring a working copy in line with a hand-edited registered version (after a backup)."""
+    if item.kind == "Dataset":
+        assert item.content is not None
+        write_bytes_atomic(copy, item.content)
+        return
+    assert item.spec is not None
+    if copy.suffix.lower() == ".json" and isinstance(item.spec.definition, RubricDefinition):
+        dims = [d.model_dump(exclude_defaults=True) for d in item.spec.definition.dimensions]
+        write_json_atomic(copy, dims)
+    else:
+        write_bytes_atomic(copy, item.path.read_bytes())
+
+
+def _is_registered_file(registry: Registry, path: Path) -> bool:
+    try:
+        path.resolve().relative_to(registry.root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _entry(
+    registry: Registry, kind: AssetKind, name: str, version: str | None
+) -> VersionEntry | None:
     if version is None or version not in registry.versions(kind, name):
         return None
-    return registry.entry(kind, name, version).sha256
+    return registry.entry(kind, name, version)
 
 
 def _shown(path: Path, config: EvalConfig) -> Path:

@@ -14,8 +14,8 @@ from agentopt.core.files.evaluator_yaml import EvaluatorSpec, RubricDefinition, 
 from agentopt.core.files.rubric import RubricDimension
 from agentopt.registry import (
     Registry,
-    content_sha256,
     dataset_copy_path,
+    dataset_sha256,
     default_dataset_name,
     default_evaluator_name,
     rubric_copy_path,
@@ -53,17 +53,18 @@ def test_dataset_versions_only_when_content_changes(tmp_path: Path) -> None:
     assert reg.lookup("datasets", "seed").read_bytes() == V2
     index = json.loads((tmp_path / ".azure/.foundry/registry.json").read_text())
     entry = index["datasets"]["seed"]["versions"]["2"]
-    assert entry["sha256"] == content_sha256(V2)
+    assert entry["sha256"] == dataset_sha256(V2, "jsonl") and entry["hashing"] == "canonical-1"
     assert entry["source"] == {"kind": "edited"}
     assert entry["created_at"].endswith("Z")
     assert reg.verify() == []
 
 
-def test_going_back_to_old_content_makes_a_new_version(tmp_path: Path) -> None:
+def test_going_back_to_old_content_reuses_that_version(tmp_path: Path) -> None:
     reg = Registry(tmp_path)
     reg.register_dataset("seed", V1)
     reg.register_dataset("seed", V2)
-    assert reg.register_dataset("seed", V1) == ("3", True)  # only the latest is compared
+    assert reg.register_dataset("seed", V1) == ("1", False)  # every version is compared
+    assert reg.versions("datasets", "seed") == ["1", "2"]
 
 
 def test_evaluator_hash_ignores_name_version_time_and_description(tmp_path: Path) -> None:
@@ -123,10 +124,14 @@ def test_verify_reports_edited_and_missing_files(tmp_path: Path) -> None:
     reg.register_dataset("other", V2)
     reg.lookup("datasets", "seed").write_bytes(V2)
     reg.lookup("datasets", "other").unlink()
-    messages = sorted(p.message for p in reg.verify())
-    assert messages == [
-        "datasets/seed.v1.jsonl was changed after registration (sha256 differs)",
-        "file datasets/other.v1.jsonl is missing",
+    found = sorted((Path(p.file).name, p.message) for p in reg.verify())
+    assert found == [
+        ("other.v1.jsonl", 'missing: registry.json lists it as version 1 of dataset "other"'),
+        (
+            "seed.v1.jsonl",
+            'edited by hand after it was registered as version 1 of dataset "seed": its '
+            "content no longer matches the sha256 recorded in registry.json",
+        ),
     ]
 
 

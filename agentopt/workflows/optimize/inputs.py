@@ -20,6 +20,7 @@ from agentopt.registry import Registry
 from agentopt.workflows.detect import DetectedTarget, detect_target
 from agentopt.workflows.optimize.options import TARGETS, OptimizeOptions
 from agentopt.workflows.run.inputs import DEFAULT_MODEL, evaluator_uses
+from agentopt.workflows.suite_assets import verify_pinned_assets
 
 Ask = Callable[[str, bool], bool]
 """A yes/no question with its default; None under --no-prompt."""
@@ -139,6 +140,8 @@ def resolve_optimize_inputs(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
     config, config_path, detected, warnings = _config(opts, cwd, ask, notices)
     project = detected.project_dir
     where = str(config_path or "eval.yaml")
+    if config is not None:
+        verify_pinned_assets(config)
     agent = _agent(detected, opts)
     if opts.dataset is not None:
         path = opts.dataset if opts.dataset.is_absolute() else cwd / opts.dataset

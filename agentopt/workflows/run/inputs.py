@@ -31,6 +31,7 @@ from agentopt.datasets import (
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.registry import Registry
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
+from agentopt.workflows.suite_assets import verify_pinned_assets
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 """Bare default for agent and judge: resolves to the configured provider, else the embedded
@@ -205,6 +206,8 @@ def _resolve_inputs(
         if config is None and opts.config is None and not adhoc_data:
             # detect_target already read the agent folder's eval.yaml (warnings included).
             config = detected.eval_config
+    if config is not None:
+        verify_pinned_assets(config)
     dataset = _dataset(opts, cwd, project, config, ask)
     if opts.evaluate_only:
         return _evaluate_only(opts, dataset, project, config, warnings)
