@@ -211,7 +211,7 @@ def _allowed_list(value: Any) -> list[str] | None:
 def _allowed_tools(raw: dict[str, Any], default_allowed: list[str] | None) -> list[str] | None:
     """The effective allowlist of an item or turn: `extend` (default) is the union with
     `default_allowed_tools`, `replace` the own list only. None when the document declares no
-    list for it at all: agentopt then restricts nothing (see docs/m365.md)."""
+    list for it at all: agentopt then restricts nothing (docs/file-formats.md §4.3 says why)."""
     own = _allowed_list(raw.get("allowed_tools"))
     if own is None:
         return default_allowed
