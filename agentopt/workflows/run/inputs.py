@@ -209,25 +209,9 @@ def _resolve_inputs(
     if config is not None:
         verify_pinned_assets(config)
     dataset = _dataset(opts, cwd, project, config, ask)
-    if opts.evaluate_only:
-        return _evaluate_only(opts, dataset, project, config, warnings)
-    agent = adhoc or (detected.definition if detected else None)
-    if opts.agent_model and (agent is None or not _runnable(agent)):
-        # Nothing detected, or an eval.yaml `agent:` that only names the agent: ad-hoc.
-        agent = adhoc = _adhoc_agent(opts, cwd)
-    if agent is None:
-        raise ConfigError(
-            "no agent to run: no azure.yaml agent service, eval.yaml `agent:` or "
-            ".agent_configs/baseline/ was found",
-            hint="pass --agent-model MODEL (and --instructions TEXT|@FILE) for an ad-hoc "
-            "agent, or run `agentopt eval init`",
-        )
-    if adhoc is None and opts.agent_model:
-        agent = agent.model_copy(update={"model": opts.agent_model})
-    if agent.model is None and (agent.target in (None, "local")):
-        agent = agent.model_copy(update={"model": DEFAULT_MODEL})
-    if opts.target:
-        agent = agent.model_copy(update={"target": opts.target})
+    agent = (
+        _captured(dataset, project) if opts.evaluate_only else _agent(opts, cwd, adhoc, detected)
+    )
     deployment = detected.foundry.model_deployment.value if detected and detected.foundry else None
     judge = (
         opts.eval_model
@@ -247,15 +231,32 @@ def _resolve_inputs(
     )
 
 
-def _evaluate_only(
-    opts: RunOptions,
-    dataset: Dataset,
-    project: Path,
-    config: EvalConfig | None,
-    warnings: list[Problem],
-) -> ResolvedInputs:
-    """Inputs for evaluate-only mode: every turn must carry its captured response (else exit 2
-    naming each one); the `captured` target replays them, so no agent is needed."""
+def _agent(
+    opts: RunOptions, cwd: Path, adhoc: AgentDefinition | None, detected: DetectedTarget | None
+) -> AgentDefinition:
+    agent = adhoc or (detected.definition if detected else None)
+    if opts.agent_model and (agent is None or not _runnable(agent)):
+        # Nothing detected, or an eval.yaml `agent:` that only names the agent: ad-hoc.
+        agent = adhoc = _adhoc_agent(opts, cwd)
+    if agent is None:
+        raise ConfigError(
+            "no agent to run: no azure.yaml agent service, eval.yaml `agent:` or "
+            ".agent_configs/baseline/ was found",
+            hint="pass --agent-model MODEL (and --instructions TEXT|@FILE) for an ad-hoc "
+            "agent, or run `agentopt eval init`",
+        )
+    if adhoc is None and opts.agent_model:
+        agent = agent.model_copy(update={"model": opts.agent_model})
+    if agent.model is None and (agent.target in (None, "local")):
+        agent = agent.model_copy(update={"model": DEFAULT_MODEL})
+    if opts.target:
+        agent = agent.model_copy(update={"target": opts.target})
+    return agent
+
+
+def _captured(dataset: Dataset, project: Path) -> AgentDefinition:
+    """Evaluate-only mode: every turn must carry its captured response (else exit 2 naming
+    each one); the `captured` target replays them, so no agent is resolved or run."""
     missing = [
         Problem(dataset.source, _turn_path(task.index, i, task.is_multi_turn), NO_RESPONSE)
         for task in dataset.tasks
@@ -268,17 +269,7 @@ def _evaluate_only(
             hint="--evaluate-only scores responses captured earlier; drop it to ask the agent",
         )
     name = (dataset.document or {}).get("metadata", {}).get("agentName") or "captured"
-    agent = AgentDefinition(name=str(name), folder=project, target="captured")
-    judge = opts.eval_model or (config.options.eval_model if config else None) or DEFAULT_MODEL
-    return ResolvedInputs(
-        project_dir=project,
-        dataset=dataset,
-        agent=agent,
-        evaluators=evaluator_uses(config, opts.evaluators),
-        judge_model=judge,
-        eval_config=config,
-        warnings=warnings,
-    )
+    return AgentDefinition(name=str(name), folder=project, target="captured")
 
 
 NO_RESPONSE = 'expected a captured "response" to score (--evaluate-only), found none'
