@@ -180,6 +180,8 @@ def _plan_dataset(
         except InputError as exc:
             problems.extend(exc.problems)
             return []
+    if copy is not None and edited is not None and copy.resolve() == edited.resolve():
+        copy = None  # local_uri is the registered file itself: one file, one edit
     path = edited or copy
     if path is None:
         return []
@@ -219,6 +221,8 @@ def _plan_evaluator(
         copy = copy / RUBRIC_FILE
     if copy is not None and copy.suffix.lower() not in (".json", ".yaml", ".yml"):
         copy = None  # code and .prompty evaluators are used in place, not registered
+    if copy is not None and edited is not None and copy.resolve() == edited.resolve():
+        copy = None  # local_uri is the registered file itself: one file, one edit
     source = edited or copy
     if source is None:
         return []

@@ -56,3 +56,22 @@ def test_tampering_is_noticed_registered_and_reverting_reuses_v1(suite: Path) ->
     assert registered.read_bytes() == original  # rewritten with exactly its recorded content
     assert "holds its registered content again" in out
     assert registry.verify() == []
+
+
+def test_a_registry_only_suite_takes_the_edited_file_as_the_edit(suite: Path) -> None:  # noqa: F811
+    """eval.yaml names the dataset by name and version only (no working copy)."""
+    path = suite / "eval.yaml"
+    text = path.read_text().replace(
+        "  local_uri: datasets/shop-eval-seed/shop-eval-seed.jsonl\n", ""
+    )
+    path.write_text(text, encoding="utf-8")
+    registered = Registry(suite).lookup("datasets", NAME, "1")
+    with registered.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"name": "more", "query": "One more?"}) + "\n")
+    code, out = _cli(suite, "run", "--agent-model", "mock:echo", "--dry-run")
+    assert code == 2 and "edited by hand" in out
+    code, out = _cli(suite, "update", "--dataset-only")
+    assert code == 0, out
+    assert f"✓ Dataset {NAME} → version 2" in out and _pinned(suite) == "2"
+    code, out = _cli(suite, "run", "--agent-model", "mock:echo", "--dry-run")
+    assert code == 0, out
