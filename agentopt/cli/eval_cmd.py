@@ -46,6 +46,8 @@ eval_app.command(
     "--agent-model gpt-4.1-mini\n\n"
     "  agentopt eval run --prompts-file evals/evals.json --strict\n\n"
     "  agentopt eval run --repeat 3 --baseline 20261129-210000-a1b2c3\n\n"
+    "  agentopt eval run --remote --fail-under 0.7      # in the Foundry project\n\n"
+    "  agentopt eval run --remote --no-wait\n\n"
     "  agentopt eval run --dry-run",
 )(run_command)
 eval_app.command("list", epilog="Example:\n\n  agentopt eval list --limit 10")(list_command)
@@ -53,7 +55,8 @@ eval_app.command(
     "show",
     epilog="Examples:\n\n  agentopt eval show\n\n"
     "  agentopt eval show RUN_ID --task refund_window\n\n"
-    "  agentopt eval show RUN_ID --compare OTHER_RUN_ID",
+    "  agentopt eval show RUN_ID --compare OTHER_RUN_ID\n\n"
+    "  agentopt eval show RUN_ID --watch                # follow a --remote run",
 )(show_command)
 
 

@@ -9,7 +9,9 @@ import typer
 
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
+from agentopt.cli.remote_render import execute_remote, remote_run_id
 from agentopt.cli.run_render import execute_run
+from agentopt.core.errors import ConfigError
 from agentopt.workflows.run.inputs import RunOptions
 
 
@@ -119,11 +121,28 @@ def run_command(
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Deadline for the whole run, seconds.")
     ] = None,
+    remote: Annotated[
+        bool,
+        typer.Option(
+            "--remote",
+            help="Run in the Foundry project against the deployed agent (cloud evaluation).",
+        ),
+    ] = False,
+    no_wait: Annotated[
+        bool,
+        typer.Option("--no-wait", help="--remote: return once the run is created."),
+    ] = False,
+    poll_interval: Annotated[
+        float | None,
+        typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
+    ] = None,
 ) -> None:
     """Run an evaluation suite against the agent and score it.
 
     Inputs, first that applies: --prompts, --interactive, --prompts-file, --config, ./eval.yaml,
     then an M365 eval document (./prompts.json, ./evals.json, ./tests.json, ./evals/…).
+    With --remote, Foundry runs the deployed agent (AGENT_<SVC>_NAME / _VERSION) and its judges
+    in the project (FOUNDRY_PROJECT_ENDPOINT); results land in the same results.json.
     Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 errors beyond --max-errors, 130 Ctrl-C.
     """
     opts = RunOptions(
@@ -158,5 +177,12 @@ def run_command(
         evaluate_only=evaluate_only,
         timeout=timeout,
         environment=STATE.environment,
+        remote=remote,
+        no_wait=no_wait,
     )
+    if no_wait and not remote:
+        raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote runs")
+    if remote or remote_run_id(resume):
+        execute_remote(opts, poll_interval)
+        return
     execute_run(opts, interactive=interactive)

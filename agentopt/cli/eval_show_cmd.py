@@ -10,6 +10,7 @@ import typer
 from agentopt import __version__
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
+from agentopt.cli.remote_render import watch_remote
 from agentopt.contracts import load_results
 from agentopt.core.errors import InputError
 from agentopt.core.paths import runs_dir
@@ -61,8 +62,24 @@ def show_command(
         Path | None,
         typer.Option("--out-file", help="Export (.json, .html, .csv, .xml, .md by extension)."),
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Follow a remote run (eval run --remote) until it ends."),
+    ] = False,
+    poll_interval: Annotated[
+        float | None,
+        typer.Option("--poll-interval", min=0.0, help="--watch: seconds between status reads."),
+    ] = None,
 ) -> None:
     """Show the summary of one run (default: the latest)."""
+    if watch:
+        ids = list_run_ids(STATE.cwd)
+        ref = run_id or (ids[-1] if ids else None)
+        if ref is None:
+            resolve_run_ref(STATE.cwd, None)  # the usual "no runs yet" error
+        elif not (runs_dir(STATE.cwd) / ref / "results.json").exists():
+            watch_remote(ref, poll_interval)
+            return
     results = load_results(resolve_run_ref(STATE.cwd, run_id))
     if compare:
         base = load_results(resolve_run_ref(STATE.cwd, compare))

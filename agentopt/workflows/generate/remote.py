@@ -62,11 +62,17 @@ def upload_dataset(
     endpoint: str,
     *,
     client_factory: ClientFactory | None = None,
+    client: Any = None,
 ) -> dict[str, Any]:
     """Upload the registered file of `name` `version`; record and return `{endpoint, name,
-    version, id?}` in registry.json."""
+    version, id?}` in registry.json.
+
+    `client`: an open project client to use (and leave open); else one is built and closed.
+    """
     path = registry.lookup("datasets", name, version)
-    client = (client_factory or default_client)(endpoint)
+    owned = client is None
+    if client is None:
+        client = (client_factory or default_client)(endpoint)
     try:
         result = client.datasets.upload_file(name=name, version=version, file_path=str(path))
     except Exception as exc:  # the SDK raises HttpResponseError, ValueError, auth errors
@@ -76,7 +82,7 @@ def upload_dataset(
             hint="check `az login` and the project endpoint; the local version is registered",
         ) from None
     finally:
-        close = getattr(client, "close", None)
+        close = getattr(client, "close", None) if owned else None
         if close is not None:
             close()
     remote = {"endpoint": endpoint, "name": name, "version": str(getattr(result, "version", ""))}

@@ -51,13 +51,15 @@ class RunOutcome:
     outputs: list[OutputFile] = field(default_factory=list)
     gate: GateOutcome | None = None
     notices: list[str] = field(default_factory=list)
+    remote: dict[str, Any] | None = None
+    """`--remote`: the Foundry evaluation and run ids, status and report URL."""
 
     @property
     def exit_code(self) -> int:
         return self.gate.exit_code if self.gate else 0
 
 
-def _restore_options(opts: RunOptions, store: RunStore) -> RunOptions:
+def restore_options(opts: RunOptions, store: RunStore) -> RunOptions:
     """--resume: the interrupted run's options win for what defines the work; output and
     gate flags of the resuming command still apply."""
     saved = store.read_run().get("config", {})
@@ -71,6 +73,7 @@ def _restore_options(opts: RunOptions, store: RunStore) -> RunOptions:
         "resume",
         "dry_run",
         "timeout",
+        "no_wait",
     }
     values = {k: v for k, v in vars(opts).items() if k in keep}
     for key, value in saved.items():
@@ -106,7 +109,7 @@ def prepare_run(
     store: RunStore | None = None
     if opts.resume:
         store = RunStore.open_existing(cwd, opts.resume)
-        opts = _restore_options(opts, store)
+        opts = restore_options(opts, store)
     outputs = [p if p.is_absolute() else cwd / p for p in check_output_paths(opts.outputs)]
     inputs = resolve_inputs(opts, cwd, ask)
     try:
@@ -173,7 +176,7 @@ def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
     except KeyboardInterrupt:
         if store.run_json.exists():
             run_info = store.read_run()
-            _finish(store, run_info, prepared.spec, None, prepared.seed, "interrupted", 0.0)
+            finish_results(store, run_info, prepared.spec, None, prepared.seed, "interrupted", 0.0)
         raise Interrupted(
             "interrupted: finished tasks are saved",
             hint=f"resume with `agentopt eval run --resume {store.run_id}`",
@@ -218,7 +221,7 @@ async def _execute(
     inputs = outcome.inputs
     store = store or RunStore(spec.project_dir)
     outcome.run_id = store.run_id
-    run_info = _run_info(store, opts, inputs, spec, seed)
+    run_info = new_run_info(store, opts, inputs, spec, seed)
     store.write_run(run_info)
     started = time.monotonic()
     total = len(spec.tasks) * spec.repeat
@@ -249,10 +252,20 @@ async def _execute(
     finally:
         sink.finish(progress)
         await target.aclose()
-    outcome.results_path = _finish(store, run_info, spec, layer, seed, status, started)
+    outcome.results_path = finish_results(store, run_info, spec, layer, seed, status, started)
     outcome.results = load_results(outcome.results_path)
     if failure is not None:
         raise failure
+    conclude(outcome, opts, spec, seed, outputs)
+
+
+def conclude(
+    outcome: RunOutcome, opts: RunOptions, spec: EngineSpec, seed: int, outputs: list[Path]
+) -> None:
+    """After results.json: the --output files, the --baseline comparison and the gates (the
+    same for a local and a remote run)."""
+    inputs = outcome.inputs
+    assert outcome.results is not None
     outcome.outputs = write_outputs(
         outcome.results,
         outputs,
@@ -300,7 +313,7 @@ def _as_dict(results: RunResults) -> dict[str, Any]:
     return results.model_dump(mode="json")
 
 
-def _run_info(
+def new_run_info(
     store: RunStore, opts: RunOptions, inputs: ResolvedInputs, spec: EngineSpec, seed: int
 ) -> dict[str, Any]:
     if store.run_json.exists():
@@ -351,7 +364,7 @@ def _usage(layer: CallLayer | None, before: dict[str, Any]) -> dict[str, Any]:
     return usage
 
 
-def _finish(
+def finish_results(
     store: RunStore,
     run_info: dict[str, Any],
     spec: EngineSpec,

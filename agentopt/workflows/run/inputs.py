@@ -78,6 +78,10 @@ class RunOptions:
     """`-e/--environment`: the azd environment."""
     real_tools: bool | None = None
     """None: tool mocks first, then real tools (eval run); see agents.RunConfig."""
+    remote: bool = False
+    """Run in the Foundry project (cloud evaluation) instead of on this machine."""
+    no_wait: bool = False
+    """--remote: return once the evaluation run is created (follow it with `eval show --watch`)."""
 
 
 @dataclass
@@ -128,6 +132,24 @@ def _runnable(agent: AgentDefinition) -> bool:
     except ConfigError:
         return False
     return True
+
+
+def _deployed_only(detected: DetectedTarget, config: EvalConfig | None) -> AgentDefinition | None:
+    """--remote needs no local definition: the deployed agent's name is enough (azd reads it
+    from AGENT_<SVC>_NAME, else eval.yaml `agent.name`)."""
+    section = config.agent if config is not None else None
+    name = detected.agent_name or (section.name if section else None) or detected.deployed_name
+    if not name:
+        return None
+    return AgentDefinition(
+        name=name,
+        folder=detected.project_dir,
+        target="foundry",
+        deployed_name=detected.deployed_name,
+        deployed_version=detected.deployed_version or (section.version if section else None),
+        project_endpoint=detected.project_endpoint,
+        source="deployed agent (--remote)",
+    )
 
 
 def _registered_dataset(project: Path, ref: DatasetRef, where: str) -> Path:
@@ -210,7 +232,9 @@ def _resolve_inputs(
         verify_pinned_assets(config)
     dataset = _dataset(opts, cwd, project, config, ask)
     agent = (
-        _captured(dataset, project) if opts.evaluate_only else _agent(opts, cwd, adhoc, detected)
+        _captured(dataset, project)
+        if opts.evaluate_only
+        else _agent(opts, cwd, adhoc, detected, config)
     )
     deployment = detected.foundry.model_deployment.value if detected and detected.foundry else None
     judge = (
@@ -232,12 +256,18 @@ def _resolve_inputs(
 
 
 def _agent(
-    opts: RunOptions, cwd: Path, adhoc: AgentDefinition | None, detected: DetectedTarget | None
+    opts: RunOptions,
+    cwd: Path,
+    adhoc: AgentDefinition | None,
+    detected: DetectedTarget | None,
+    config: EvalConfig | None,
 ) -> AgentDefinition:
     agent = adhoc or (detected.definition if detected else None)
     if opts.agent_model and (agent is None or not _runnable(agent)):
         # Nothing detected, or an eval.yaml `agent:` that only names the agent: ad-hoc.
         agent = adhoc = _adhoc_agent(opts, cwd)
+    if agent is None and opts.remote and detected is not None:
+        agent = _deployed_only(detected, config)
     if agent is None:
         raise ConfigError(
             "no agent to run: no azure.yaml agent service, eval.yaml `agent:` or "
