@@ -71,10 +71,11 @@ class TerminalSink:
             )
 
     def notice(self, message: str) -> None:
+        # soft_wrap: a long URL stays on one line, so it pastes (and clicks) whole.
         if self._bar is not None:
-            self._bar.console.print(message)
+            self._bar.console.print(message, soft_wrap=True)
         elif not self.quiet:
-            self.console.print(message)
+            self.console.print(message, soft_wrap=True)
 
     def finish(self, progress: Progress) -> None:
         if self._bar is not None:

@@ -227,6 +227,26 @@ class ModelsInfo(_Open):
     judge: str | None = None
 
 
+class RemoteRunInfo(_Open):
+    """`eval run --remote`: the Foundry evaluation this run is (docs/foundry-remote.md)."""
+
+    endpoint: str
+    """The Foundry project endpoint."""
+    eval_id: str
+    run_id: str
+    status: str | None = None
+    """queued | in_progress | completed | failed | canceled, as last read."""
+    report_url: str | None = None
+    """The run's report in the Foundry portal."""
+    agent: str | None = None
+    """The deployed agent's name in the project."""
+    agent_version: str | None = None
+    source: str | None = None
+    """How the rows were sent: `file_content` (inline) or `file_id` (a registered dataset)."""
+    criteria: dict[str, str] = Field(default_factory=dict)
+    """Testing criterion name → the evaluator its results are recorded under."""
+
+
 class RunInfo(_Open):
     """Who ran what, when, with which assets."""
 
@@ -244,6 +264,8 @@ class RunInfo(_Open):
     repeat: int = 1
     seed: int | None = None
     cli_version: str | None = None
+    remote: RemoteRunInfo | None = None
+    """Set when the run happened in a Foundry project (`--remote`)."""
 
 
 class RunResults(_Open):

@@ -129,7 +129,11 @@ def _header(results: RunResults) -> Text:
         version = f" v{run.dataset.version}" if run.dataset.version else ""
         bits.append(f"dataset {run.dataset.name}{version}")
     agent = run.agent.name or run.agent.target
-    if agent:
+    remote = run.remote
+    if remote is not None:
+        version = f" v{remote.agent_version}" if remote.agent_version else ""
+        bits.append(f"agent {remote.agent or agent}{version} in Foundry (run {remote.run_id})")
+    elif agent:
         model = run.models.agent or run.agent.model
         bits.append(f"agent {agent}" + (f" ({model})" if model else ""))
     if run.models.judge:
@@ -139,6 +143,8 @@ def _header(results: RunResults) -> Text:
     bits.append(f"{results.summary.tasks or len(results.tasks)} tasks")
     bits.append(fmt_seconds(results.summary.duration_s))
     text.append("\n" + " · ".join(bits), style="dim")
+    if remote is not None and remote.report_url:
+        text.append(f"\nReport: {remote.report_url}", style="dim")
     return text
 
 

@@ -86,12 +86,15 @@ class FakeFoundry(ThreadingHTTPServer):
         agent: Callable[[dict[str, Any], str], Answer] | None = None,
         grader: Grader | None = None,
         polls_per_state: int = 1,
+        accept_token: Callable[[str], bool] | None = None,
     ) -> None:
         super().__init__(("127.0.0.1", 0), _RequestHandler)
         self.project = project
         self.prefix = f"/api/projects/{project}"
         self.polls_per_state = polls_per_state
         """How many GETs a run / job / agent version stays in each non-terminal state."""
+        self.accept_token = accept_token or (lambda token: True)
+        """Tokens the project honours; any other bearer token gets 401."""
         self.log: list[Logged] = []
         self.tokens: list[str] = []
         """Every bearer token received (tests check none of them reached a file)."""
@@ -178,6 +181,8 @@ class FakeFoundry(ThreadingHTTPServer):
                 return error(401, "Unauthorized", "missing or malformed bearer token")
             with self.lock:
                 self.tokens.append(auth[7:].strip())
+            if not self.accept_token(auth[7:].strip()):
+                return error(401, "PermissionDenied", "the principal lacks access to the project")
             if not path.startswith("/openai/") and "api-version" not in query:
                 return error(
                     400, "MissingApiVersion", "the api-version query parameter is required"

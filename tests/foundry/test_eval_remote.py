@@ -104,7 +104,7 @@ def test_remote_run_sends_azd_requests_and_writes_the_local_results_shape(
     )
     assert verdicts["builtin.regex_match"].status == "pass"  # run here, over the transcript
     assert results.run.agent.target == "foundry"
-    remote = results.model_dump()["run"]["remote"]
+    remote = results.run.remote.model_dump() if results.run.remote else {}
     assert remote["run_id"] == started.path.split("/")[-1] or remote["run_id"].startswith(
         "evalrun_"
     )
