@@ -1,5 +1,6 @@
-"""`agentopt optimize` and its subcommands `status`, `list`, `apply`, `show`: options →
-OptimizeOptions → one workflow call → render."""
+"""`agentopt optimize` and its subcommands `status`, `list`, `apply`, `show`, and for Foundry
+jobs (`--remote`) `cancel` and `deploy`: options → OptimizeOptions → one workflow call →
+render."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Annotated
 import typer
 from rich.console import RenderableType
 
+from agentopt.cli import optimize_remote
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.run_render import ask_yes_no
+from agentopt.core.errors import ConfigError
 from agentopt.reports.optimize_live import LiveOptimizeView
 from agentopt.reports.optimize_report import (
     final_report,
@@ -40,7 +43,11 @@ optimize_app = typer.Typer(
     "  agentopt optimize --max-candidates 8 --targets instructions,model "
     "--model-search-space gpt-4.1,gpt-4.1-mini\n\n"
     "  agentopt optimize --resume 20261129-210000-a1b2c3\n\n"
-    "  agentopt optimize apply --candidate cand_02 --promote",
+    "  agentopt optimize apply --candidate cand_02 --promote\n\n"
+    "  agentopt optimize --remote --no-wait            # a Foundry optimization job\n\n"
+    "  agentopt optimize status JOB_ID --watch\n\n"
+    "  agentopt optimize cancel JOB_ID\n\n"
+    "  agentopt optimize deploy --candidate CANDIDATE_ID",
 )
 
 
@@ -98,6 +105,17 @@ def optimize_command(
         bool, typer.Option("--require-improvement", help="Exit 1 when nothing beats baseline.")
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan only.")] = False,
+    remote: Annotated[
+        bool,
+        typer.Option("--remote", help="Submit a Foundry optimization job for the deployed agent."),
+    ] = False,
+    no_wait: Annotated[
+        bool, typer.Option("--no-wait", help="--remote: return once the job is submitted.")
+    ] = False,
+    poll_interval: Annotated[
+        float | None,
+        typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
+    ] = None,
 ) -> None:
     """Score the baseline, propose candidates, screen them, evaluate the promising ones fully,
     rank them on quality and cost.
@@ -127,6 +145,11 @@ def optimize_command(
         require_improvement=require_improvement,
         dry_run=dry_run,
     )
+    if no_wait and not remote:
+        raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote jobs")
+    if remote or (resume and optimize_remote.remote_store(resume)):
+        optimize_remote.run_remote_optimize(opts, no_wait=no_wait, poll_interval=poll_interval)
+        return
     prepared = prepare_optimize(opts, STATE.cwd, ask_yes_no if STATE.interactive else None)
     for problem in prepared.inputs.warnings:
         STATE.warn(str(problem))
@@ -152,10 +175,57 @@ def optimize_command(
 
 @optimize_app.command("status")
 @handle_errors
-def status_command(job_id: Annotated[str | None, typer.Argument()] = None) -> None:
-    """Progress of an optimization job (default: the latest)."""
+def status_command(
+    job_id: Annotated[str | None, typer.Argument()] = None,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Follow a Foundry job (--remote) until it ends.")
+    ] = False,
+    poll_interval: Annotated[
+        float | None, typer.Option("--poll-interval", min=0.0, help="--watch: seconds.")
+    ] = None,
+) -> None:
+    """Progress of an optimization job (default: the latest); a Foundry job is read from the
+    service."""
+    found = optimize_remote.remote_store(job_id)
+    if found is not None:
+        optimize_remote.status(found, watch_it=watch, poll_interval=poll_interval)
+        return
+    if watch:
+        raise ConfigError.at("", "--watch", "--watch follows Foundry jobs (optimize --remote)")
     _, job = job_status(find_project(STATE.cwd), job_id)
     _say(status_renderables(job))
+
+
+@optimize_app.command("cancel")
+@handle_errors
+def cancel_command(job_id: Annotated[str | None, typer.Argument()] = None) -> None:
+    """Cancel a running Foundry optimization job (default: the latest)."""
+    found = optimize_remote.remote_store(job_id)
+    if found is None:
+        raise ConfigError(
+            "only a Foundry job (optimize --remote) can be cancelled; a local job stops with "
+            "Ctrl-C and continues with --resume"
+        )
+    optimize_remote.cancel(found)
+
+
+@optimize_app.command("deploy")
+@handle_errors
+def deploy_command(
+    candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],
+    job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
+    poll_interval: Annotated[
+        float | None, typer.Option("--poll-interval", min=0.0, help="Seconds between reads.")
+    ] = None,
+) -> None:
+    """Deploy a Foundry job's candidate as a new version of the deployed agent."""
+    found = optimize_remote.remote_store(job)
+    if found is None:
+        raise ConfigError(
+            "deploy creates a Foundry agent version from a Foundry job's candidate "
+            "(optimize --remote); apply a local job's candidate with `optimize apply`"
+        )
+    optimize_remote.deploy(found, candidate, poll_interval)
 
 
 @optimize_app.command("list")
@@ -179,7 +249,13 @@ def apply_command(
     ] = False,
 ) -> None:
     """Write a candidate to .agent_configs/<id>/ (and with --promote, make it the baseline)."""
-    result = apply_candidate(find_project(STATE.cwd), candidate, job, promote=promote)
+    found = optimize_remote.remote_store(job)
+    if found is not None:
+        done = optimize_remote.apply(found, candidate, promote=promote)
+        result = done.result
+        result.notes.extend(done.notes)
+    else:
+        result = apply_candidate(find_project(STATE.cwd), candidate, job, promote=promote)
     STATE.say(f"Wrote {result.written}")
     if result.backup:
         STATE.say(f"  (the previous copy is kept at {result.backup})")
@@ -211,5 +287,8 @@ def show_command(
     job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
 ) -> None:
     """A candidate's full configuration and its diff against the baseline."""
+    found = optimize_remote.remote_store(job)
+    if found is not None:
+        optimize_remote.download(found, candidate)
     view = show_candidate(find_project(STATE.cwd), candidate, job)
     _say(show_renderables(view.job, view.record, view.files, view.diff))

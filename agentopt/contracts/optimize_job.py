@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.errors import ConfigError
 
-JobStatus = Literal["running", "completed", "interrupted", "failed"]
+JobStatus = Literal["running", "completed", "interrupted", "failed", "cancelled"]
 Termination = Literal["completed", "budget_exhausted", "screening_stalled", "interrupted"]
 Outcome = Literal["improved", "no_improvement"]
 CandidateStatus = Literal["baseline", "screening", "evaluating", "evaluated", "screened_out"]

@@ -217,6 +217,19 @@ class EvalRoutes:
         run["_failure"] = self.fail_runs
         return _reply(200, self._public(run))
 
+    def seed_run(self, eval_id: str, run_id: str, counts: dict[str, int]) -> None:
+        """A completed run the service made itself (an optimization candidate's evaluation)."""
+        self.evals.setdefault(eval_id, {"object": "eval", "id": eval_id, "testing_criteria": []})
+        self.runs[run_id] = {
+            "object": "eval.run",
+            "id": run_id,
+            "eval_id": eval_id,
+            "status": "completed",
+            "result_counts": {"errored": 0, "skipped": 0, **counts},
+            "report_url": f"https://ai.azure.com/fake/build/evaluations/{eval_id}/run/{run_id}",
+        }
+        self.items[run_id] = []
+
     def _public(self, run: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in run.items() if not k.startswith("_")}
 

@@ -187,6 +187,13 @@ class OptimizeRoutes:
                     "eval_run_id": f"evalrun_opt_{job_id}_{n}",
                 }
             )
+            items = len((inputs.get("train_dataset") or {}).get("items") or []) or 5
+            passed = round(score * items)
+            self.server.evals.seed_run(
+                f"eval_opt_{job_id}",
+                f"evalrun_opt_{job_id}_{n}",
+                {"total": items, "passed": passed, "failed": items - passed},
+            )
             self.configs[(job_id, cid)] = cfg
             self.files[(job_id, cid)] = {
                 f"skills/{s['name']}/SKILL.md": (

@@ -4,17 +4,17 @@ hash), the evaluation created (or reused), the run started against the deployed 
 from __future__ import annotations
 
 import base64
-import os
 import re
 import uuid
+from pathlib import Path
 from typing import Any
 
-from agentopt.core.files.azd_env import load_azd_environment
 from agentopt.registry import Registry
-from agentopt.workflows.detect import find_azure_yaml
 from agentopt.workflows.generate.remote import upload_dataset
+from agentopt.workflows.remote.azd_state import project_id
 from agentopt.workflows.remote.client import FoundryProject
 from agentopt.workflows.remote.eval_request import (
+    RemoteCriterion,
     body_hash,
     dataset_file_id,
     eval_body,
@@ -32,8 +32,9 @@ _ARM = re.compile(
 )
 
 
-def portal_run_url(project_id: str | None, eval_id: str, run_id: str) -> str | None:
-    """azd `PortalPrefix.EvalRunURL`, from the project's ARM id (`AZURE_AI_PROJECT_ID`)."""
+def portal_prefix(project_id: str | None) -> str | None:
+    """azd `NewPortalPrefix`: the portal address of a project, from its ARM resource id
+    (`AZURE_AI_PROJECT_ID`); the subscription GUID's bytes, base64url without padding."""
     found = _ARM.search(project_id or "")
     if not found:
         return None
@@ -41,22 +42,23 @@ def portal_run_url(project_id: str | None, eval_id: str, run_id: str) -> str | N
         sub = base64.urlsafe_b64encode(uuid.UUID(found["sub"]).bytes).decode().rstrip("=")
     except ValueError:
         return None
-    prefix = (
+    return (
         f"https://ai.azure.com/nextgen/r/{sub},{found['rg']},,{found['account']},{found['project']}"
     )
-    return f"{prefix}/build/evaluations/{eval_id}/run/{run_id}"
 
 
-def _project_id(setup: RemoteSetup) -> str | None:
-    azure = find_azure_yaml(setup.spec.project_dir)
-    root = azure.parent if azure else setup.spec.project_dir
-    return load_azd_environment(root, os.environ).get("AZURE_AI_PROJECT_ID")
+def portal_run_url(project_id: str | None, eval_id: str, run_id: str) -> str | None:
+    """azd `PortalPrefix.EvalRunURL`."""
+    prefix = portal_prefix(project_id)
+    return f"{prefix}/build/evaluations/{eval_id}/run/{run_id}" if prefix else None
 
 
-def _register_rubrics(project: FoundryProject, setup: RemoteSetup) -> None:
+def register_rubrics(
+    project: FoundryProject, criteria: list[RemoteCriterion], folder: Path
+) -> None:
     """Each rubric once per content: its version in the project is remembered."""
-    index = RemoteIndex(setup.spec.project_dir)
-    for crit in setup.criteria:
+    index = RemoteIndex(folder)
+    for crit in criteria:
         if crit.rubric is None:
             continue
         body = rubric_version_body(crit)
@@ -95,7 +97,7 @@ def _source(project: FoundryProject, setup: RemoteSetup) -> tuple[dict[str, Any]
 
 def submit(project: FoundryProject, setup: RemoteSetup, run_id: str) -> dict[str, Any]:
     """Everything up to the created run; returns the `remote` section of run.json."""
-    _register_rubrics(project, setup)
+    register_rubrics(project, setup.criteria, setup.spec.project_dir)
     source, dataset = _source(project, setup)
     suite = setup.inputs.eval_config.name if setup.inputs.eval_config else None
     body = eval_body(
@@ -134,7 +136,8 @@ def submit(project: FoundryProject, setup: RemoteSetup, run_id: str) -> dict[str
         "eval_id": eval_id,
         "run_id": str(run.id),
         "status": str(getattr(run, "status", "queued")),
-        "report_url": report or portal_run_url(_project_id(setup), eval_id, str(run.id)),
+        "report_url": report
+        or portal_run_url(project_id(setup.spec.project_dir), eval_id, str(run.id)),
         "agent": setup.agent_name,
         "agent_version": setup.agent_version,
         "source": source["type"],

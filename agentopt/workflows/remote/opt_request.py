@@ -1,0 +1,113 @@
+"""The body of `POST /agent_optimization_jobs` (V2Preview), as azd builds it from eval.yaml and
+`.agent_configs/baseline/` (azd `OptimizeConfig.ToRequest`; docs/foundry-remote.md):
+
+    {"inputs": {"agent": {agent_name, agent_version?},
+                "train_dataset": {"type": "inline", "items": [...]},
+                "validation_dataset"?: …,
+                "evaluators": [{name, version?, initialization_parameters?}],
+                "options": {max_candidates, eval_model, optimization_model, evaluation_level,
+                            max_stalls, max_concurrent_agent_runs,
+                            optimization_config: {model, system_prompt, skills, tools,
+                                                  model_search_space?}}}}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentopt.contracts.task import Dataset, Task
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.files.eval_yaml import EvalConfig
+from agentopt.workflows.remote.eval_request import RemoteCriterion
+
+
+def dataset_item(task: Task) -> dict[str, Any]:
+    """`AgentOptimizationDatasetItem`: query, ground_truth?, desired_num_turns?, criteria?."""
+    item: dict[str, Any] = {"query": task.query}
+    if task.ground_truth is not None:
+        item["ground_truth"] = task.ground_truth
+    if task.desired_num_turns is not None:
+        item["desired_num_turns"] = task.desired_num_turns
+    if task.criteria:
+        item["criteria"] = [{"name": c.name, "instruction": c.instruction} for c in task.criteria]
+    return item
+
+
+def dataset_input(dataset: Dataset) -> dict[str, Any]:
+    """azd `datasetRefToAPI` sends a local file inline; agentopt reads every dataset locally
+    (a registered version is a file under `.azure/.foundry/`), so it always goes inline."""
+    return {"type": "inline", "items": [dataset_item(t) for t in dataset.tasks]}
+
+
+def _skills(agent: AgentDefinition) -> list[dict[str, str]]:
+    return [{"name": s.name, "description": s.description, "body": s.body} for s in agent.skills]
+
+
+def optimization_body(
+    *,
+    agent: AgentDefinition,
+    agent_name: str,
+    agent_version: str | None,
+    dataset: Dataset,
+    validation: Dataset | None,
+    config: EvalConfig | None,
+    criteria: list[RemoteCriterion],
+    eval_model: str,
+    optimization_model: str | None,
+    max_candidates: int | None,
+    max_stalls: int | None,
+    model_search_space: list[str] | None,
+) -> dict[str, Any]:
+    """The whole request body, `{"inputs": AgentOptimizationJobInputs}`."""
+    options = config.options if config is not None else None
+    opt_config: dict[str, Any] = {}
+    if agent.model:
+        opt_config["model"] = agent.model
+    if agent.instructions:
+        opt_config["system_prompt"] = agent.instructions
+    if agent.skills:
+        opt_config["skills"] = _skills(agent)
+    if agent.tools:
+        opt_config["tools"] = agent.tools
+    space = model_search_space or (
+        options.optimization_config.model_search_space if options else []
+    )
+    if space:
+        opt_config["model_search_space"] = list(space)
+    sample = options.optimization_config.candidate_screening_sample_size if options else None
+    if sample:
+        opt_config["candidate_screening_sample_size"] = sample
+    run_options: dict[str, Any] = {
+        "max_candidates": max_candidates or (options.max_candidates if options else None) or 5,
+        "eval_model": eval_model,
+        "optimization_model": optimization_model,
+        "optimization_config": opt_config,
+    }
+    stalls = max_stalls or (options.max_stalls if options else None)
+    if stalls:
+        run_options["max_stalls"] = stalls
+    if options is not None and options.max_concurrent_agent_runs:
+        run_options["max_concurrent_agent_runs"] = options.max_concurrent_agent_runs
+    if options is not None and options.evaluation_level == "conversation":
+        run_options["evaluation_level"] = "conversation"
+    inputs: dict[str, Any] = {
+        "agent": {
+            "agent_name": agent_name,
+            **({"agent_version": agent_version} if agent_version else {}),
+        },
+        "train_dataset": dataset_input(dataset),
+        "evaluators": [_evaluator(c) for c in criteria],
+        "options": run_options,
+    }
+    if validation is not None:
+        inputs["validation_dataset"] = dataset_input(validation)
+    return {"inputs": inputs}
+
+
+def _evaluator(crit: RemoteCriterion) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": crit.foundry_name}
+    if crit.version:
+        entry["version"] = crit.version
+    if crit.options:
+        entry["initialization_parameters"] = dict(crit.options)
+    return entry
