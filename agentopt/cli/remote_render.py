@@ -90,4 +90,7 @@ def watch_remote(run_id: str, poll_interval: float | None = None) -> None:
         if k in config
     }
     outputs = [Path(p) for p in config.get("outputs") or []]
-    execute_remote(RunOptions(resume=run_id, remote=True, outputs=outputs, **gates), poll_interval)
+    opts = RunOptions(
+        resume=run_id, remote=True, outputs=outputs, environment=STATE.environment, **gates
+    )
+    execute_remote(opts, poll_interval)

@@ -30,15 +30,19 @@ def azd_root(project_dir: Path) -> Path:
     return found.parent if found else Path(project_dir)
 
 
-def project_id(project_dir: Path) -> str | None:
+def project_id(project_dir: Path, environment: str | None = None) -> str | None:
     """`AZURE_AI_PROJECT_ID` (the project's ARM id) from the process or the azd environment."""
-    return load_azd_environment(azd_root(project_dir)).get("AZURE_AI_PROJECT_ID")
-
-
-def set_azd_values(project_dir: Path, values: dict[str, str]) -> Path | None:
-    """Upsert `KEY="value"` lines in `.azure/<env>/.env`; the path written, or None."""
     root = azd_root(project_dir)
-    name = azd_env_name(root)
+    return load_azd_environment(root, name=environment).get("AZURE_AI_PROJECT_ID")
+
+
+def set_azd_values(
+    project_dir: Path, values: dict[str, str], environment: str | None = None
+) -> Path | None:
+    """Upsert `KEY="value"` lines in `.azure/<env>/.env` (`environment`: `-e`, else azd's
+    default); the path written, or None without an azd environment."""
+    root = azd_root(project_dir)
+    name = azd_env_name(root, explicit=environment)
     if name is None:
         return None
     path = root / ".azure" / name / ".env"
@@ -60,14 +64,16 @@ def set_azd_values(project_dir: Path, values: dict[str, str]) -> Path | None:
     return path
 
 
-def service_for(project_dir: Path, deployed_name: str | None, fallback: str) -> str | None:
+def service_for(
+    project_dir: Path, deployed_name: str | None, fallback: str, environment: str | None = None
+) -> str | None:
     """The azure.yaml agent service whose AGENT_<SVC>_NAME is `deployed_name` (else the one
     named `fallback`, else the only one)."""
     found = find_azure_yaml(Path(project_dir))
     if found is None:
         return None
     azure = load_azure_yaml(found)
-    env = load_azd_environment(found.parent)
+    env = load_azd_environment(found.parent, name=environment)
     names = azure.agent_services
     for name in names:
         if deployed_name and env.get(service_env_prefix(name) + "NAME") == deployed_name:

@@ -170,6 +170,12 @@ def classify(exc: BaseException, what: str, endpoint: str, credential: Any) -> R
         return _from_status(
             what, endpoint, status, _body_of(response), response.headers, credential
         )
+    if isinstance(exc, ServiceRequestError) and "non-TLS" in str(exc):
+        return RemoteError(
+            f"{what} failed: {endpoint} is plain http; a token is only sent over https "
+            "(or to a loopback test server)",
+            hint="use the project's https endpoint (FOUNDRY_PROJECT_ENDPOINT)",
+        )
     if isinstance(exc, (ServiceRequestError, ServiceResponseError)):
         return RemoteError(
             f"{what} failed: cannot reach {endpoint}: {exc}",

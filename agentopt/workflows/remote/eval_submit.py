@@ -137,7 +137,9 @@ def submit(project: FoundryProject, setup: RemoteSetup, run_id: str) -> dict[str
         "run_id": str(run.id),
         "status": str(getattr(run, "status", "queued")),
         "report_url": report
-        or portal_run_url(project_id(setup.spec.project_dir), eval_id, str(run.id)),
+        or portal_run_url(
+            project_id(setup.spec.project_dir, setup.opts.environment), eval_id, str(run.id)
+        ),
         "agent": setup.agent_name,
         "agent_version": setup.agent_version,
         "source": source["type"],

@@ -148,7 +148,13 @@ class RemoteApply:
 
 
 def apply_remote(
-    project_dir: Path, job_id: str | None, cand: str, project: FoundryProject, *, promote: bool
+    project_dir: Path,
+    job_id: str | None,
+    cand: str,
+    project: FoundryProject,
+    *,
+    promote: bool,
+    environment: str | None = None,
 ) -> RemoteApply:
     """azd `optimize apply`: fetch, write `.agent_configs/<id>/`, point the agent at it."""
     from agentopt.workflows.optimize.journal import resolve_job
@@ -161,7 +167,10 @@ def apply_remote(
         fetch_candidate(store, project, "baseline")  # the diff is against it
     result = apply_candidate(project_dir, cand, store.job_id, promote=promote)
     out = RemoteApply(result=result)
-    service = service_for(project_dir, remote.get("agent"), str(remote.get("service") or ""))
+    environment = environment or remote.get("environment")
+    service = service_for(
+        project_dir, remote.get("agent"), str(remote.get("service") or ""), environment
+    )
     if service is None:
         out.notes.append("no azd agent service found: only .agent_configs/ was written")
         return out
@@ -172,7 +181,9 @@ def apply_remote(
         {"OPTIMIZATION_LOCAL_DIR": AGENT_CONFIGS_DIR, "OPTIMIZATION_CANDIDATE_ID": cand},
     )
     out.env_file = set_azd_values(
-        project_dir, {service_env_prefix(service) + "OPTIMIZATION_CANDIDATE_ID": candidate_id}
+        project_dir,
+        {service_env_prefix(service) + "OPTIMIZATION_CANDIDATE_ID": candidate_id},
+        environment,
     )
     out.notes.append(f"deploy it with `azd deploy --service {service}`")
     return out

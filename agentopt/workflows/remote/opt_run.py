@@ -149,6 +149,7 @@ def _new_job(prep: RemoteOptimize, store: JobStore) -> JobRecord:
                 "agent": prep.agent_name,
                 "agent_version": prep.agent_version,
                 "service": inputs.agent.name,
+                "environment": prep.opts.environment,
                 "status": "submitting",
             },
         },
@@ -199,7 +200,7 @@ def _post(
     )
     remote["job_id"] = str(created["id"])
     remote["status"] = created.get("status")
-    prefix = portal_prefix(project_id(inputs.project_dir))
+    prefix = portal_prefix(project_id(inputs.project_dir, prep.opts.environment))
     if prefix:
         remote["portal_url"] = (
             f"{prefix}/build/agents/{prep.agent_name}/optimization/{remote['job_id']}"
@@ -212,6 +213,7 @@ def _post(
             service_env_prefix(inputs.agent.name) + "OPTIMIZATION_JOB_ID": remote["job_id"],
             "OPTIMIZE_LAST_OPERATION_ID": remote["job_id"],
         },
+        prep.opts.environment,
     )
     return job
 
