@@ -23,11 +23,12 @@ from agentopt.workflows.remote.opt_apply import (
     deploy_remote,
     fetch_candidate,
 )
-from agentopt.workflows.remote.opt_job import remote_info
+from agentopt.workflows.remote.opt_job import remote_info, remote_section
 from agentopt.workflows.remote.opt_run import (
     cancel_job,
     prepare_remote_optimize,
     refresh_job,
+    resubmit,
     submit_optimize,
     watch_job,
 )
@@ -52,11 +53,11 @@ def remote_store(job_id: str | None) -> tuple[JobStore, JobRecord] | None:
         job = store.read_job()
     except ConfigError:
         return None
-    return (store, job) if remote_info(job) else None
+    return (store, job) if remote_section(job) else None
 
 
 def _project(job: JobRecord) -> FoundryProject:
-    remote = remote_info(job) or {}
+    remote = remote_section(job) or {}
     return FoundryProject(str(remote["endpoint"]))
 
 
@@ -114,7 +115,11 @@ def run_remote_optimize(
         found = remote_store(opts.resume)
         if found is None:
             raise ConfigError(f"job {opts.resume} is not a Foundry job")
-        watch(found, poll_interval, require_improvement=opts.require_improvement)
+        store, job = found
+        if remote_info(job) is None:  # stopped while submitting: send it again
+            with _project(job) as project:
+                job = resubmit(store, STATE.cwd, None, project)
+        watch((store, job), poll_interval, require_improvement=opts.require_improvement)
         return
     prep = prepare_remote_optimize(opts, STATE.cwd, ask_yes_no if STATE.interactive else None)
     for problem in prep.inputs.warnings:

@@ -161,3 +161,23 @@ def test_a_kill_during_polling_then_resume_makes_no_second_evaluation(
     assert results["run"]["remote"]["run_id"] == saved["remote"]["run_id"]
     assert len(results["tasks"]) == 5
     assert files_containing(project, TOKEN) == []
+
+
+def test_the_azd_environment_picked_with_e_names_the_agent_and_dry_run_sends_nothing(
+    project: Path, foundry: FakeFoundry, az: dict[str, str]
+) -> None:
+    write_azd_project(project, foundry.endpoint)
+    prod = project / ".azure" / "prod"
+    prod.mkdir()
+    dev = (project / ".azure" / "dev" / ".env").read_text()
+    (prod / ".env").write_text(
+        dev.replace('"support-agent"', '"support-prod"').replace('"3"', '"7"')
+    )
+    code, out = cli(project, "eval", "run", "--remote", "--dry-run")
+    assert code == 0 and "support-agent version 3" in out and "Judged by Foundry" in out
+    assert foundry.log == []
+    code, out = cli(project, "-e", "prod", "eval", "run", "--remote", "--no-wait")
+    assert code == 0, out
+    (started,) = foundry.calls("POST", r"/runs$")
+    target = started.body["data_source"]["target"]
+    assert (target["name"], target["version"]) == ("support-prod", "7")

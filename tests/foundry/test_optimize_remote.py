@@ -18,6 +18,7 @@ from tests.foundry.conftest import write_azd_project
 from tests.foundry.fake_project import FakeFoundry
 
 TOKEN = "opt-token-5e8a1d2c"
+JOBS_ROUTE = r"^/agent_optimization_jobs$"
 INSTRUCTIONS = "You help shoppers of an online shoe store."
 runner = CliRunner()
 
@@ -248,6 +249,24 @@ def test_a_failed_job_is_exit_3_with_its_error(
     assert code == 3, out
     assert "judge quota exhausted" in out
     assert load_job(job_dir(project) / "job.json").status == "failed"
+
+
+def test_a_submission_cut_short_is_resent_with_the_same_operation_id(
+    project: Path, foundry: FakeFoundry, az: None
+) -> None:
+    write_opt_project(project, foundry.endpoint)
+    foundry.fail("POST", JOBS_ROUTE, 429, retry_after="0", times=5)  # all 5 attempts of one command
+    code, out = cli(project, "optimize", "--remote", "--no-wait")
+    assert code == 3 and "gave up" in out
+    job_id = job_dir(project).name
+    code, out = cli(project, "optimize", "status", job_id)
+    assert code == 2 and "never accepted" in out and f"--resume {job_id}" in out
+    code, out = cli(project, "optimize", "--resume", job_id, "--poll-interval", "0")
+    assert code == 0, out
+    posts = foundry.calls("POST", JOBS_ROUTE)
+    assert len({p.headers["operation-id"] for p in posts}) == 1 and len(posts) >= 6
+    assert len(foundry.optimize.jobs) == 1
+    assert load_job(job_dir(project) / "job.json").status == "completed"
 
 
 def test_what_foundry_cannot_run_is_refused_before_submitting(

@@ -36,7 +36,7 @@ from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.remote.azd_state import service_for, set_agent_environment, set_azd_values
 from agentopt.workflows.remote.client import FoundryProject, describe
 from agentopt.workflows.remote.errors import RemoteError
-from agentopt.workflows.remote.opt_job import remote_candidate_id, remote_info
+from agentopt.workflows.remote.opt_job import accepted, remote_candidate_id
 from agentopt.workflows.remote.opt_run import JOBS
 from agentopt.workflows.remote.polling import PollSettings, poll_until
 
@@ -45,10 +45,7 @@ INSTRUCTION_KEYS = ("system_prompt", "systemPrompt", "instructions")
 
 
 def _remote(job: JobRecord) -> dict[str, Any]:
-    remote = remote_info(job)
-    if remote is None:
-        raise ConfigError(f"job {job.id} is a local job")
-    return remote
+    return accepted(job)
 
 
 def _known(job: JobRecord, cand: str) -> None:

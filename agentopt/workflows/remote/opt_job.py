@@ -25,6 +25,7 @@ from agentopt.contracts.optimize_job import (
     JobStatus,
     ScoreSummary,
 )
+from agentopt.core.errors import ConfigError
 from agentopt.core.ids import utc_now_iso
 
 RUNNING = {"queued", "pending", "in_progress", "running", "notstarted", "not_started"}
@@ -44,10 +45,30 @@ def local_status(remote: str | None) -> JobStatus:
     return "running"
 
 
-def remote_info(job: JobRecord) -> dict[str, Any] | None:
-    """The `config.remote` section of a remote job (None for a local job)."""
+def remote_section(job: JobRecord) -> dict[str, Any] | None:
+    """The `config.remote` section of a remote job, accepted by Foundry or not (None: local)."""
     remote = job.config.get("remote")
-    return remote if isinstance(remote, dict) and remote.get("job_id") else None
+    return remote if isinstance(remote, dict) else None
+
+
+def remote_info(job: JobRecord) -> dict[str, Any] | None:
+    """The `config.remote` section of a job Foundry accepted (it has the service's job id)."""
+    remote = remote_section(job)
+    return remote if remote is not None and remote.get("job_id") else None
+
+
+def accepted(job: JobRecord) -> dict[str, Any]:
+    """`remote_info`, or a ConfigError saying what the job is instead."""
+    remote = remote_info(job)
+    if remote is not None:
+        return remote
+    if remote_section(job) is not None:
+        raise ConfigError(
+            f"job {job.id} was never accepted by Foundry (stopped while submitting)",
+            hint="submit it again, with the same Operation-Id: "
+            f"`agentopt optimize --resume {job.id}`",
+        )
+    raise ConfigError(f"job {job.id} is a local job: it has no Foundry counterpart")
 
 
 def remote_candidate_id(job: JobRecord, local_id: str) -> str:

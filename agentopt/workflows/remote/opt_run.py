@@ -34,7 +34,12 @@ from agentopt.workflows.remote.client import FoundryProject
 from agentopt.workflows.remote.errors import RemoteError
 from agentopt.workflows.remote.eval_request import RemoteCriterion, split_evaluators
 from agentopt.workflows.remote.eval_submit import portal_prefix, register_rubrics
-from agentopt.workflows.remote.opt_job import TERMINAL, apply_remote_status, remote_info
+from agentopt.workflows.remote.opt_job import (
+    TERMINAL,
+    accepted,
+    apply_remote_status,
+    remote_section,
+)
 from agentopt.workflows.remote.opt_request import optimization_body
 from agentopt.workflows.remote.polling import PollSettings, poll_until
 
@@ -218,6 +223,18 @@ def _post(
     return job
 
 
+def resubmit(store: JobStore, cwd: Path, ask: Ask | None, project: FoundryProject) -> JobRecord:
+    """A job stopped while submitting: the same request, with the same Operation-Id (so the
+    service answers with the job the first POST may have created)."""
+    job = store.read_job()
+    remote = remote_section(job) or {}
+    opts = OptimizeOptions.from_snapshot(job.config.get("options") or {})
+    opts.environment = opts.environment or remote.get("environment")
+    prep = prepare_remote_optimize(opts, cwd, ask)
+    register_rubrics(project, prep.criteria, prep.inputs.project_dir)
+    return _post(store, job, prep, project)
+
+
 def read_status(project: FoundryProject, job_id: str) -> dict[str, Any]:
     status = project.request(
         "reading the optimization job", "GET", f"{JOBS}/{job_id}", preview=True
@@ -251,9 +268,7 @@ def refresh_job(
 ) -> JobRecord:
     """One status read, mirrored into job.json."""
     job = store.read_job()
-    remote = remote_info(job)
-    if remote is None:
-        raise ConfigError(f"job {job.id} is a local job: it has no Foundry status to read")
+    remote = accepted(job)
     status = read_status(project, remote["job_id"])
     seen = runs if runs is not None else {}
     _runs(project, status, seen)
@@ -267,9 +282,7 @@ def watch_job(
 ) -> JobRecord:
     """Follow a remote job to its end, reporting each candidate as it completes."""
     job = store.read_job()
-    remote = remote_info(job)
-    if remote is None:
-        raise ConfigError(f"job {job.id} is a local job: nothing to watch in Foundry")
+    remote = accepted(job)
     shown: set[str] = set()
     runs: dict[str, dict[str, Any]] = {}
     latest: list[JobRecord] = [job]
@@ -312,11 +325,7 @@ def watch_job(
 def cancel_job(store: JobStore, project: FoundryProject) -> JobRecord:
     """Ask Foundry to cancel the job; job.json records the answer."""
     job = store.read_job()
-    remote = remote_info(job)
-    if remote is None:
-        raise ConfigError(
-            f"job {job.id} runs locally: stop it with Ctrl-C (its work is saved for --resume)"
-        )
+    remote = accepted(job)
     try:
         answer = project.request(
             "cancelling the optimization job",
