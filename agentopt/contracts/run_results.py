@@ -245,6 +245,8 @@ class RemoteRunInfo(_Open):
     """How the rows were sent: `file_content` (inline) or `file_id` (a registered dataset)."""
     criteria: dict[str, str] = Field(default_factory=dict)
     """Testing criterion name → the evaluator its results are recorded under."""
+    result_counts: dict[str, int] | None = None
+    """Foundry's own tally: total, passed, failed, errored, skipped."""
 
 
 class RunInfo(_Open):

@@ -193,6 +193,19 @@ ProjectFactory = Callable[[str], FoundryProject]
 """endpoint → a project client (tests pass one with a fake credential)."""
 
 
+def plain(obj: Any) -> dict[str, Any]:
+    """An SDK answer as plain JSON data: openai models (keeping the service's extra keys, such
+    as `report_url`), azure-ai-projects models (nested ones too), or dicts."""
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        data = dump(mode="json", warnings=False)
+    else:
+        as_dict = getattr(obj, "as_dict", None)
+        data = as_dict() if callable(as_dict) else obj
+    result = json.loads(json.dumps(data, default=str))
+    return result if isinstance(result, dict) else {}
+
+
 def describe(value: Any) -> str:
     """A short, masked rendering of a service payload for messages."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)

@@ -21,10 +21,11 @@ from agentopt.contracts.run_results import load_results
 from agentopt.core.errors import Interrupted
 from agentopt.evaluators.aggregate import score_transcript
 from agentopt.evaluators.build import EvaluatorCache
+from agentopt.evaluators.registry import canonical_name
 from agentopt.evaluators.samples import evaluate_sample, samples_from_run
 from agentopt.models.call import CallLayer
 from agentopt.workflows.events import Progress, ProgressSink
-from agentopt.workflows.remote.client import FoundryProject, ProjectFactory, describe
+from agentopt.workflows.remote.client import FoundryProject, ProjectFactory, describe, plain
 from agentopt.workflows.remote.errors import RemoteRunFailed
 from agentopt.workflows.remote.eval_items import match_items, outcome_of
 from agentopt.workflows.remote.eval_setup import RemoteSetup
@@ -55,12 +56,13 @@ def run_remote(
     factory = project_factory or FoundryProject
     with factory(setup.endpoint) as project:
         remote = run_info.get("remote") or {}
-        if not remote.get("run_id"):
+        resumed = bool(remote.get("run_id"))
+        if not resumed:
             remote = submit(project, setup, store.run_id)
             run_info["remote"] = remote
             store.write_run(run_info)
         outcome.remote = remote
-        sink.notice(started_block(remote))
+        sink.notice(started_block(remote, resumed=resumed))
         if setup.opts.no_wait:
             return outcome
         status = _wait(project, setup, remote, store.run_id, sink, poll or PollSettings())
@@ -93,10 +95,10 @@ def run_remote(
     return outcome
 
 
-def started_block(remote: dict[str, Any]) -> str:
+def started_block(remote: dict[str, Any], *, resumed: bool = False) -> str:
     """What azd prints once the run exists (eval id, run id, portal report)."""
     lines = [
-        "Eval run started",
+        "Following eval run" if resumed else "Eval run started",
         f"   Eval:   {remote['eval_id']}",
         f"   Run:    {remote['run_id']}",
     ]
@@ -115,24 +117,20 @@ def _wait(
 ) -> dict[str, Any]:
     progress = Progress(total=len(setup.tasks))
     sink.start(progress, f"Foundry is evaluating {len(setup.tasks)} tasks (run {remote['run_id']})")
-    seen: list[str] = []
 
     def read() -> dict[str, Any]:
         run = project.call(
             "reading the evaluation run",
             lambda: project.openai.evals.runs.retrieve(remote["run_id"], eval_id=remote["eval_id"]),
         )
-        return _dump(run)
+        return plain(run)
 
     def on_status(status: dict[str, Any]) -> None:
         counts = status.get("result_counts") or {}
         progress.done = int(counts.get("total") or 0)
         progress.passed = int(counts.get("passed") or 0)
         progress.errors = int(counts.get("errored") or 0)
-        state = str(status.get("status"))
-        if not seen or seen[-1] != state:
-            seen.append(state)
-        sink.update(progress, f"remote run {state}")
+        sink.update(progress, f"remote run {status.get('status')}")
 
     hint = f"follow it with `agentopt eval show {run_id} --watch`"
     try:
@@ -153,17 +151,6 @@ def _wait(
         sink.finish(progress)
 
 
-def _dump(obj: Any) -> dict[str, Any]:
-    """An SDK object as plain JSON data (openai models, azure models, dicts)."""
-    if isinstance(obj, dict):
-        return obj
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):  # openai models keep the service's extra keys (report_url, …)
-        return dict(dump(mode="json", warnings=False))
-    as_dict = getattr(obj, "as_dict", None)
-    return dict(as_dict()) if callable(as_dict) else dict(obj)
-
-
 def _items(project: FoundryProject, remote: dict[str, Any]) -> list[dict[str, Any]]:
     """Every output item of the run (the SDK follows `has_more` / `after`)."""
 
@@ -171,7 +158,7 @@ def _items(project: FoundryProject, remote: dict[str, Any]) -> list[dict[str, An
         pages = project.openai.evals.runs.output_items.list(
             remote["run_id"], eval_id=remote["eval_id"], limit=100
         )
-        return [_dump(item) for item in pages]
+        return [plain(item) for item in pages]
 
     return project.call("fetching the evaluation results", fetch)
 
@@ -202,12 +189,14 @@ async def _journal(
             transcript = remote.transcript
             results: list[EvalResult] = []
             if transcript.error is None:
-                wanted = [u for u in setup.local if _canonical(u.name) in setup.selected[pos]]
+                wanted = [u for u in setup.local if canonical_name(u.name) in setup.selected[pos]]
                 evaluated: dict[str, EvalResult] = {}
                 if wanted:
                     sample = samples_from_run(task, transcript)[0]
                     got = await evaluate_sample([cache.get(u) for u in wanted], sample)
-                    evaluated = {_canonical(u.name): r for u, r in zip(wanted, got, strict=True)}
+                    evaluated = {
+                        canonical_name(u.name): r for u, r in zip(wanted, got, strict=True)
+                    }
                 for name in setup.selected[pos]:
                     result = remote.results.get(name) or evaluated.get(name)
                     if result is not None:
@@ -226,12 +215,6 @@ async def _journal(
             sink.update(progress, f"{task.name}: {score.status}")
     finally:
         sink.finish(progress)
-
-
-def _canonical(name: str) -> str:
-    from agentopt.evaluators.registry import canonical_name
-
-    return canonical_name(name)
 
 
 def _rows(setup: RemoteSetup, source: str | None) -> dict[int, int]:

@@ -34,7 +34,7 @@ from agentopt.core.paths import AGENT_CONFIGS_DIR
 from agentopt.workflows.optimize.apply import ApplyResult, apply_candidate
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.remote.azd_state import service_for, set_agent_environment, set_azd_values
-from agentopt.workflows.remote.client import FoundryProject, describe
+from agentopt.workflows.remote.client import FoundryProject, describe, plain
 from agentopt.workflows.remote.errors import RemoteError
 from agentopt.workflows.remote.opt_job import accepted, remote_candidate_id
 from agentopt.workflows.remote.opt_run import JOBS
@@ -186,13 +186,6 @@ def apply_remote(
     return out
 
 
-def _plain(value: Any) -> dict[str, Any]:
-    """An azure-ai-projects model as plain JSON data (nested models included)."""
-    as_dict = getattr(value, "as_dict", None)
-    data = as_dict() if callable(as_dict) else value
-    return json.loads(json.dumps(data, default=str))
-
-
 @dataclass
 class Deployed:
     agent: str
@@ -237,7 +230,7 @@ def deploy_remote(
     _known(job, cand)
     name = str(remote["agent"])
     config = candidate_config(project, job, cand)
-    agent = _plain(project.call(f"reading agent {name}", lambda: project.sdk.agents.get(name)))
+    agent = plain(project.call(f"reading agent {name}", lambda: project.sdk.agents.get(name)))
     latest = dict(((agent.get("versions") or {}).get("latest") or {}).get("definition") or {})
     body = {
         "description": f"Optimized: candidate {cand}",
@@ -254,7 +247,7 @@ def deploy_remote(
             f"reading agent {name} version {version}",
             lambda: project.sdk.agents.get_version(name, version),
         )
-        return _plain(got)
+        return plain(got)
 
     final = poll_until(
         read,

@@ -30,7 +30,7 @@ from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_opti
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.options import OptimizeOptions
 from agentopt.workflows.remote.azd_state import project_id, set_azd_values
-from agentopt.workflows.remote.client import FoundryProject
+from agentopt.workflows.remote.client import FoundryProject, plain
 from agentopt.workflows.remote.errors import RemoteError
 from agentopt.workflows.remote.eval_request import RemoteCriterion, split_evaluators
 from agentopt.workflows.remote.eval_submit import portal_prefix, register_rubrics
@@ -259,8 +259,7 @@ def _runs(project: FoundryProject, status: dict[str, Any], seen: dict[str, dict[
         except RemoteError:
             seen[run_id] = {}
             continue
-        dump = getattr(run, "model_dump", None)
-        seen[run_id] = dict(dump(mode="json", warnings=False)) if callable(dump) else {}
+        seen[run_id] = plain(run)
 
 
 def refresh_job(
