@@ -29,7 +29,7 @@ from agentopt.workflows.optimize.events import OptimizeSink
 from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_optimize_inputs
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.options import OptimizeOptions
-from agentopt.workflows.remote.azd_state import project_id, set_azd_values
+from agentopt.workflows.remote.azd_state import project_id, service_for, set_azd_values
 from agentopt.workflows.remote.client import FoundryProject, plain
 from agentopt.workflows.remote.errors import RemoteError
 from agentopt.workflows.remote.eval_request import RemoteCriterion, split_evaluators
@@ -88,7 +88,9 @@ def prepare_remote_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
                 )
             ]
         )
-    uses = inputs.evaluators or _criteria_default(inputs)
+    # Nothing configured (every task has criteria, or resolve_optimize_inputs refuses):
+    # task adherence, as a local job scores them.
+    uses = inputs.evaluators or [EvaluatorUse(name="builtin.task_adherence")]
     planner = CallLayer(inputs.project_dir, CallSettings(cache_enabled=False))
     cache = EvaluatorCache(
         judge_model=inputs.judge_model, layer=planner, project_dir=inputs.project_dir
@@ -116,11 +118,6 @@ def prepare_remote_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
         criteria=criteria,
         notices=list(inputs.notices),
     )
-
-
-def _criteria_default(inputs: OptimizeInputs) -> list[EvaluatorUse]:
-    """No evaluator configured and every task has criteria: task adherence, as locally."""
-    return [EvaluatorUse(name="builtin.task_adherence")]
 
 
 def _new_job(prep: RemoteOptimize, store: JobStore) -> JobRecord:
@@ -153,7 +150,10 @@ def _new_job(prep: RemoteOptimize, store: JobStore) -> JobRecord:
                 "operation_id": str(uuid.uuid4()),
                 "agent": prep.agent_name,
                 "agent_version": prep.agent_version,
-                "service": inputs.agent.name,
+                "service": service_for(
+                    inputs.project_dir, prep.agent_name, inputs.agent.name, prep.opts.environment
+                )
+                or inputs.agent.name,
                 "environment": prep.opts.environment,
                 "status": "submitting",
             },
@@ -215,7 +215,7 @@ def _post(
     set_azd_values(
         inputs.project_dir,
         {
-            service_env_prefix(inputs.agent.name) + "OPTIMIZATION_JOB_ID": remote["job_id"],
+            service_env_prefix(remote["service"]) + "OPTIMIZATION_JOB_ID": remote["job_id"],
             "OPTIMIZE_LAST_OPERATION_ID": remote["job_id"],
         },
         prep.opts.environment,
