@@ -50,8 +50,9 @@ def test_no_wait_then_show_watch_completes(
     assert not (run / "results.json").exists()
     assert not foundry.calls("GET", r"/runs/[^/]+$")  # nothing polled yet
 
-    code, out = cli(project, "eval", "show", run.name, "--watch", "--poll-interval", "0")
+    code, out = cli(project, "--debug", "eval", "show", run.name, "--watch", "--poll-interval", "0")
     assert code == 0, out
+    assert (project / ".agentopt" / "agentopt.log").stat().st_size > 0
     results = json.loads((run / "results.json").read_text())
     assert results["run"]["remote"]["status"] == "completed"
     assert len(results["tasks"]) == 5

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from agentopt.workflows.remote.errors import SCOPE, classify
 API_VERSION = "v1"
 OPTIMIZATION_FEATURE = "AgentsOptimization=V2Preview"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+log = logging.getLogger("agentopt.remote")
 
 T = TypeVar("T")
 
@@ -121,6 +123,7 @@ class FoundryProject:
         attempt = 0
         while True:
             attempt += 1
+            log.debug("%s (attempt %d) on %s", what, attempt, self.endpoint)
             try:
                 return fn()
             except AgentoptError:
@@ -130,8 +133,11 @@ class FoundryProject:
                 if not failure.transient or attempt >= self.retry.attempts:
                     if failure.transient:
                         failure.message += f" (gave up after {attempt} attempts)"
+                    log.debug("%s: %s", what, failure.message)
                     raise failure from None
-                self._sleep(self._delay(attempt, failure.retry_after))
+                delay = self._delay(attempt, failure.retry_after)
+                log.info("%s; retrying in %.1f s", failure.message, delay)
+                self._sleep(delay)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -164,6 +170,7 @@ class FoundryProject:
         def send() -> Any:
             request = HttpRequest(method, path, params=query, json=body, headers=sent)
             response = self.sdk.send_request(request)
+            log.debug("%s %s → HTTP %d", method, path, response.status_code)
             if response.status_code >= 400:
                 raise HttpResponseError(response=response)
             text = response.text()
