@@ -109,7 +109,7 @@ def _service_error(body: Any) -> tuple[str | None, str]:
             return None, err
         if isinstance(err, dict):
             code = err.get("code")
-            return (str(code) if code else None), str(err.get("message") or "").strip()
+            return (str(code) if code else None), str(err.get("message") or "").strip()[:500]
     return None, ""
 
 
