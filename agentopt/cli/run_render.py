@@ -76,10 +76,10 @@ def render_outcome(outcome: RunOutcome) -> None:
     if gate is None:
         return
     r = gate.regression
-    if r and not r.get("regressed"):
+    if r and not r.regressed:
         STATE.say(
-            f"Baseline {r['baseline']}: Δ {r['delta']:+.3f} "
-            f"(95% CI {r['ci'][0]:+.3f} … {r['ci'][1]:+.3f}, {r['shared']} shared tasks): "
+            f"Baseline {r.baseline}: Δ {r.delta:+.3f} "
+            f"(95% CI {r.ci[0]:+.3f} … {r.ci[1]:+.3f}, {r.shared} shared tasks): "
             "no regression beyond noise"
         )
     for failure in gate.failures:

@@ -4,37 +4,35 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from agentopt.contracts.record import Record
 
 Status = Literal["pass", "fail", "error"]
 
 
-class EvalCost(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class EvalCost(Record):
+    """Judge tokens and dollars spent on this verdict (0 for deterministic evaluators)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
 
 
-class EvalError(BaseModel):
+class EvalError(Record):
     """Why an evaluator could not produce a verdict. `code` is stable (used in counts)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     code: str
     """e.g. missingInput, judgeUnavailable, judgeParseFailed, evaluatorCrashed."""
     message: str
 
 
-class EvalResult(BaseModel):
+class EvalResult(Record):
     """One evaluator's verdict on one task or turn (one repeat).
 
     Tri-state: an evaluator that cannot decide returns status "error" with `error` set and
     no score — an error is never a score, a pass or a NaN.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     evaluator: str
     """Canonical name, e.g. builtin.relevance, or the custom/rubric evaluator's name."""
@@ -46,6 +44,7 @@ class EvalResult(BaseModel):
     threshold: float | None = None
     reason: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
+    """Evaluator-specific extras: criterion `verdicts`, rubric `dimension_scores`, ..."""
     error: EvalError | None = None
     cost: EvalCost = Field(default_factory=EvalCost)
 

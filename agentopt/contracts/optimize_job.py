@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agentopt.contracts.record import Record, VersionedRecord
 from agentopt.core.errors import ConfigError
 
 JobStatus = Literal["running", "completed", "interrupted", "failed", "cancelled"]
@@ -22,11 +23,7 @@ CandidateStatus = Literal["baseline", "screening", "evaluating", "evaluated", "s
 BASELINE_ID = "baseline"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ScoreSummary(_Model):
+class ScoreSummary(Record):
     """A candidate's numbers on one split (always the full split, never a minibatch)."""
 
     score: float | None = None
@@ -45,7 +42,7 @@ class ScoreSummary(_Model):
     """Task name → score (None when nothing could be scored)."""
 
 
-class Screening(_Model):
+class Screening(Record):
     """The cheap minibatch comparison of a child with its parent (optimizer.md §2c)."""
 
     tasks: list[str]
@@ -58,7 +55,7 @@ class Screening(_Model):
     """child > parent."""
 
 
-class Delta(_Model):
+class Delta(Record):
     """Paired bootstrap interval of (candidate − baseline) over shared tasks."""
 
     mean: float
@@ -67,7 +64,7 @@ class Delta(_Model):
     n: int
 
 
-class ParetoFlags(_Model):
+class ParetoFlags(Record):
     """Whether no other evaluated candidate is at least as good on both axes and better on one."""
 
     tokens: bool = False
@@ -80,7 +77,7 @@ class ParetoFlags(_Model):
         return self.tokens or self.cost
 
 
-class CandidateRecord(_Model):
+class CandidateRecord(Record):
     """One candidate configuration and what is known about it."""
 
     id: str
@@ -119,7 +116,7 @@ class CandidateRecord(_Model):
     created_at: str = ""
 
 
-class SplitInfo(_Model):
+class SplitInfo(Record):
     """Which tasks serve for what (task names)."""
 
     source: Literal["seeded", "eval.yaml"] = "seeded"
@@ -132,7 +129,7 @@ class SplitInfo(_Model):
     warning: str | None = None
 
 
-class Estimate(_Model):
+class Estimate(Record):
     """Model calls, tokens and dollars (token counts are estimates: characters / 4)."""
 
     calls: int = 0
@@ -157,7 +154,7 @@ class Estimate(_Model):
         )
 
 
-class OptimizePlan(_Model):
+class OptimizePlan(Record):
     """What the job will do and roughly what it costs, printed before anything is sent."""
 
     agent: str
@@ -193,7 +190,7 @@ class OptimizePlan(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
-class TestReport(_Model):
+class TestReport(Record):
     """Baseline and best on the held-out split, and how optimistic validation was."""
 
     __test__ = False  # not a pytest class
@@ -210,7 +207,7 @@ class TestReport(_Model):
     """Why the split was not (fully) evaluated, when it was not."""
 
 
-class JobRecord(_Model):
+class JobRecord(VersionedRecord):
     """job.json."""
 
     id: str

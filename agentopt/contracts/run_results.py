@@ -1,156 +1,28 @@
-"""The results.json contract (cli.md `eval run`): what the run engine writes and every report
-reads. Models here accept unknown keys, because a results.json written by an older or newer
-agentopt must still load for `eval show` / `--compare`; unknown keys are kept on round-trip.
+"""The run's files (cli.md `eval run`, files.md §7): run.json (`RunRecord`, rewritten as the
+run goes) and results.json (`RunResults`: the run, its summary and one `TaskOutcome` per task),
+which the run workflow writes and every report reads.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from agentopt.contracts.scores import TaskStatus
-from agentopt.core.errors import InputError, Problem
+from agentopt.contracts.record import Record, VersionedRecord, parse_record
+from agentopt.contracts.task_record import TaskOutcome
+from agentopt.core.errors import InputError
 from agentopt.core.redaction import redact_data
 
-RunStatus = Literal["completed", "interrupted", "budget_exhausted", "too_many_errors"]
+RunStatus = Literal[
+    "running", "completed", "interrupted", "budget_exhausted", "too_many_errors", "stopped"
+]
+RESULTS_HINT = "is this a results.json written by agentopt?"
 
 
-class _Open(BaseModel):
-    """Boundary model: unknown keys load and survive a round-trip."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class ErrorInfo(_Open):
-    """A machine-readable error code with a human message."""
-
-    code: str = "error"
-    """e.g. agentRequestFailed, turnSkipped, judgeParseFailed, evaluatorCrashed."""
-    message: str = ""
-
-
-class EvalOutcome(_Open):
-    """One evaluator's verdict on one task or turn (evaluators.md §1), as stored."""
-
-    evaluator: str
-    """Canonical name (builtin.relevance, or the custom/rubric evaluator's name)."""
-    status: Literal["pass", "fail", "error"]
-    score: float | None = None
-    """Native scale (1–5, 0..1, bool as 0/1, counts); None for errors."""
-    normalized: float | None = None
-    """0..1, comparable across evaluators; None for errors."""
-    threshold: float | None = None
-    reason: str = ""
-    details: dict[str, Any] = Field(default_factory=dict)
-    """Evaluator-specific extras: criterion `verdicts`, rubric `dimension_scores`, ..."""
-    error: ErrorInfo | None = None
-    cost: dict[str, Any] = Field(default_factory=dict)
-    """Judge tokens and cost of this verdict: input_tokens, output_tokens, cost_usd."""
-
-
-class ToolCallOut(_Open):
-    """A tool call the agent made and what the tool answered."""
-
-    name: str
-    arguments: Any = None
-    result: Any = None
-    error: str | None = None
-    source: str = ""
-    """Which implementation answered: mock, python, mcp, none, hosted."""
-
-
-class CitationOut(_Open):
-    """A citation returned by the agent."""
-
-    index: int | None = None
-    url: str | None = None
-    title: str | None = None
-
-
-class TurnOutcome(_Open):
-    """One turn of a multi-turn task: the exchange and its verdicts."""
-
-    query: str = ""
-    response: str = ""
-    tool_calls: list[ToolCallOut] = Field(default_factory=list)
-    citations: list[CitationOut] = Field(default_factory=list)
-    status: TaskStatus = "pass"
-    score: float | None = None
-    evaluators: list[EvalOutcome] = Field(default_factory=list)
-    error: ErrorInfo | None = None
-    latency_s: float = 0.0
-
-
-class RepeatOutcome(_Open):
-    """One repeat of a task under `--repeat N`."""
-
-    repeat: int = 0
-    status: TaskStatus = "pass"
-    score: float | None = None
-    response: str = ""
-    evaluators: list[EvalOutcome] = Field(default_factory=list)
-    turns: list[TurnOutcome] | None = None
-
-
-class TokenCount(_Open):
-    """Agent tokens of one task (all turns and repeats)."""
-
-    input: int = 0
-    output: int = 0
-
-
-class TaskOutcome(_Open):
-    """One task's result. For a multi-turn task `turns` holds each turn's verdicts, the
-    task-level `evaluators` is empty, and `score`/`status` are the thread's."""
-
-    name: str
-    index: int = 0
-    """Position in the source dataset (0-based): M365 outputs are written back by index."""
-    query: str = ""
-    category: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    ground_truth: str | None = None
-    response: str = ""
-    """The final response text."""
-    tool_calls: list[ToolCallOut] = Field(default_factory=list)
-    citations: list[CitationOut] = Field(default_factory=list)
-    status: TaskStatus = "pass"
-    score: float | None = None
-    evaluators: list[EvalOutcome] = Field(default_factory=list)
-    error: ErrorInfo | None = None
-    turns: list[TurnOutcome] | None = None
-    repeats: list[RepeatOutcome] | None = None
-    mean: float | None = None
-    """Mean score over repeats."""
-    std: float | None = None
-    pass_fraction: float | None = None
-    flaky: bool = False
-    """Verdicts differed across repeats."""
-    latency_s: float = 0.0
-    tokens: TokenCount = Field(default_factory=TokenCount)
-
-    def transcript_turns(self) -> list[TurnOutcome]:
-        """The turns to show: a thread's own, or one turn made of the task's fields."""
-        if self.turns:
-            return list(self.turns)
-        return [
-            TurnOutcome(
-                query=self.query,
-                response=self.response,
-                tool_calls=self.tool_calls,
-                citations=self.citations,
-                status=self.status,
-                score=self.score,
-                evaluators=self.evaluators,
-            )
-        ]
-
-
-class UsageBucket(_Open):
+class UsageBucket(Record):
     """Calls, tokens and cost of one kind of model use (agent, judge or generator)."""
 
     calls: int = 0
@@ -160,44 +32,62 @@ class UsageBucket(_Open):
     cache_hits: int = 0
 
 
-class EvaluatorSummary(_Open):
+class EvaluatorSummary(Record):
     """Aggregate of one evaluator over the run."""
 
     name: str
+    """Canonical or custom evaluator name."""
     count: int = 0
+    """Results (turns × repeats) it produced."""
     passed: int = 0
     failed: int = 0
     errors: int = 0
+    """Results with status error (no verdict)."""
     pass_rate: float | None = None
+    """passed / (passed + failed); errors are counted apart, never as failures."""
     mean: float | None = None
     """Mean normalized score over results that have one."""
 
+    @property
+    def evaluator(self) -> str:
+        """The evaluator's name (as `EvalResult.evaluator` spells it)."""
+        return self.name
 
-class RunSummary(_Open):
+
+class RunSummary(Record):
     """Run-level aggregates (evaluators.md §6)."""
 
     score: float | None = None
+    """Mean over tasks of each task's (repeat-averaged) score, tasks without one left out."""
     score_ci: list[float] | None = None
     """95% bootstrap confidence interval [lo, hi] of the run score."""
     pass_rate: float = 0.0
+    """Passed task runs / all task runs (partial and error count as not passed)."""
     tasks: int = 0
+    """Distinct tasks."""
+    runs: int = 0
+    """Task runs (tasks × repeats)."""
     passed: int = 0
     failed: int = 0
     partial: int = 0
+    """Task runs where an evaluator errored (no agent failure)."""
     errors: int = 0
+    """Task runs where the agent failed."""
     evaluators: list[EvaluatorSummary] = Field(default_factory=list)
     errors_by_kind: dict[str, int] = Field(default_factory=dict)
+    """Evaluator error codes and agent error codes, counted."""
     usage: dict[str, UsageBucket] = Field(default_factory=dict)
-    """Keyed agent / judge / generator."""
+    """Keyed agent / judge / generator / optimizer."""
+    flaky: list[str] = Field(default_factory=list)
+    """Names of tasks whose verdicts differed across repeats."""
     cost_usd: float = 0.0
     cache_hits: int = 0
     limiter: str = ""
     """What the adaptive limiter did, e.g. "rate limited 14×, concurrency 16 → 4 → 11"."""
-    flaky: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
 
 
-class AgentInfo(_Open):
+class AgentInfo(Record):
     """The agent under test."""
 
     name: str | None = None
@@ -208,7 +98,7 @@ class AgentInfo(_Open):
     """The `.agent_configs/<id>/` that was run (baseline or a candidate)."""
 
 
-class DatasetInfo(_Open):
+class DatasetInfo(Record):
     """Which dataset, pinned by registered version and content hash."""
 
     name: str | None = None
@@ -220,14 +110,14 @@ class DatasetInfo(_Open):
     """jsonl | m365 | csv | adhoc"""
 
 
-class ModelsInfo(_Open):
+class ModelsInfo(Record):
     """Model ids actually used by the agent and the judge."""
 
     agent: str | None = None
     judge: str | None = None
 
 
-class RemoteRunInfo(_Open):
+class RemoteRunInfo(Record):
     """`eval run --remote`: the Foundry evaluation this run is (docs/foundry-remote.md)."""
 
     endpoint: str
@@ -249,7 +139,7 @@ class RemoteRunInfo(_Open):
     """Foundry's own tally: total, passed, failed, errored, skipped."""
 
 
-class RunInfo(_Open):
+class RunInfo(Record):
     """Who ran what, when, with which assets."""
 
     id: str
@@ -267,10 +157,34 @@ class RunInfo(_Open):
     seed: int | None = None
     cli_version: str | None = None
     remote: RemoteRunInfo | None = None
-    """Set when the run happened in a Foundry project (`--remote`)."""
+    """Set when the run happened in a Foundry project (`--remote`); absent from the file
+    otherwise."""
+
+    @model_serializer(mode="wrap")
+    def _no_remote_key(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("remote") is None:
+            data.pop("remote", None)
+        return data
 
 
-class RunResults(_Open):
+class RunRecord(RunInfo, VersionedRecord):
+    """run.json: the run's identity, rewritten at the start and the end (and read by
+    `--resume`, which continues the usage counts and the clock)."""
+
+    usage_before: dict[str, UsageBucket] = Field(default_factory=dict)
+    """Per pool, everything spent by the earlier sessions of this run."""
+    duration_s: float = 0.0
+    """Wall time of the earlier sessions."""
+
+    def info(self) -> RunInfo:
+        """The `run` section of results.json: this record without the session bookkeeping."""
+        return RunInfo.model_validate(
+            self.model_dump(mode="json", exclude={"schema_version", "usage_before", "duration_s"})
+        )
+
+
+class RunResults(VersionedRecord):
     """A whole results.json."""
 
     run: RunInfo
@@ -284,27 +198,6 @@ class RunResults(_Open):
 
     def task(self, name: str) -> TaskOutcome | None:
         return next((t for t in self.tasks if t.name == name), None)
-
-
-def iter_results(task: TaskOutcome) -> Iterator[tuple[str, EvalOutcome]]:
-    """Every verdict of a task as (where, result); `where` is "" or "turn 2" / "repeat 1".
-
-    With repeats, the repeats' verdicts are used (the task-level copy would count twice).
-    """
-    if task.repeats:
-        for rep in task.repeats:
-            prefix = f"repeat {rep.repeat + 1}"
-            for res in rep.evaluators:
-                yield prefix, res
-            for i, turn in enumerate(rep.turns or [], 1):
-                for res in turn.evaluators:
-                    yield f"{prefix} turn {i}", res
-        return
-    for res in task.evaluators:
-        yield "", res
-    for i, turn in enumerate(task.turns or [], 1):
-        for res in turn.evaluators:
-            yield f"turn {i}", res
 
 
 def redacted(results: RunResults) -> RunResults:
@@ -326,22 +219,13 @@ def load_results(path: Path) -> RunResults:
 
 def parse_results(data: Any, *, source: str = "results.json") -> RunResults:
     """Validate a results dict, turning pydantic errors into located Problems."""
+    return parse_record(RunResults, data, source=source, hint=RESULTS_HINT)
+
+
+def load_run_record(path: Path) -> RunRecord:
+    """Read a run.json (InputError naming the file when it is unreadable)."""
     try:
-        return RunResults.model_validate(data)
-    except ValidationError as exc:
-        problems = [
-            Problem(
-                source,
-                ".".join(str(p) for p in err["loc"]),
-                f"{err['msg']} (found {_short(err.get('input'))})",
-            )
-            for err in exc.errors()[:20]
-        ]
-        raise InputError(
-            problems=problems, hint="is this a results.json written by agentopt?"
-        ) from exc
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError.at(str(path), "", f"not a readable run file: {exc}") from None
+    return parse_record(RunRecord, data, source=str(path), hint="start a new run")

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.record import Record
 from agentopt.contracts.transcript import TurnError
 
 TaskStatus = Literal["pass", "fail", "partial", "error"]
@@ -22,11 +23,7 @@ def worst(statuses: Iterable[TaskStatus]) -> TaskStatus:
     return next((s for s in PRECEDENCE if s in present), "pass")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class TurnScore(_Model):
+class TurnScore(Record):
     """One turn's verdict."""
 
     index: int = 0
@@ -41,7 +38,7 @@ class TurnScore(_Model):
     """The agent's error on this turn (agentRequestFailed, turnSkipped, ...)."""
 
 
-class TaskScore(_Model):
+class TaskScore(Record):
     """One task's verdict for one repeat (a thread's turns included)."""
 
     name: str

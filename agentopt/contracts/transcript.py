@@ -1,5 +1,8 @@
 """What an agent target returns: a transcript with, per turn, the response, tool calls,
-citations, usage, latency and error. Evaluators only ever see this, never the target."""
+citations, usage, latency and error. Evaluators only ever see this, never the target.
+
+Tool calls, citations and turn errors are saved as they are in the run's records, so they are
+`Record`s (unknown keys survive); the transcript itself is only passed between layers."""
 
 from __future__ import annotations
 
@@ -7,13 +10,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.contracts.record import Record
 from agentopt.contracts.usage import Usage
 
 
-class ToolCallRecord(BaseModel):
+class ToolCallRecord(Record):
     """A tool call the agent made, with what the tool answered."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -24,10 +26,8 @@ class ToolCallRecord(BaseModel):
     remote kind (hosted, endpoint, command, foundry) when the agent ran the tool itself."""
 
 
-class Citation(BaseModel):
+class Citation(Record):
     """A source the agent cited (from Responses / chat-completions annotations)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     index: int | None = None
     """1-based position of the citation in the answer's citation list."""
@@ -37,9 +37,7 @@ class Citation(BaseModel):
     """For file citations: the file's id (its name is in `title`)."""
 
 
-class TurnError(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TurnError(Record):
     code: str
     """agentRequestFailed | turnSkipped | toolRoundsExceeded | timeout"""
     message: str

@@ -16,16 +16,17 @@ def append_entry(path: Path, entry: dict[str, Any]) -> None:
     append_line_fsync(path, json.dumps(entry, ensure_ascii=False, default=str))
 
 
-def read_entries(path: Path) -> Iterator[dict[str, Any]]:
-    """Entries in order; blank lines and a torn (unparseable) line are skipped."""
+def read_numbered(path: Path) -> Iterator[tuple[int, Any]]:
+    """(1-based line number, entry) in order; blank lines and a torn (unparseable) line,
+    left by a crash mid-write, are skipped."""
     if not path.exists():
         return
     with open(path, encoding="utf-8") as fh:
-        for line in fh:
+        for number, line in enumerate(fh, 1):
             line = line.strip()
             if not line:
                 continue
             try:
-                yield json.loads(line)
+                yield number, json.loads(line)
             except json.JSONDecodeError:
                 continue

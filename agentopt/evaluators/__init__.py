@@ -4,16 +4,14 @@ Typical use by the run workflow, per task and repeat: `select_evaluators(task, c
 dataset=...)` gives the evaluators of each turn; `EvaluatorCache.get(use)` builds each once;
 `samples_from_run(task, transcript)` gives each turn's `EvalSample`; `evaluate_sample(evaluators,
 sample)` returns the results; `score_transcript(...)` makes the `TaskScore`, and
-`summarize_run(task_scores, ...)` the `RunSummary`.
+`summarize_run(task_scores, ...)` the `RunStats` (whose `summary(usage)` is results.json's).
 """
 
 from agentopt.contracts.eval_result import EvalCost, EvalError, EvalResult
 from agentopt.contracts.scores import TaskScore, TaskStatus, TurnScore
 from agentopt.evaluators.aggregate import (
-    EvaluatorStats,
     RepeatStats,
-    RunSummary,
-    TokenCount,
+    RunStats,
     score_task,
     score_transcript,
     score_turn,
@@ -58,15 +56,13 @@ __all__ = [
     "EvaluatorBase",
     "EvaluatorCache",
     "EvaluatorInfo",
-    "EvaluatorStats",
     "EvaluatorUse",
     "HistoryTurn",
     "PairedDelta",
     "RepeatStats",
-    "RunSummary",
+    "RunStats",
     "TaskScore",
     "TaskStatus",
-    "TokenCount",
     "TurnScore",
     "bootstrap_ci",
     "build_evaluator",

@@ -18,8 +18,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.run_results import EvaluatorSummary, RunSummary, UsageBucket
 from agentopt.contracts.scores import TaskScore, TaskStatus, TurnScore, worst
 from agentopt.contracts.transcript import Transcript, TurnError
+from agentopt.contracts.usage import Usage
 from agentopt.evaluators.stats import DEFAULT_RESAMPLES, ConfidenceInterval, bootstrap_ci
 
 
@@ -91,25 +93,6 @@ def score_transcript(
     return score_task(name, turns, repeat=repeat)
 
 
-class EvaluatorStats(_Model):
-    """How one evaluator did across the run."""
-
-    evaluator: str
-    """Canonical or custom evaluator name."""
-    count: int = 0
-    """Results (turns × repeats) it produced."""
-    passed: int = 0
-    """Results with status pass."""
-    failed: int = 0
-    """Results with status fail."""
-    errors: int = 0
-    """Results with status error (no verdict)."""
-    pass_rate: float | None = None
-    """passed / (passed + failed); errors are counted apart, never as failures."""
-    mean: float | None = None
-    """Mean normalized value over its non-error results."""
-
-
 class RepeatStats(_Model):
     """One task across `--repeat N` runs."""
 
@@ -129,17 +112,9 @@ class RepeatStats(_Model):
     """True when at least one repeat passed and another failed."""
 
 
-class TokenCount(_Model):
-    """Tokens spent in one pool."""
-
-    input_tokens: int = 0
-    """Prompt tokens."""
-    output_tokens: int = 0
-    """Completion tokens."""
-
-
-class RunSummary(_Model):
-    """Run-level numbers for reports, gates and the optimizer."""
+class RunStats(_Model):
+    """What a run's task scores add up to, before the call layer's numbers are added
+    (`summary` makes the saved `RunSummary` of results.json)."""
 
     tasks: int
     """Distinct tasks."""
@@ -159,11 +134,11 @@ class RunSummary(_Model):
     """Passed task runs / all task runs (partial and error count as not passed)."""
     ci: ConfidenceInterval | None = None
     """95% bootstrap interval of `score` over tasks (None with fewer than 2 scored tasks)."""
-    evaluators: list[EvaluatorStats] = Field(default_factory=list)
+    evaluators: list[EvaluatorSummary] = Field(default_factory=list)
     """Per evaluator, in first-seen order."""
     errors_by_kind: dict[str, int] = Field(default_factory=dict)
     """Evaluator error codes and agent error codes, counted."""
-    tokens: dict[str, TokenCount] = Field(default_factory=dict)
+    tokens: dict[str, Usage] = Field(default_factory=dict)
     """Per pool: agent, judge, generation (as given; judge defaults to the results' cost)."""
     cost_usd: dict[str, float] = Field(default_factory=dict)
     """Per pool, in dollars."""
@@ -171,6 +146,30 @@ class RunSummary(_Model):
     """Per-task repeat statistics (only when some task ran more than once)."""
     flaky: list[str] = Field(default_factory=list)
     """Names of flaky tasks."""
+
+    def summary(
+        self, usage: Mapping[str, UsageBucket], *, limiter: str = "", duration_s: float = 0.0
+    ) -> RunSummary:
+        """The saved summary: these numbers plus the call layer's usage per pool."""
+        return RunSummary(
+            score=self.score,
+            score_ci=[self.ci.low, self.ci.high] if self.ci else None,
+            pass_rate=self.pass_rate,
+            tasks=self.tasks,
+            runs=self.runs,
+            passed=self.passed,
+            failed=self.failed,
+            partial=self.partial,
+            errors=self.errored,
+            evaluators=self.evaluators,
+            errors_by_kind=self.errors_by_kind,
+            usage=dict(usage),
+            flaky=self.flaky,
+            cost_usd=sum(u.cost_usd for u in usage.values()),
+            cache_hits=sum(u.cache_hits for u in usage.values()),
+            limiter=limiter,
+            duration_s=round(duration_s, 3),
+        )
 
 
 def _repeat_stats(name: str, runs: list[TaskScore]) -> RepeatStats:
@@ -189,7 +188,7 @@ def _repeat_stats(name: str, runs: list[TaskScore]) -> RepeatStats:
     )
 
 
-def _evaluator_stats(results: Iterable[EvalResult]) -> list[EvaluatorStats]:
+def _evaluator_stats(results: Iterable[EvalResult]) -> list[EvaluatorSummary]:
     by_name: dict[str, list[EvalResult]] = defaultdict(list)
     for r in results:
         by_name[r.evaluator].append(r)
@@ -198,8 +197,8 @@ def _evaluator_stats(results: Iterable[EvalResult]) -> list[EvaluatorStats]:
         passed = sum(r.status == "pass" for r in rs)
         failed = sum(r.status == "fail" for r in rs)
         out.append(
-            EvaluatorStats(
-                evaluator=name,
+            EvaluatorSummary(
+                name=name,
                 count=len(rs),
                 passed=passed,
                 failed=failed,
@@ -211,15 +210,15 @@ def _evaluator_stats(results: Iterable[EvalResult]) -> list[EvaluatorStats]:
     return out
 
 
-def _tokens(value: Any) -> TokenCount:
-    if isinstance(value, TokenCount):
+def _tokens(value: Any) -> Usage:
+    if isinstance(value, Usage):
         return value
     if isinstance(value, Mapping):
-        return TokenCount(
+        return Usage(
             input_tokens=int(value.get("input_tokens", 0)),
             output_tokens=int(value.get("output_tokens", 0)),
         )
-    return TokenCount(
+    return Usage(
         input_tokens=int(getattr(value, "input_tokens", 0)),
         output_tokens=int(getattr(value, "output_tokens", 0)),
     )
@@ -232,12 +231,12 @@ def summarize_run(
     cost_by_pool: Mapping[str, float] | None = None,
     seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
-) -> RunSummary:
+) -> RunStats:
     """Summarize a run (every task, every repeat).
 
     Args:
         task_scores: one `TaskScore` per (task, repeat).
-        tokens_by_pool: pool → usage (`Usage`, `TokenCount` or a dict) from the call layer.
+        tokens_by_pool: pool → usage (`Usage`, a `UsageBucket` or a dict) from the call layer.
             When "judge" is absent it is summed from the results' `cost`.
         cost_by_pool: pool → dollars; "judge" likewise defaults to the results' cost.
         seed, resamples: the bootstrap's (same run, same seed → same interval).
@@ -255,7 +254,7 @@ def summarize_run(
 
     tokens = {pool: _tokens(v) for pool, v in (tokens_by_pool or {}).items()}
     if "judge" not in tokens:
-        tokens["judge"] = TokenCount(
+        tokens["judge"] = Usage(
             input_tokens=sum(r.cost.input_tokens for r in results),
             output_tokens=sum(r.cost.output_tokens for r in results),
         )
@@ -264,7 +263,7 @@ def summarize_run(
 
     repeated = any(s.repeats > 1 for s in stats)
     runs = len(task_scores)
-    return RunSummary(
+    return RunStats(
         tasks=len(by_task),
         runs=runs,
         passed=statuses["pass"],

@@ -1,15 +1,8 @@
 """agentopt.reports: every rendering of a run's results (terminal, JSON, HTML, JUnit, CSV,
 Markdown, the filled M365 document) from one input, `RunResults` (results.json)."""
 
-from agentopt.contracts.run_results import (
-    EvalOutcome,
-    RunResults,
-    TaskOutcome,
-    TurnOutcome,
-    load_results,
-    parse_results,
-    redacted,
-)
+from agentopt.contracts.run_results import RunResults, load_results, parse_results, redacted
+from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
 from agentopt.reports.compare import (
     Comparison,
     EvaluatorDelta,
@@ -36,7 +29,6 @@ from agentopt.reports.terminal_task import find_task
 __all__ = [
     "OUTPUT_FORMATS",
     "Comparison",
-    "EvalOutcome",
     "EvaluatorDelta",
     "OutputFile",
     "RunHeader",

@@ -8,12 +8,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agentopt.contracts.run_results import (
-    EvalOutcome,
-    RunResults,
-    TaskOutcome,
-    iter_results,
-)
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.run_results import RunResults
+from agentopt.contracts.task_record import TaskOutcome, iter_results
 
 STATUS_ORDER = {"error": 0, "partial": 1, "fail": 2, "pass": 3}
 """Worst first: used to sort and to combine statuses (error > partial > fail > pass)."""
@@ -191,8 +188,8 @@ def mean_normalized(task: TaskOutcome, evaluator: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def results_by_evaluator(results: RunResults) -> dict[str, list[EvalOutcome]]:
-    out: dict[str, list[EvalOutcome]] = {name: [] for name in evaluator_names(results)}
+def results_by_evaluator(results: RunResults) -> dict[str, list[EvalResult]]:
+    out: dict[str, list[EvalResult]] = {name: [] for name in evaluator_names(results)}
     for task in results.tasks:
         for _, res in iter_results(task):
             out.setdefault(res.evaluator, []).append(res)

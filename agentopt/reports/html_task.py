@@ -9,13 +9,9 @@ from __future__ import annotations
 
 from html import escape
 
-from agentopt.contracts.run_results import (
-    CitationOut,
-    EvalOutcome,
-    TaskOutcome,
-    ToolCallOut,
-    TurnOutcome,
-)
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
+from agentopt.contracts.transcript import Citation, ToolCallRecord
 from agentopt.reports.formatting import (
     as_text,
     fmt_int,
@@ -95,7 +91,7 @@ def _turn_html(turn: TurnOutcome, title: str, *, with_status: bool) -> str:
     return "".join(out)
 
 
-def _tool_html(call: ToolCallOut) -> str:
+def _tool_html(call: ToolCallRecord) -> str:
     source = f' <span class="muted">({esc(call.source)})</span>' if call.source else ""
     parts = [
         f'<div class="tool"><div class="label">Tool call: {esc(call.name)}{source}</div>',
@@ -110,7 +106,7 @@ def _tool_html(call: ToolCallOut) -> str:
     return "".join(parts)
 
 
-def _citations_html(citations: list[CitationOut]) -> str:
+def _citations_html(citations: list[Citation]) -> str:
     items = []
     for c in citations:
         parts = [f"[{c.index}]"] if c.index is not None else []
@@ -126,7 +122,7 @@ def _citations_html(citations: list[CitationOut]) -> str:
     return f'<div class="label">Citations</div><ul class="sub">{"".join(items)}</ul>'
 
 
-def _verdicts_html(results: list[EvalOutcome]) -> str:
+def _verdicts_html(results: list[EvalResult]) -> str:
     rows = []
     for res in results:
         score = "—" if res.score is None else f"{res.score:g}"
@@ -149,7 +145,7 @@ def _verdicts_html(results: list[EvalOutcome]) -> str:
     )
 
 
-def _details_html(res: EvalOutcome) -> str:
+def _details_html(res: EvalResult) -> str:
     """Criterion verdicts and rubric dimensions, when the evaluator recorded them."""
     items = []
     for v in res.details.get("verdicts") or []:

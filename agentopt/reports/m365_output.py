@@ -12,14 +12,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from agentopt.contracts.run_results import (
-    CitationOut,
-    ErrorInfo,
-    EvalOutcome,
-    RunResults,
-    TaskOutcome,
-    TurnOutcome,
-)
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.run_results import RunResults
+from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
+from agentopt.contracts.transcript import Citation, TurnError
 from agentopt.core.files.m365_schemas import ErrorCodes, error_codes
 from agentopt.reports.formatting import utc_iso, worst_status
 from agentopt.reports.m365_codes import errored_score_code, item_error
@@ -124,7 +120,7 @@ def _fill_thread(item: dict[str, Any], task: TaskOutcome, codes: ErrorCodes) -> 
         else:  # the run stopped the thread before this turn
             outcome = TurnOutcome(
                 status="error",
-                error=ErrorInfo(
+                error=TurnError(
                     code="turnSkipped", message="Turn not attempted: preceding turn failed"
                 ),
             )
@@ -172,7 +168,7 @@ def _item_error(turn: TurnOutcome, codes: ErrorCodes) -> dict[str, str] | None:
     return None
 
 
-def _citation(c: CitationOut, position: int) -> dict[str, Any]:
+def _citation(c: Citation, position: int) -> dict[str, Any]:
     out: dict[str, Any] = {"index": c.index if c.index and c.index >= 1 else position}
     if c.title:
         out["text"] = c.title
@@ -191,7 +187,7 @@ def _errored(message: str, code: str | None = None) -> dict[str, str]:
     return entry
 
 
-def _score(res: EvalOutcome, codes: ErrorCodes) -> dict[str, Any]:
+def _score(res: EvalResult, codes: ErrorCodes) -> dict[str, Any]:
     """One `scores` entry in the shape the schema requires for that key."""
     if res.status == "error":
         code = errored_score_code(res.error.code if res.error else None, codes)
@@ -245,7 +241,7 @@ def _score(res: EvalOutcome, codes: ErrorCodes) -> dict[str, Any]:
     return entry
 
 
-def _retrieval(key: str, res: EvalOutcome) -> dict[str, Any] | None:
+def _retrieval(key: str, res: EvalResult) -> dict[str, Any] | None:
     """A RetrievalQuery/RetrievalResult score (`RetrievalQueryScoreValid` /
     `RetrievalResultScoreValid`): the pinned threshold, the diagnostic code and its lists,
     keeping only the fields and types the schema allows."""

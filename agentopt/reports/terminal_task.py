@@ -11,15 +11,10 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from agentopt.contracts.run_results import (
-    CitationOut,
-    ErrorInfo,
-    EvalOutcome,
-    RunResults,
-    TaskOutcome,
-    ToolCallOut,
-    TurnOutcome,
-)
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.run_results import RunResults
+from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
+from agentopt.contracts.transcript import Citation, ToolCallRecord, TurnError
 from agentopt.core.errors import ConfigError
 from agentopt.reports.formatting import (
     as_text,
@@ -112,7 +107,7 @@ def _labelled(label: str, body: str, style: str) -> RenderableType:
     return Group(Text(f"{label}:", style=style), Padding(Text(body), (0, 0, 0, 2)))
 
 
-def _tool_call(call: ToolCallOut) -> RenderableType:
+def _tool_call(call: ToolCallRecord) -> RenderableType:
     head = Text("Tool call ", style="bold yellow")
     head.append(call.name, style="yellow")
     if call.source:
@@ -133,7 +128,7 @@ def truncate_block(text: str, limit: int = TOOL_TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more chars)"
 
 
-def _citations(citations: list[CitationOut]) -> Text:
+def _citations(citations: list[Citation]) -> Text:
     text = Text("Citations:", style="dim")
     for c in citations:
         label = f"[{c.index}]" if c.index is not None else "-"
@@ -142,13 +137,13 @@ def _citations(citations: list[CitationOut]) -> Text:
     return text
 
 
-def _error_line(label: str, error: ErrorInfo) -> Text:
+def _error_line(label: str, error: TurnError) -> Text:
     text = Text(f"{label}: ", style="bold magenta")
     text.append(f"{error.code}: {error.message}")
     return text
 
 
-def _verdicts(results: list[EvalOutcome]) -> Table:
+def _verdicts(results: list[EvalResult]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("Evaluator")
     table.add_column("Verdict")
@@ -172,7 +167,7 @@ def _verdicts(results: list[EvalOutcome]) -> Table:
     return table
 
 
-def detail_lines(res: EvalOutcome) -> list[str]:
+def detail_lines(res: EvalResult) -> list[str]:
     """Criterion verdicts and rubric dimension scores from `details`, one line each."""
     lines: list[str] = []
     for v in res.details.get("verdicts") or []:

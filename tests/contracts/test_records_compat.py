@@ -2,10 +2,12 @@
 
 `tests/fixtures/records-e2ad180/` holds what commit e2ad180 (before the records were typed)
 wrote for `records_scenario.py`: two runs' run.json, journal and results.json, and an optimize
-job's job.json and journal. The readers must take them as they are, and the scenario run again
-here must write the same files, byte for byte, once the values that differ on every run (ids,
-clocks, latencies, the project's path) are masked and the `schema_version` this version adds
-is left out.
+job's job.json and journal. The readers must take them as they are (as schema version 1, the
+shape before versions were written), and the scenario run again here must write the same files:
+the same keys in the same order with the same values, laid out on the same lines, once the
+values that differ on every run (ids, clocks, latencies, the project's path) are masked and the
+`schema_version` this version adds is left out. Numbers compare as numbers: e2ad180 wrote an
+unused pool's cost as `0`, this version as `0.0`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from agentopt.contracts import load_job, load_results
+from agentopt.contracts import (
+    SCHEMA_VERSION,
+    JobRecord,
+    RunJournalEntry,
+    RunRecord,
+    load_job,
+    load_results,
+    parse_optimize_entry,
+    read_journal,
+)
+from agentopt.core.errors import InputError
 from tests.contracts.records_scenario import run_scenario, saved_files
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "records-e2ad180"
@@ -58,7 +70,7 @@ def test_old_results_load_and_round_trip(name: str) -> None:
     assert results.run.dataset.source == f"{FIXTURE_PROJECT}/data/tasks.jsonl"
     assert [t.name for t in results.tasks][:2] == ["refund-window", "order-status"]
     assert results.summary.tasks == 6
-    assert json.loads(results.model_dump_json()) == json.loads(path.read_text(encoding="utf-8"))
+    assert_round_trip(results.model_dump(mode="json"), path)
 
 
 def test_old_job_loads_and_round_trips() -> None:
@@ -66,7 +78,64 @@ def test_old_job_loads_and_round_trips() -> None:
     job = load_job(path)
     assert job.outcome == "improved" and job.best == "cand_01"
     assert job.test is not None and job.test.best == "cand_01"
-    assert json.loads(job.model_dump_json()) == json.loads(path.read_text(encoding="utf-8"))
+    assert_round_trip(job.model_dump(mode="json"), path)
+
+
+@pytest.mark.parametrize("name", ["run-repeat1-run.json", "run-repeat2-run.json"])
+def test_old_run_json_loads_and_round_trips(name: str) -> None:
+    path = FIXTURES / name
+    run = RunRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    judge = run.usage_before["judge"]
+    assert judge.calls + judge.cache_hits > 0 and run.duration_s > 0
+    assert_round_trip(run.model_dump(mode="json"), path)
+
+
+@pytest.mark.parametrize("name", ["run-repeat1-journal.jsonl", "run-repeat2-journal.jsonl"])
+def test_old_run_journal_parses_line_by_line(name: str) -> None:
+    path = FIXTURES / name
+    entries = list(read_journal(path, RunJournalEntry.model_validate))
+    assert len(entries) == 6 * (2 if "repeat2" in name else 1)
+    assert {e.score.status for e in entries} >= {"pass", "partial", "error"}
+    for entry, line in zip(entries, path.read_text(encoding="utf-8").splitlines(), strict=True):
+        assert entry.model_dump(mode="json") == json.loads(line)
+
+
+def test_old_optimize_journal_parses_line_by_line() -> None:
+    path = FIXTURES / "optimize-journal.jsonl"
+    entries = list(read_journal(path, parse_optimize_entry))
+    kinds = [e.kind for e in entries if e is not None]
+    assert kinds.count("proposal") >= 1 and kinds.count("unit") > 6
+    for entry, line in zip(entries, path.read_text(encoding="utf-8").splitlines(), strict=True):
+        assert entry is not None and entry.model_dump(mode="json") == json.loads(line)
+
+
+def assert_round_trip(dumped: dict[str, object], path: Path) -> None:
+    """What was read dumps back to the file's content, plus the version it was read as."""
+    assert dumped.pop("schema_version") == 1
+    assert dumped == json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_a_file_from_a_newer_version_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    data = json.loads((FIXTURES / "optimize-job.json").read_text(encoding="utf-8"))
+    newer = tmp_path / "job.json"
+    newer.write_text(json.dumps({**data, "schema_version": SCHEMA_VERSION + 1}), "utf-8")
+    with pytest.raises(Exception, match="newer than this agentopt reads") as err:
+        load_job(newer)
+    assert str(newer) in str(err.value)
+    assert JobRecord.model_validate(data).schema_version == SCHEMA_VERSION
+
+
+def test_a_journal_line_that_is_not_a_record_names_the_file_and_line(tmp_path: Path) -> None:
+    lines = (FIXTURES / "run-repeat1-journal.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = tmp_path / "journal.jsonl"
+    bad = json.loads(lines[1])
+    bad["score"]["status"] = "maybe"
+    broken.write_text("\n".join([lines[0], json.dumps(bad), lines[2][:40]]) + "\n", "utf-8")
+    with pytest.raises(InputError) as err:
+        list(read_journal(broken, RunJournalEntry.model_validate))
+    assert f"{broken}:line 2: score.status" in str(err.value)
+    broken.write_text("\n".join([lines[0], lines[2][:40]]) + "\n", "utf-8")  # torn last line
+    assert len(list(read_journal(broken, RunJournalEntry.model_validate))) == 1
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +149,24 @@ def test_this_version_writes_the_same_bytes(
     name: str, written: tuple[Path, dict[str, Path]]
 ) -> None:
     project, files = written
-    old = (FIXTURES / name).read_text(encoding="utf-8")
-    new = files[name].read_text(encoding="utf-8")
-    assert masked(new, str(project)) == masked(old, FIXTURE_PROJECT)
+    old = masked((FIXTURES / name).read_text(encoding="utf-8"), FIXTURE_PROJECT)
+    new = masked(files[name].read_text(encoding="utf-8"), str(project))
+    assert [_layout(line) for line in new.splitlines()] == [
+        _layout(line) for line in old.splitlines()
+    ]
+    if name.endswith(".jsonl"):
+        assert [_ordered(line) for line in new.splitlines()] == [
+            _ordered(line) for line in old.splitlines()
+        ]
+    else:
+        assert _ordered(new) == _ordered(old)
+
+
+def _ordered(text: str) -> object:
+    """The JSON value with every object as its list of (key, value) pairs: order counts."""
+    return json.loads(text, object_pairs_hook=list)
+
+
+def _layout(line: str) -> str:
+    """A line's indentation and the key (or bracket) it starts with."""
+    return re.match(r'\s*(?:"[^"]*":|[\[\]{}]|)', line).group(0)  # type: ignore[union-attr]

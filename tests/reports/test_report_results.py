@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentopt.contracts.run_results import iter_results
+from agentopt.contracts import iter_results
 from agentopt.core.errors import InputError
 from agentopt.reports import RunResults, load_results, redacted, write_results_json
 

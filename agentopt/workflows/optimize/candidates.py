@@ -8,9 +8,10 @@ import json
 from collections.abc import Mapping, Sequence
 
 from agentopt.contracts.optimize_job import CandidateRecord
+from agentopt.contracts.task_record import UnitResult
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call import CallLayer
-from agentopt.workflows.optimize.evaluation import Unit, agent_cost
+from agentopt.workflows.optimize.evaluation import agent_cost
 from agentopt.workflows.optimize.ranking import summarize_split
 
 OPTIMIZED_FIELDS = ("model", "instructions", "temperature", "tools", "skills", "tool_mocks")
@@ -33,7 +34,7 @@ def config_hash(definition: AgentDefinition) -> str:
 
 def fill_validation(
     record: CandidateRecord,
-    units: Mapping[str, Unit],
+    units: Mapping[str, UnitResult],
     names: Sequence[str],
     layer: CallLayer,
     seed: int,
@@ -42,6 +43,4 @@ def fill_validation(
     record.validation = summarize_split({n: u.score for n, u in units.items()}, names, seed)
     present = [units[n] for n in names if n in units]
     record.tokens = sum(u.tokens for u in present) / len(present) if present else None
-    record.cost = sum(
-        agent_cost(layer, record.model, u.record.get("tokens") or {}) for u in present
-    )
+    record.cost = sum(agent_cost(layer, record.model, u.record.tokens) for u in present)

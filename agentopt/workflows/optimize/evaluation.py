@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from agentopt.agents.base import AgentTarget, make_target
+from agentopt.contracts.optimize_journal import UnitEntry
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task import Dataset
+from agentopt.contracts.task_record import TokenCount, UnitResult
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import BudgetExceeded, Interrupted
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -34,28 +36,15 @@ FREE_PROVIDERS = frozenset({"local", "mock", "ollama"})
 
 
 @dataclass
-class Unit:
-    """One candidate on one task."""
-
-    score: TaskScore
-    record: dict[str, Any]
-
-    @property
-    def tokens(self) -> int:
-        t = self.record.get("tokens") or {}
-        return int(t.get("input", 0)) + int(t.get("output", 0))
-
-
-@dataclass
 class UnitBook:
-    """(candidate id, task name) → Unit."""
+    """(candidate id, task name) → the candidate's run of the task."""
 
-    units: dict[tuple[str, str], Unit] = field(default_factory=dict)
+    units: dict[tuple[str, str], UnitResult] = field(default_factory=dict)
 
-    def get(self, cand: str, task: str) -> Unit | None:
+    def get(self, cand: str, task: str) -> UnitResult | None:
         return self.units.get((cand, task))
 
-    def put(self, cand: str, task: str, unit: Unit) -> None:
+    def put(self, cand: str, task: str, unit: UnitResult) -> None:
         self.units[(cand, task)] = unit
 
     def scores(self, cand: str, names: Sequence[str]) -> dict[str, TaskScore]:
@@ -64,9 +53,8 @@ class UnitBook:
     def load(self, store: JobStore) -> None:
         """Rebuild from the journal (--resume)."""
         for e in store.entries():
-            if e.get("kind") == "unit":
-                unit = Unit(TaskScore.model_validate(e["score"]), e["record"])
-                self.put(str(e["candidate"]), str(e["task"]), unit)
+            if isinstance(e, UnitEntry):
+                self.put(e.candidate, e.task, e.unit)
 
 
 class StopRequested(Interrupted):
@@ -107,7 +95,7 @@ class CallBudget:
             )
 
 
-def agent_cost(layer: CallLayer, model: str | None, tokens: dict[str, Any]) -> float:
+def agent_cost(layer: CallLayer, model: str | None, tokens: TokenCount) -> float:
     """What a unit's agent tokens cost at list price (0 for local and unpriced models).
 
     Computed from token counts rather than from the calls, so a cached rerun shows the cost
@@ -120,9 +108,7 @@ def agent_cost(layer: CallLayer, model: str | None, tokens: dict[str, Any]) -> f
         return 0.0
     if ref.type in FREE_PROVIDERS:
         return 0.0
-    usage = Usage(
-        input_tokens=int(tokens.get("input", 0)), output_tokens=int(tokens.get("output", 0))
-    )
+    usage = Usage(input_tokens=tokens.input, output_tokens=tokens.output)
     return layer.prices.cost([ref.model, model], usage) or 0.0
 
 
@@ -144,7 +130,7 @@ class EvalContext:
     stop_requested: bool = False
     """Set by the first Ctrl-C."""
     slots: asyncio.Semaphore = field(init=False)
-    inflight: dict[tuple[str, str], asyncio.Future[Unit]] = field(default_factory=dict)
+    inflight: dict[tuple[str, str], asyncio.Future[UnitResult]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.slots = asyncio.Semaphore(max(1, self.concurrency))
@@ -197,7 +183,7 @@ class CandidateRun:
             self._engines[key] = engine
         return engine
 
-    async def unit(self, name: str, *, final: bool = False) -> Unit:
+    async def unit(self, name: str, *, final: bool = False) -> UnitResult:
         """The candidate on one task: from the book, a run in flight, or a new run."""
         ctx = self.ctx
         key = (self.cand_id, name)
@@ -207,7 +193,7 @@ class CandidateRun:
         pending = ctx.inflight.get(key)
         if pending is not None:
             return await asyncio.shield(pending)
-        future: asyncio.Future[Unit] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[UnitResult] = asyncio.get_running_loop().create_future()
         ctx.inflight[key] = future
         try:
             async with ctx.slots:
@@ -215,17 +201,8 @@ class CandidateRun:
                     raise StopRequested("interrupted: no new evaluation was started")
                 ctx.budget.check(final=final)
                 task, dataset = ctx.splits.task(name)
-                score, record = await self._engine(dataset).run_unit(task, 0)
-            unit = Unit(score, record)
-            ctx.store.append(
-                {
-                    "kind": "unit",
-                    "candidate": self.cand_id,
-                    "task": name,
-                    "score": score.model_dump(mode="json"),
-                    "record": record,
-                }
-            )
+                unit = await self._engine(dataset).run_unit(task, 0)
+            ctx.store.append(UnitEntry.of(self.cand_id, name, unit))
             ctx.book.put(*key, unit)
             future.set_result(unit)
             return unit
@@ -237,7 +214,7 @@ class CandidateRun:
         finally:
             ctx.inflight.pop(key, None)
 
-    async def evaluate(self, names: Sequence[str], *, final: bool = False) -> dict[str, Unit]:
+    async def evaluate(self, names: Sequence[str], *, final: bool = False) -> dict[str, UnitResult]:
         """Every named task (concurrently, bounded by the job's agent slots), in order."""
         results = await gather_settled([self.unit(n, final=final) for n in names])
         return dict(zip(names, results, strict=True))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, Termination
+from agentopt.contracts.task_record import RepeatOutcome
 from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted, TooManyErrors
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.build import EvaluatorCache
@@ -143,14 +144,10 @@ def _require_scores(ctx: JobContext, names: list[str]) -> None:
     )
 
 
-def _first_error(record: dict[str, object]) -> str:
-    error = record.get("error")
-    if isinstance(error, dict) and error.get("message"):
-        return str(error["message"])
-    for result in record.get("evaluators") or []:  # type: ignore[attr-defined]
-        if isinstance(result, dict) and result.get("error"):
-            return str((result["error"] or {}).get("message", ""))
-    return ""
+def _first_error(record: RepeatOutcome) -> str:
+    if record.error is not None and record.error.message:
+        return record.error.message
+    return next((r.error.message for r in record.evaluators if r.error is not None), "")
 
 
 async def _baseline(ctx: JobContext) -> None:

@@ -13,15 +13,16 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from agentopt.contracts.optimize_job import JobRecord, load_job
+from agentopt.contracts.optimize_journal import OptimizeEntry, parse_optimize_entry
+from agentopt.contracts.record import read_journal
 from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_config import write_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.ids import ID_RE, new_id
-from agentopt.core.journal import append_entry, read_entries
+from agentopt.core.journal import append_entry
 from agentopt.core.paths import optimize_dir
 
 CANDIDATES = "candidates"
@@ -71,12 +72,15 @@ class JobStore:
     def read_job(self) -> JobRecord:
         return load_job(self.job_json)
 
-    def append(self, entry: dict[str, Any]) -> None:
-        append_entry(self.journal, entry)
+    def append(self, entry: OptimizeEntry) -> None:
+        append_entry(self.journal, entry.model_dump(mode="json"))
 
-    def entries(self) -> Iterator[dict[str, Any]]:
-        """Journal entries in order; a torn last line (crash mid-write) is ignored."""
-        return read_entries(self.journal)
+    def entries(self) -> Iterator[OptimizeEntry]:
+        """Journal entries in order; a torn last line (crash mid-write) and entries of kinds
+        this version does not know are skipped."""
+        for entry in read_journal(self.journal, parse_optimize_entry):
+            if entry is not None:
+                yield entry
 
     def write_candidate(self, cand_id: str, definition: AgentDefinition) -> Path:
         """The candidate's full configuration in the `.agent_configs` layout (apply = copy).

@@ -13,14 +13,14 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass, field
-from typing import Any
 
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, Screening, Termination
+from agentopt.contracts.optimize_journal import ProposalEntry, ProposedChange
+from agentopt.contracts.task_record import UnitResult
 from agentopt.core.errors import AgentoptError, BudgetExceeded
-from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.ids import utc_now_iso
 from agentopt.workflows.optimize.candidates import candidate_id, config_hash, fill_validation
-from agentopt.workflows.optimize.evaluation import CandidateRun, StopRequested, Unit
+from agentopt.workflows.optimize.evaluation import CandidateRun, StopRequested
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.strategies.base import (
@@ -93,14 +93,19 @@ class Rotation:
         self.failures[strategy] = 0 if success else self.failures.get(strategy, 0) + 1
 
 
-def _mean(units: list[Unit]) -> float:
+def _mean(units: list[UnitResult]) -> float:
     values = [u.score.score if u.score.score is not None else 0.0 for u in units]
     return sum(values) / len(values) if values else 0.0
 
 
-def _example(ctx: JobContext, name: str, unit: Unit) -> Example:
+def _example(ctx: JobContext, name: str, unit: UnitResult) -> Example:
     task, _ = ctx.splits.task(name)
-    return Example(task=task, score=unit.score.score, status=unit.score.status, record=unit.record)
+    return Example(
+        task=task,
+        score=unit.score.score,
+        status=unit.score.status,
+        record=unit.record.model_dump(mode="json"),
+    )
 
 
 class Search:
@@ -110,8 +115,8 @@ class Search:
         self.ctx = ctx
         self.rotation = rotation
         self.hashes = {config_hash(d): cid for cid, d in ctx.definitions.items()}
-        self.replay: dict[int, dict[str, Any]] = {
-            int(e["number"]): e for e in ctx.store.entries() if e.get("kind") == "proposal"
+        self.replay: dict[int, ProposalEntry] = {
+            e.number: e for e in ctx.store.entries() if isinstance(e, ProposalEntry)
         }
 
     # -- planning ------------------------------------------------------------------------------
@@ -153,10 +158,10 @@ class Search:
         minibatch = self.minibatch(parent, rng, taken.setdefault(parent, set()))
         saved = self.replay.get(number)
         if saved is not None:
-            if saved.get("strategy") == strategy.name and saved.get("parent") == parent:
+            if saved.strategy == strategy.name and saved.parent == parent:
                 # The journal knows what this slot used: the book now also holds units from
                 # later rounds, which must not change an earlier choice.
-                minibatch = list(saved.get("minibatch") or minibatch)
+                minibatch = list(saved.minibatch or minibatch)
             else:
                 del self.replay[number]
         taken[parent].update(minibatch)
@@ -168,17 +173,17 @@ class Search:
         ctx = self.ctx
         saved = self.replay.get(plan.number)
         if saved is not None:
-            if saved.get("proposal"):
-                p = saved["proposal"]
+            if saved.proposal is not None:
+                p = saved.proposal
                 out.proposal = Proposal(
-                    definition=AgentDefinition.model_validate(p["definition"]),
-                    strategy=p["strategy"],
-                    rationale=p["rationale"],
-                    mutation=p.get("mutation") or {},
-                    signature=p.get("signature"),
+                    definition=p.definition,
+                    strategy=p.strategy,
+                    rationale=p.rationale,
+                    mutation=p.mutation,
+                    signature=p.signature,
                 )
             else:
-                out.reason, out.exhausted = saved.get("reason", ""), bool(saved.get("exhausted"))
+                out.reason, out.exhausted = saved.reason, saved.exhausted
             return out
         parent_def = ctx.definitions[plan.parent]
         try:
@@ -213,24 +218,23 @@ class Search:
         except (BudgetExceeded, StopRequested) as exc:
             out.failure = exc
             return out
-        entry: dict[str, Any] = {
-            "kind": "proposal",
-            "number": plan.number,
-            "strategy": plan.strategy.name,
-            "parent": plan.parent,
-            "minibatch": plan.minibatch,
-            "at": utc_now_iso(),
-        }
+        entry = ProposalEntry(
+            number=plan.number,
+            strategy=plan.strategy.name,
+            parent=plan.parent,
+            minibatch=plan.minibatch,
+            at=utc_now_iso(),
+        )
         if out.proposal is not None:
-            entry["proposal"] = {
-                "definition": out.proposal.definition.model_dump(mode="json"),
-                "strategy": out.proposal.strategy,
-                "rationale": out.proposal.rationale,
-                "mutation": out.proposal.mutation,
-                "signature": out.proposal.signature,
-            }
+            entry.proposal = ProposedChange(
+                definition=out.proposal.definition,
+                strategy=out.proposal.strategy,
+                rationale=out.proposal.rationale,
+                mutation=out.proposal.mutation,
+                signature=out.proposal.signature,
+            )
         else:
-            entry.update(reason=out.reason, exhausted=out.exhausted)
+            entry.reason, entry.exhausted = out.reason, out.exhausted
         ctx.store.append(entry)
         self.replay[plan.number] = entry
         return out
@@ -255,7 +259,7 @@ class Search:
         out.cand_id = cid
         ctx.definitions[cid] = proposal.definition
         ctx.store.write_candidate(cid, proposal.definition)
-        saved = self.replay.get(plan.number) or {}
+        saved = self.replay.get(plan.number)
         ctx.job.candidates.append(
             CandidateRecord(
                 id=cid,
@@ -267,7 +271,7 @@ class Search:
                 model=proposal.definition.model,
                 status="screening",
                 config_dir=f"candidates/{cid}",
-                created_at=str(saved.get("at") or utc_now_iso()),
+                created_at=(saved.at if saved else "") or utc_now_iso(),
             )
         )
 

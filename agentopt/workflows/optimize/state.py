@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentopt.contracts.optimize_job import JobRecord
+from agentopt.contracts.task_record import UnitResult
 from agentopt.core.atomic import write_text_atomic
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call import CallLayer
 from agentopt.reports.optimize_html import render_optimize_html
-from agentopt.workflows.optimize.evaluation import EvalContext, Unit, UnitBook
+from agentopt.workflows.optimize.evaluation import EvalContext, UnitBook
 from agentopt.workflows.optimize.events import OptimizeSink
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.options import OptimizeSettings
@@ -40,7 +41,7 @@ class JobContext:
     def book(self) -> UnitBook:
         return self.eval.book
 
-    def book_units(self, cand_id: str, names: Sequence[str]) -> dict[str, Unit]:
+    def book_units(self, cand_id: str, names: Sequence[str]) -> dict[str, UnitResult]:
         return {n: u for n in names if (u := self.book.get(cand_id, n)) is not None}
 
     def rerank(self) -> Ranking:

@@ -17,7 +17,8 @@ import time
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.contracts.run_results import load_results
+from agentopt.contracts.run_journal import RunJournalEntry
+from agentopt.contracts.run_results import RemoteRunInfo, UsageBucket, load_results
 from agentopt.core.errors import Interrupted
 from agentopt.evaluators.aggregate import score_transcript
 from agentopt.evaluators.build import EvaluatorCache
@@ -52,14 +53,14 @@ def run_remote(
     store = setup.store or RunStore(setup.spec.project_dir)
     outcome = RunOutcome(inputs=setup.inputs, run_id=store.run_id, notices=list(setup.notices))
     run_info = new_run_info(store, setup.opts, setup.inputs, setup.spec, setup.seed)
-    run_info["agent"]["target"] = "foundry"
+    run_info.agent.target = "foundry"
     factory = project_factory or FoundryProject
     with factory(setup.endpoint) as project:
-        remote = run_info.get("remote") or {}
+        remote = run_info.remote.model_dump(mode="json") if run_info.remote else {}
         resumed = bool(remote.get("run_id"))
         if not resumed:
             remote = submit(project, setup, store.run_id)
-            run_info["remote"] = remote
+            run_info.remote = RemoteRunInfo.model_validate(remote)
             store.write_run(run_info)
         outcome.remote = remote
         sink.notice(started_block(remote, resumed=resumed))
@@ -68,8 +69,9 @@ def run_remote(
         status = _wait(project, setup, remote, store.run_id, sink, poll or PollSettings())
         remote["status"] = status.get("status")
         remote["result_counts"] = status.get("result_counts")
+        run_info.remote = RemoteRunInfo.model_validate(remote)
         if status.get("status") != "completed":
-            run_info["status"] = "failed"
+            run_info.status = "failed"
             store.write_run(run_info)
             raise RemoteRunFailed(
                 f"the remote evaluation run {remote['run_id']} ended {status.get('status')}: "
@@ -83,10 +85,7 @@ def run_remote(
         asyncio.run(_journal(setup, store, items, remote.get("source"), layer, sink))
     finally:
         asyncio.run(layer.aclose())
-    run_info["usage_before"] = {
-        **(run_info.get("usage_before") or {}),
-        "agent": _agent_usage(store),
-    }
+    run_info.usage_before = {**run_info.usage_before, "agent": _agent_usage(store)}
     outcome.results_path = finish_results(
         store, run_info, setup.spec, layer, setup.seed, "completed", started
     )
@@ -202,14 +201,8 @@ async def _journal(
                     if result is not None:
                         results.append(result)
             score = score_transcript(task.name, transcript, [results], n_turns=1, repeat=0)
-            store.append(
-                {
-                    "task": pos,
-                    "repeat": 0,
-                    "score": score.model_dump(mode="json"),
-                    "record": repeat_record(task, transcript, score),
-                }
-            )
+            record = repeat_record(task, transcript, score)
+            store.append(RunJournalEntry(task=pos, repeat=0, score=score, record=record))
             progress.done += 1
             progress.passed += score.status == "pass"
             sink.update(progress, f"{task.name}: {score.status}")
@@ -225,20 +218,11 @@ def _rows(setup: RemoteSetup, source: str | None) -> dict[int, int]:
     return {pos: pos for pos in range(len(setup.tasks))}
 
 
-def _agent_usage(store: RunStore) -> dict[str, Any]:
+def _agent_usage(store: RunStore) -> UsageBucket:
     """The deployed agent's tokens as Foundry reported them (every journaled task)."""
-    calls = tokens_in = tokens_out = 0
-    latest: dict[int, dict[str, Any]] = {}
-    for entry in store.entries():
-        latest[int(entry["task"])] = entry["record"]
-    for record in latest.values():
-        calls += 1
-        tokens_in += int((record.get("tokens") or {}).get("input") or 0)
-        tokens_out += int((record.get("tokens") or {}).get("output") or 0)
-    return {
-        "calls": calls,
-        "input_tokens": tokens_in,
-        "output_tokens": tokens_out,
-        "cost_usd": 0.0,
-        "cache_hits": 0,
-    }
+    latest = {entry.task: entry.record for entry in store.entries()}
+    return UsageBucket(
+        calls=len(latest),
+        input_tokens=sum(r.tokens.input for r in latest.values()),
+        output_tokens=sum(r.tokens.output for r in latest.values()),
+    )

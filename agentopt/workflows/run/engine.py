@@ -16,8 +16,10 @@ from pathlib import Path
 
 from agentopt.agents.base import AgentTarget, RunConfig
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task import Dataset, Task
+from agentopt.contracts.task_record import UnitResult
 from agentopt.core.errors import AgentoptError, TooManyErrors
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.evaluators.aggregate import score_transcript
@@ -101,8 +103,8 @@ class RunEngine:
                 if (pos, r) not in done:
                     yield pos, task, r
 
-    async def run_unit(self, task: Task, repeat: int) -> tuple[TaskScore, dict[str, object]]:
-        """Agent → evaluators → scores for one (task, repeat)."""
+    async def run_unit(self, task: Task, repeat: int) -> UnitResult:
+        """Agent → evaluators → scores → record, for one (task, repeat)."""
         config = RunConfig(
             calls=self.layer,
             repeat=repeat,
@@ -126,7 +128,7 @@ class RunEngine:
         score = score_transcript(
             task.name, transcript, results, n_turns=len(task.turns), repeat=repeat
         )
-        return score, repeat_record(task, transcript, score)
+        return UnitResult(score=score, record=repeat_record(task, transcript, score))
 
     async def run(self, progress: Progress) -> EngineResult:
         """Run every unit not yet in the journal."""
@@ -141,26 +143,19 @@ class RunEngine:
         async def worker() -> None:
             while not stop and not self.cancel.is_set():
                 async with lock:
-                    unit = next(pending, None)
-                if unit is None:
+                    next_unit = next(pending, None)
+                if next_unit is None:
                     return
-                pos, task, r = unit
+                pos, task, r = next_unit
                 try:
-                    score, record = await self.run_unit(task, r)
+                    unit = await self.run_unit(task, r)
                 except AgentoptError as err:
                     stop.append(err)
                     self.cancel.set()
                     return
                 # The fsync'd append runs off the event loop: other units keep going meanwhile.
-                await asyncio.to_thread(
-                    store.append,
-                    {
-                        "task": pos,
-                        "repeat": r,
-                        "score": score.model_dump(mode="json"),
-                        "record": record,
-                    },
-                )
+                await asyncio.to_thread(store.append, RunJournalEntry.of(pos, r, unit))
+                score = unit.score
                 outcome.scores.append(score)
                 self._errors += unit_errors(score)
                 progress.done += 1

@@ -12,7 +12,15 @@ from typing import Any
 
 from agentopt import __version__
 from agentopt.agents.base import AgentTarget, make_target
-from agentopt.contracts.run_results import RunResults, load_results
+from agentopt.contracts.run_results import (
+    AgentInfo,
+    DatasetInfo,
+    ModelsInfo,
+    RunRecord,
+    RunResults,
+    UsageBucket,
+    load_results,
+)
 from agentopt.core.errors import (
     AgentoptError,
     BudgetExceeded,
@@ -27,13 +35,14 @@ from agentopt.evaluators.registry import canonical_name
 from agentopt.evaluators.stats import paired_bootstrap_ci
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings
+from agentopt.models.types import POOLS
 from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
 from agentopt.workflows.events import Progress, ProgressSink
 from agentopt.workflows.run.engine import EngineSpec, RunEngine, prepare_evaluators
 from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
 from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
 from agentopt.workflows.run.plan import RunPlan, plan_run
-from agentopt.workflows.run.results import journal_index, summary_dict, write_results
+from agentopt.workflows.run.results import journal_index, write_results
 from agentopt.workflows.run.settings import call_settings
 from agentopt.workflows.run.store import RunStore, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
@@ -62,7 +71,7 @@ class RunOutcome:
 def restore_options(opts: RunOptions, store: RunStore) -> RunOptions:
     """--resume: the interrupted run's options win for what defines the work; output and
     gate flags of the resuming command still apply."""
-    saved = store.read_run().get("config", {})
+    saved = store.read_run().config
     keep = {
         "outputs",
         "fail_under",
@@ -277,17 +286,10 @@ def conclude(
     if opts.baseline:
         base_path = resolve_run_ref(spec.project_dir, opts.baseline)
         regression = compare_to_baseline(
-            _as_dict(outcome.results),
-            _as_dict(load_results(base_path)),
-            opts.baseline,
-            _paired,
-            seed,
+            outcome.results, load_results(base_path), opts.baseline, _paired, seed
         )
-    summary = _as_dict(outcome.results)["summary"]
     outcome.gate = check_gates(
-        summary,
-        _gate_settings(opts, outcome.inputs),
-        regression=regression,
+        outcome.results.summary, _gate_settings(opts, outcome.inputs), regression=regression
     )
 
 
@@ -309,64 +311,56 @@ def _paired(
     return delta.mean, delta.low, delta.high
 
 
-def _as_dict(results: RunResults) -> dict[str, Any]:
-    return results.model_dump(mode="json")
-
-
 def new_run_info(
     store: RunStore, opts: RunOptions, inputs: ResolvedInputs, spec: EngineSpec, seed: int
-) -> dict[str, Any]:
+) -> RunRecord:
     if store.run_json.exists():
-        previous = store.read_run()
-        previous["status"] = "running"
-        return previous
+        return store.read_run().model_copy(update={"status": "running"})
     ds = inputs.dataset
-    return {
-        "id": store.run_id,
-        "name": opts.name or (inputs.eval_config.name if inputs.eval_config else None),
-        "started_at": utc_now_iso(),
-        "finished_at": None,
-        "status": "running",
-        "config": snapshot(opts),
-        "agent": {
-            "name": spec.agent.name,
-            "target": spec.agent.target or "local",
-            "model": spec.agent.model,
-            "config_id": spec.agent.config_id,
-        },
-        "dataset": {
-            "name": ds.name,
-            "version": ds.version,
-            "sha256": ds.sha256,
-            "source": ds.source,
-            "format": ds.format,
-        },
-        "evaluators": [canonical_name(u.name) for u in inputs.evaluators],
-        "models": {"agent": spec.agent.model, "judge": inputs.judge_model},
-        "repeat": spec.repeat,
-        "seed": seed,
-        "cli_version": __version__,
-        "usage_before": {},
-    }
+    return RunRecord(
+        id=store.run_id,
+        name=opts.name or (inputs.eval_config.name if inputs.eval_config else None),
+        started_at=utc_now_iso(),
+        finished_at=None,
+        status="running",
+        config=snapshot(opts),
+        agent=AgentInfo(
+            name=spec.agent.name,
+            target=spec.agent.target or "local",
+            model=spec.agent.model,
+            config_id=spec.agent.config_id,
+        ),
+        dataset=DatasetInfo(
+            name=ds.name, version=ds.version, sha256=ds.sha256, source=ds.source, format=ds.format
+        ),
+        evaluators=[canonical_name(u.name) for u in inputs.evaluators],
+        models=ModelsInfo(agent=spec.agent.model, judge=inputs.judge_model),
+        repeat=spec.repeat,
+        seed=seed,
+        cli_version=__version__,
+    )
 
 
-def _usage(layer: CallLayer | None, before: dict[str, Any]) -> dict[str, Any]:
+def _usage(layer: CallLayer | None, before: dict[str, UsageBucket]) -> dict[str, UsageBucket]:
+    """Per pool, this session's calls plus the earlier sessions' (`--resume`)."""
     pools = layer.stats().pools if layer is not None else {}
-    usage: dict[str, Any] = {}
-    for pool in ("agent", "judge", "generator", "optimizer"):
-        totals = pools.get(pool)
-        now = totals.model_dump() if totals else {}
-        prev = before.get(pool, {})
-        usage[pool] = {
-            key: now.get(key, 0) + prev.get(key, 0)
-            for key in ("calls", "input_tokens", "output_tokens", "cost_usd", "cache_hits")
-        }
+    usage: dict[str, UsageBucket] = {}
+    for pool in POOLS:
+        now = UsageBucket.model_validate(pools[pool].model_dump()) if pool in pools else None
+        prev = before.get(pool) or UsageBucket()
+        usage[pool] = UsageBucket(
+            calls=prev.calls + (now.calls if now else 0),
+            input_tokens=prev.input_tokens + (now.input_tokens if now else 0),
+            output_tokens=prev.output_tokens + (now.output_tokens if now else 0),
+            cost_usd=prev.cost_usd + (now.cost_usd if now else 0.0),
+            cache_hits=prev.cache_hits + (now.cache_hits if now else 0),
+        )
     return usage
 
 
 def finish_results(
     store: RunStore,
-    run_info: dict[str, Any],
+    run_info: RunRecord,
     spec: EngineSpec,
     layer: CallLayer | None,
     seed: int,
@@ -374,32 +368,27 @@ def finish_results(
     started: float,
 ) -> Path:
     offsets, scores = journal_index(store)
-    usage = _usage(layer, run_info.get("usage_before") or {})
-    summary = summarize_run(
+    usage = _usage(layer, run_info.usage_before)
+    stats = summarize_run(
         scores,
-        tokens_by_pool={p: u for p, u in usage.items()},
-        cost_by_pool={p: u["cost_usd"] for p, u in usage.items()},
+        tokens_by_pool=usage,
+        cost_by_pool={p: u.cost_usd for p, u in usage.items()},
         seed=seed,
     )
     limits = layer.stats().rate_limits if layer is not None else {}
     elapsed = time.monotonic() - started if started else 0.0
-    duration = elapsed + float(run_info.get("duration_s", 0.0))
-    extra = {
-        "cost_usd": sum(u["cost_usd"] for u in usage.values()),
-        "cache_hits": sum(u["cache_hits"] for u in usage.values()),
-        "limiter": "; ".join(f"{p}: {t}" for p, t in limits.items()),
-        "duration_s": round(duration, 3),
-    }
-    run_info.update(
-        status=status,
-        finished_at=utc_now_iso(),
-        usage_before=usage,
-        duration_s=round(duration, 3),
+    duration = elapsed + run_info.duration_s
+    run_info = run_info.model_copy(
+        update={
+            "status": status,
+            "finished_at": utc_now_iso(),
+            "usage_before": usage,
+            "duration_s": round(duration, 3),
+        }
     )
     store.write_run(run_info)
-    header = {
-        "run": {k: v for k, v in run_info.items() if k not in {"usage_before", "duration_s"}},
-        "summary": summary_dict(summary, usage, extra),
-    }
-    repeat_stats = {r.name: r for r in summary.repeats}
-    return write_results(store, spec.tasks, offsets, repeat_stats, header)
+    summary = stats.summary(
+        usage, limiter="; ".join(f"{p}: {t}" for p, t in limits.items()), duration_s=duration
+    )
+    repeat_stats = {r.name: r for r in stats.repeats}
+    return write_results(store, spec.tasks, offsets, repeat_stats, run_info.info(), summary)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from agentopt.contracts.run_results import RunResults, RunSummary
+from agentopt.contracts.task_record import TaskOutcome
 
 PairedCI = Callable[[Sequence[float], Sequence[float], int], tuple[float, float, float]]
 
@@ -24,13 +26,30 @@ class GateSettings:
 
 
 @dataclass
+class Regression:
+    """This run against `--baseline`: the paired bootstrap over the tasks both scored."""
+
+    baseline: str
+    """The baseline as given (a run id or a results.json path)."""
+    shared: int
+    """Tasks scored in both runs."""
+    delta: float = 0.0
+    """Mean score difference, this run − baseline."""
+    ci: tuple[float, float] = (0.0, 0.0)
+    """95% interval of `delta`."""
+    regressed: bool = False
+    """The interval lies entirely below zero."""
+    note: str | None = None
+
+
+@dataclass
 class GateOutcome:
     """What the gates found; `exit_code` is what the process returns."""
 
     failures: list[str] = field(default_factory=list)
     error_count: int = 0
     errors_exceeded: bool = False
-    regression: dict[str, Any] | None = None
+    regression: Regression | None = None
 
     @property
     def exit_code(self) -> int:
@@ -39,78 +58,62 @@ class GateOutcome:
         return 1 if self.failures else 0
 
 
-def count_errors(summary: dict[str, Any]) -> int:
+def count_errors(summary: RunSummary) -> int:
     """Agent and evaluator calls that still failed after retries. Turns skipped after a failed
     turn were never sent: they are not errors of their own (as in the mid-run count)."""
-    kinds = summary.get("errors_by_kind", {})
-    return int(sum(v for k, v in kinds.items() if k != "turnSkipped"))
+    return sum(v for k, v in summary.errors_by_kind.items() if k != "turnSkipped")
 
 
 def check_gates(
-    summary: dict[str, Any],
-    settings: GateSettings,
-    *,
-    regression: dict[str, Any] | None = None,
+    summary: RunSummary, settings: GateSettings, *, regression: Regression | None = None
 ) -> GateOutcome:
     """Apply --fail-under, --min-pass-rate, the baseline comparison and --max-errors."""
     out = GateOutcome(error_count=count_errors(summary), regression=regression)
     limit = settings.max_errors if settings.max_errors is not None else 0
     out.errors_exceeded = out.error_count > limit
-    score = summary.get("score")
+    score = summary.score
     if settings.fail_under is not None:
         if score is None:
             out.failures.append(f"--fail-under {settings.fail_under}: the run has no score")
         elif score < settings.fail_under:
             out.failures.append(f"score {score:.3f} is below --fail-under {settings.fail_under}")
     if settings.min_pass_rate is not None:
-        rate = float(summary.get("pass_rate") or 0.0)
+        rate = summary.pass_rate
         if rate < settings.min_pass_rate:
             out.failures.append(
                 f"pass rate {rate:.1%} is below --min-pass-rate {settings.min_pass_rate:.1%}"
             )
-    if regression and regression.get("regressed"):
+    if regression and regression.regressed:
         out.failures.append(
-            f"score dropped {regression['delta']:+.3f} against the baseline "
-            f"{regression['baseline']} (95% CI {regression['ci'][0]:+.3f} … "
-            f"{regression['ci'][1]:+.3f} over {regression['shared']} shared tasks)"
+            f"score dropped {regression.delta:+.3f} against the baseline "
+            f"{regression.baseline} (95% CI {regression.ci[0]:+.3f} … "
+            f"{regression.ci[1]:+.3f} over {regression.shared} shared tasks)"
         )
     return out
 
 
 def compare_to_baseline(
-    current: dict[str, Any],
-    baseline: dict[str, Any],
+    current: RunResults,
+    baseline: RunResults,
     baseline_ref: str,
     paired_ci: PairedCI,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> Regression:
     """Paired bootstrap over shared task names; a regression is a CI entirely below zero."""
-    base_scores = {
-        t["name"]: t.get("mean", t.get("score"))
-        for t in baseline.get("tasks", [])
-        if t.get("score") is not None
-    }
+    base_scores = {t.name: _task_score(t) for t in baseline.tasks if t.score is not None}
     pairs = [
-        (float(t.get("mean", t.get("score"))), float(base_scores[t["name"]]))
-        for t in current.get("tasks", [])
-        if t.get("score") is not None and base_scores.get(t["name"]) is not None
+        (score, base)
+        for t in current.tasks
+        if t.score is not None
+        and (score := _task_score(t)) is not None
+        and (base := base_scores.get(t.name)) is not None
     ]
     if not pairs:
-        return {
-            "baseline": baseline_ref,
-            "shared": 0,
-            "delta": 0.0,
-            "ci": [0.0, 0.0],
-            "regressed": False,
-            "note": "no shared scored tasks",
-        }
-    cur = [a for a, _ in pairs]
-    base = [b for _, b in pairs]
-    delta, lo, hi = paired_ci(cur, base, seed)
-    return {
-        "baseline": baseline_ref,
-        "shared": len(pairs),
-        "delta": delta,
-        "ci": [lo, hi],
-        "regressed": hi < 0,
-    }
+        return Regression(baseline_ref, 0, note="no shared scored tasks")
+    delta, lo, hi = paired_ci([a for a, _ in pairs], [b for _, b in pairs], seed)
+    return Regression(baseline_ref, len(pairs), delta, (lo, hi), hi < 0)
+
+
+def _task_score(task: TaskOutcome) -> float | None:
+    """The repeat mean when there is one, else the score."""
+    return task.mean if task.mean is not None else task.score

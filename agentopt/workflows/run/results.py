@@ -11,12 +11,18 @@ import json
 import os
 import tempfile
 from collections import defaultdict
+from itertools import count
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from agentopt.contracts.record import SCHEMA_VERSION, parse_record
+from agentopt.contracts.run_journal import RunJournalEntry
+from agentopt.contracts.run_results import RunInfo, RunSummary
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task import Task
-from agentopt.evaluators.aggregate import RepeatStats, RunSummary
+from agentopt.evaluators.aggregate import RepeatStats
 from agentopt.workflows.run.records import task_record
 from agentopt.workflows.run.store import RunStore
 
@@ -29,55 +35,22 @@ def journal_index(store: RunStore) -> tuple[dict[int, list[int]], list[TaskScore
         return offsets, scores
     latest: dict[tuple[int, int], tuple[int, TaskScore]] = {}
     with open(store.journal, "rb") as fh:
-        while True:
+        for number in count(1):
             at = fh.tell()
             line = fh.readline()
             if not line:
                 break
             try:
-                entry = json.loads(line)
+                data = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a torn last line after a crash
-            key = (int(entry["task"]), int(entry["repeat"]))
+            entry = parse_record(RunJournalEntry, data, source=f"{store.journal}:line {number}")
             # A unit run again on --resume (it had failed) is journaled twice: last wins.
-            latest[key] = (at, TaskScore.model_validate(entry["score"]))
+            latest[entry.key] = (at, entry.score)
     for (task, _repeat), (at, score) in sorted(latest.items()):
         offsets[task].append(at)
         scores.append(score)
     return offsets, scores
-
-
-def summary_dict(
-    summary: RunSummary, usage: dict[str, Any], extra: dict[str, Any]
-) -> dict[str, Any]:
-    """RunSummary (evaluators) → the results.json `summary` shape (cli.md)."""
-    return {
-        "score": summary.score,
-        "score_ci": [summary.ci.low, summary.ci.high] if summary.ci else None,
-        "pass_rate": summary.pass_rate,
-        "tasks": summary.tasks,
-        "runs": summary.runs,
-        "passed": summary.passed,
-        "failed": summary.failed,
-        "partial": summary.partial,
-        "errors": summary.errored,
-        "evaluators": [
-            {
-                "name": e.evaluator,
-                "count": e.count,
-                "passed": e.passed,
-                "failed": e.failed,
-                "errors": e.errors,
-                "pass_rate": e.pass_rate,
-                "mean": e.mean,
-            }
-            for e in summary.evaluators
-        ],
-        "errors_by_kind": summary.errors_by_kind,
-        "usage": usage,
-        "flaky": summary.flaky,
-        **extra,
-    }
 
 
 def write_results(
@@ -85,17 +58,18 @@ def write_results(
     tasks: list[Task],
     offsets: dict[int, list[int]],
     repeat_stats: dict[str, RepeatStats],
-    header: dict[str, Any],
+    run: RunInfo,
+    summary: RunSummary,
 ) -> Path:
-    """Stream results.json: `{"run": …, "summary": …, "tasks": [ … ]}` (atomic rename)."""
+    """Stream results.json, the `RunResults` shape, one task per line (atomic rename)."""
     target = store.results_json
     fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=store.dir)
     try:
         if not store.journal.exists():  # stopped before the first unit finished
             store.journal.touch()
         with os.fdopen(fd, "w", encoding="utf-8") as out, open(store.journal, "rb") as journal:
-            out.write('{"run": ' + json.dumps(header["run"], ensure_ascii=False, default=str))
-            out.write(',\n"summary": ' + json.dumps(header["summary"], ensure_ascii=False))
+            out.write(f'{{"schema_version": {SCHEMA_VERSION}, "run": {_json(run)}')
+            out.write(f',\n"summary": {_json(summary)}')
             out.write(',\n"tasks": [')
             first = True
             for pos, task in enumerate(tasks):
@@ -104,9 +78,9 @@ def write_results(
                 repeats = []
                 for at in offsets[pos]:
                     journal.seek(at)
-                    repeats.append(json.loads(journal.readline())["record"])
+                    repeats.append(RunJournalEntry.model_validate_json(journal.readline()).record)
                 record = task_record(task, repeats, repeat_stats.get(task.name))
-                out.write(("\n" if first else ",\n") + json.dumps(record, ensure_ascii=False))
+                out.write(("\n" if first else ",\n") + _json(record))
                 first = False
             out.write("\n]}\n")
             out.flush()
@@ -116,3 +90,9 @@ def write_results(
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def _json(record: BaseModel) -> str:
+    """A record as one line, in the layout every agentopt JSON file uses."""
+    data: Any = record.model_dump(mode="json")
+    return json.dumps(data, ensure_ascii=False)

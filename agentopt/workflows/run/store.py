@@ -9,15 +9,16 @@ transcript in memory.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from agentopt.contracts.record import read_journal
+from agentopt.contracts.run_journal import RunJournalEntry
+from agentopt.contracts.run_results import RunRecord, load_run_record
 from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
-from agentopt.core.journal import append_entry, read_entries
+from agentopt.core.journal import append_entry
 from agentopt.core.paths import runs_dir
 
 
@@ -53,26 +54,24 @@ class RunStore:
     def results_json(self) -> Path:
         return self.dir / "results.json"
 
-    def write_run(self, run: dict[str, Any]) -> None:
-        write_json_atomic(self.run_json, run)
+    def write_run(self, run: RunRecord) -> None:
+        write_json_atomic(self.run_json, run.model_dump(mode="json"))
 
-    def read_run(self) -> dict[str, Any]:
-        return json.loads(self.run_json.read_text(encoding="utf-8"))
+    def read_run(self) -> RunRecord:
+        return load_run_record(self.run_json)
 
-    def append(self, entry: dict[str, Any]) -> None:
-        """One finished (task, repeat): {"task": index, "repeat": r, "record": {...}}."""
-        append_entry(self.journal, entry)
+    def append(self, entry: RunJournalEntry) -> None:
+        """One finished (task, repeat), fsync'd."""
+        append_entry(self.journal, entry.model_dump(mode="json"))
 
-    def entries(self) -> Iterator[dict[str, Any]]:
+    def entries(self) -> Iterator[RunJournalEntry]:
         """Journal entries in order; a torn last line (crash mid-write) is ignored."""
-        return read_entries(self.journal)
+        return read_journal(self.journal, RunJournalEntry.model_validate)
 
     def done_keys(self) -> set[tuple[int, int]]:
         """(task position, repeat) pairs finished for good. A unit whose agent call failed is
         run again on --resume (its successful model calls come from the cache)."""
-        latest: dict[tuple[int, int], str] = {}
-        for e in self.entries():
-            latest[(int(e["task"]), int(e["repeat"]))] = str(e.get("score", {}).get("status"))
+        latest = {e.key: e.score.status for e in self.entries()}
         return {key for key, status in latest.items() if status != "error"}
 
 

@@ -27,7 +27,8 @@ class Example:
     score: float | None
     status: str
     record: dict[str, Any]
-    """The run record (results.json task shape): response, tool_calls, evaluators, turns."""
+    """The parent's `RepeatOutcome` in its JSON form (what the reflection templates show):
+    response, tool_calls, evaluators, turns."""
 
 
 @dataclass

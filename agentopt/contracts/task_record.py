@@ -1,0 +1,144 @@
+"""The record of a task as a run saves it: one `RepeatOutcome` per (task, repeat) in the run's
+journal (and the optimizer's), merged into one `TaskOutcome` per task in results.json.
+
+`UnitResult` is what the run engine returns for one (task, repeat) (`workflows/run/records.py`
+builds it from the transcript and the scores): a plain record, so a unit played in another
+process comes back as JSON and parses into the same types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import Field
+
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.record import Record
+from agentopt.contracts.scores import TaskScore, TaskStatus
+from agentopt.contracts.transcript import Citation, ToolCallRecord, TurnError
+from agentopt.contracts.usage import Usage
+
+
+class TokenCount(Record):
+    """Agent tokens of one turn, one repeat, or one task (all turns and repeats)."""
+
+    input: int = 0
+    output: int = 0
+
+    @classmethod
+    def of(cls, usage: Usage) -> TokenCount:
+        return cls(input=usage.input_tokens, output=usage.output_tokens)
+
+
+class TurnOutcome(Record):
+    """One turn of a multi-turn task: the exchange and its verdicts."""
+
+    query: str = ""
+    response: str = ""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    status: TaskStatus = "pass"
+    score: float | None = None
+    evaluators: list[EvalResult] = Field(default_factory=list)
+    error: TurnError | None = None
+    latency_s: float = 0.0
+    tokens: TokenCount = Field(default_factory=TokenCount)
+
+
+class RepeatOutcome(Record):
+    """One (task, repeat): the last turn's exchange, every turn of a thread, the verdicts."""
+
+    repeat: int = 0
+    status: TaskStatus = "pass"
+    score: float | None = None
+    response: str = ""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    """Every turn's tool calls, in order."""
+    citations: list[Citation] = Field(default_factory=list)
+    evaluators: list[EvalResult] = Field(default_factory=list)
+    """A single-turn task's verdicts (a thread's are on its turns)."""
+    error: TurnError | None = None
+    turns: list[TurnOutcome] | None = None
+    """Multi-turn tasks only."""
+    latency_s: float = 0.0
+    tokens: TokenCount = Field(default_factory=TokenCount)
+
+
+class UnitResult(Record):
+    """What the run engine returns for one (task, repeat): the verdict and the record."""
+
+    score: TaskScore
+    record: RepeatOutcome
+
+    @property
+    def tokens(self) -> int:
+        """Agent tokens (input + output) of the unit."""
+        return self.record.tokens.input + self.record.tokens.output
+
+
+class TaskOutcome(Record):
+    """One task's result. For a multi-turn task `turns` holds each turn's verdicts, the
+    task-level `evaluators` is empty, and `score`/`status` are the thread's."""
+
+    name: str
+    index: int = 0
+    """Position in the source dataset (0-based): M365 outputs are written back by index."""
+    query: str = ""
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    ground_truth: str | None = None
+    response: str = ""
+    """The final response text."""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    status: TaskStatus = "pass"
+    score: float | None = None
+    evaluators: list[EvalResult] = Field(default_factory=list)
+    error: TurnError | None = None
+    turns: list[TurnOutcome] | None = None
+    repeats: list[RepeatOutcome] | None = None
+    mean: float | None = None
+    """Mean score over repeats."""
+    std: float | None = None
+    pass_fraction: float | None = None
+    flaky: bool = False
+    """Verdicts differed across repeats."""
+    latency_s: float = 0.0
+    tokens: TokenCount = Field(default_factory=TokenCount)
+
+    def transcript_turns(self) -> list[TurnOutcome]:
+        """The turns to show: a thread's own, or one turn made of the task's fields."""
+        if self.turns:
+            return list(self.turns)
+        return [
+            TurnOutcome(
+                query=self.query,
+                response=self.response,
+                tool_calls=self.tool_calls,
+                citations=self.citations,
+                status=self.status,
+                score=self.score,
+                evaluators=self.evaluators,
+            )
+        ]
+
+
+def iter_results(task: TaskOutcome) -> Iterator[tuple[str, EvalResult]]:
+    """Every verdict of a task as (where, result); `where` is "" or "turn 2" / "repeat 1".
+
+    With repeats, the repeats' verdicts are used (the task-level copy would count twice).
+    """
+    if task.repeats:
+        for rep in task.repeats:
+            prefix = f"repeat {rep.repeat + 1}"
+            for res in rep.evaluators:
+                yield prefix, res
+            for i, turn in enumerate(rep.turns or [], 1):
+                for res in turn.evaluators:
+                    yield f"{prefix} turn {i}", res
+        return
+    for res in task.evaluators:
+        yield "", res
+    for i, turn in enumerate(task.turns or [], 1):
+        for res in turn.evaluators:
+            yield f"turn {i}", res
