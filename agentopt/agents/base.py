@@ -2,13 +2,13 @@
 
 A target turns a task (a list of user turns) into a `Transcript`. The evaluators never know
 which target produced it. Built-in targets register through `@register_target` exactly as a
-plugin would, so a new target is one new file (style.md rule 2).
+plugin would (from a module named by an `agentopt.targets` entry point), so a new target is one
+new file (style.md rules 2 and 11).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -18,6 +18,8 @@ from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import Transcript
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.files.eval_yaml import BUILTIN_TARGETS
+from agentopt.core.plugins import TARGETS_GROUP, PluginRegistry
 from agentopt.models.call import CallLayer
 
 DEFAULT_TURN_TIMEOUT_S = 120.0
@@ -64,17 +66,9 @@ class AgentTarget(Protocol):
 TargetFactory = Callable[..., AgentTarget]
 F = TypeVar("F", bound=Callable[..., Any])
 
-_TARGETS: dict[str, TargetFactory] = {}
-
-# Built-in targets live in modules named after them; importing one registers it.
-_BUILTIN_MODULES = {
-    "local": "agentopt.agents.local",
-    "hosted": "agentopt.agents.hosted",
-    "endpoint": "agentopt.agents.endpoint",
-    "command": "agentopt.agents.command",
-    "foundry": "agentopt.agents.foundry",
-    "captured": "agentopt.agents.captured",
-}
+TARGETS: PluginRegistry[TargetFactory] = PluginRegistry(
+    "agent target", TARGETS_GROUP, ("agentopt.agents",)
+)
 
 
 def register_target(name: str) -> Callable[[F], F]:
@@ -84,15 +78,16 @@ def register_target(name: str) -> Callable[[F], F]:
     """
 
     def decorate(factory: F) -> F:
-        _TARGETS[name] = factory
+        TARGETS.add(name, factory)
         return factory
 
     return decorate
 
 
 def target_names() -> list[str]:
-    """Every known target name, built-ins first."""
-    return [*_BUILTIN_MODULES, *sorted(n for n in _TARGETS if n not in _BUILTIN_MODULES)]
+    """Every known target name: the built-ins in the order eval.yaml documents, then plugins."""
+    names = TARGETS.names()
+    return [*(n for n in BUILTIN_TARGETS if n in names), *sorted(set(names) - set(BUILTIN_TARGETS))]
 
 
 def make_target(name: str | None, definition: AgentDefinition, **options: Any) -> AgentTarget:
@@ -102,9 +97,7 @@ def make_target(name: str | None, definition: AgentDefinition, **options: Any) -
     An unknown name raises `ConfigError` listing the valid ones.
     """
     chosen = name or default_target(definition)
-    if chosen not in _TARGETS and chosen in _BUILTIN_MODULES:
-        importlib.import_module(_BUILTIN_MODULES[chosen])
-    factory = _TARGETS.get(chosen)
+    factory = TARGETS.get(chosen)
     if factory is None:
         raise ConfigError.at(
             "",

@@ -4,40 +4,25 @@
     class ExactMatch(EvaluatorBase): ...
 
 Plugins register the same way from a module named by an `agentopt.evaluators` entry point
-(llm's `DEFAULT_PLUGINS` habit): `load_plugins()` imports the built-in modules first, then every
-entry point. Names are case-insensitive on input; results carry the canonical name.
+(`agentopt.core.plugins`): the first lookup imports the built-in modules
+(`evaluators/deterministic/`, `evaluators/judges/`), then every entry point. Names are
+case-insensitive on input; results carry the canonical name.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, Literal, TypeVar
 
 from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.plugins import EVALUATORS_GROUP, PluginRegistry
 from agentopt.evaluators.base import BuildContext, Evaluator
 
 Kind = Literal["deterministic", "judge", "embedding", "rubric", "code", "prompt"]
 Factory = Callable[..., Evaluator]
 F = TypeVar("F", bound=Factory)
-
-BUILTIN_MODULES: tuple[str, ...] = (
-    "agentopt.evaluators.deterministic.exact_match",
-    "agentopt.evaluators.deterministic.partial_match",
-    "agentopt.evaluators.deterministic.regex_match",
-    "agentopt.evaluators.deterministic.citations",
-    "agentopt.evaluators.deterministic.retrieval_query",
-    "agentopt.evaluators.deterministic.retrieval_result",
-    "agentopt.evaluators.deterministic.json_schema",
-    "agentopt.evaluators.deterministic.run_metrics",
-    "agentopt.evaluators.deterministic.semantic_similarity",
-    "agentopt.evaluators.judges.scale_judges",
-    "agentopt.evaluators.judges.task_adherence",
-)
-PLUGIN_GROUP = "agentopt.evaluators"
 
 
 @dataclass(frozen=True)
@@ -62,9 +47,13 @@ class EvaluatorInfo:
     needs: tuple[str, ...] = field(default_factory=tuple)
 
 
-_REGISTRY: dict[str, EvaluatorInfo] = {}
+EVALUATORS: PluginRegistry[EvaluatorInfo] = PluginRegistry(
+    "evaluator",
+    EVALUATORS_GROUP,
+    ("agentopt.evaluators.deterministic", "agentopt.evaluators.judges"),
+)
 _LOOKUP: dict[str, str] = {}
-_loaded = False
+"""Every accepted spelling (lower-cased canonical names and aliases) → canonical name."""
 
 
 def evaluator(
@@ -88,7 +77,7 @@ def evaluator(
             m365_key=m365_key,
             needs=needs,
         )
-        _REGISTRY[name] = info
+        EVALUATORS.add(name, info)
         keys = [name, *aliases]
         if name.startswith("builtin."):
             keys.append(name.removeprefix("builtin."))
@@ -101,34 +90,26 @@ def evaluator(
 
 def unregister(name: str) -> None:
     """Remove a registered evaluator and its aliases (plugins' tests; reloading)."""
-    _REGISTRY.pop(name, None)
+    EVALUATORS.remove(name)
     for key in [k for k, v in _LOOKUP.items() if v == name]:
         del _LOOKUP[key]
 
 
 def load_plugins() -> None:
     """Import the built-in evaluator modules, then every installed plugin (once)."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)
-    for ep in entry_points(group=PLUGIN_GROUP):
-        ep.load()
+    EVALUATORS.load()
 
 
 def registered() -> list[EvaluatorInfo]:
     """Every registered evaluator, sorted by canonical name."""
-    load_plugins()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return [info for _name, info in sorted(EVALUATORS.items())]
 
 
 def lookup(name: str) -> EvaluatorInfo | None:
     """The registered evaluator a user-written name means (case-insensitive), or None."""
     load_plugins()
     canonical = _LOOKUP.get(name.strip().lower())
-    return _REGISTRY.get(canonical) if canonical else None
+    return EVALUATORS.get(canonical) if canonical else None
 
 
 def canonical_name(name: str) -> str:

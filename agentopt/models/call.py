@@ -28,7 +28,7 @@ from agentopt.models.calllog import log_limiter_event, log_request, log_response
 from agentopt.models.cost import CostEstimate, Ledger, PriceTable, Totals, estimate
 from agentopt.models.limiter import LimiterEvent, PoolLimiter
 from agentopt.models.providers.base import CURRENT_REPEAT
-from agentopt.models.providers.registry import build_provider
+from agentopt.models.providers.registry import build_provider, is_free
 from agentopt.models.resolve import DEFAULT_EMBED_MODEL, ModelRef, fallback_notice, resolve_model
 from agentopt.models.retry import RetryPolicy
 from agentopt.models.settings import CallSettings, ProviderConfig
@@ -362,7 +362,7 @@ class CallLayer:
             raise failed.error from None
 
     def _cost(self, ref: ModelRef, names: list[str], usage: Any) -> float:
-        if ref.type in ("local", "mock", "ollama"):
+        if is_free(ref.type):
             return 0.0
         cost = self.prices.cost(names, usage)
         if cost is None:

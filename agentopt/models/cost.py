@@ -19,10 +19,10 @@ from pydantic import BaseModel, ConfigDict
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import BudgetExceeded
-from agentopt.models.settings import PROVIDER_TYPES, Price
+from agentopt.models.providers.registry import is_free, is_provider_type
+from agentopt.models.settings import Price
 from agentopt.models.types import ChatRequest
 
-FREE_PROVIDERS = frozenset({"local", "mock", "ollama"})
 DEFAULT_OUTPUT_TOKENS = 256
 # Dated snapshots use their family's price: gpt-4.1-mini-2025-04-14, gpt-4-0613, o1-20241217.
 _SNAPSHOT_RE = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$")
@@ -190,10 +190,10 @@ def estimate(
             tokens_in += request_input_tokens(request)
             tokens_out += request.max_tokens or avg_output_tokens
     provider, sep, name = model.partition(":")
-    if not sep or provider not in PROVIDER_TYPES:
+    if not sep or not is_provider_type(provider):
         provider, name = "", model
     name = name.split("@", 1)[0]
-    if provider in FREE_PROVIDERS:
+    if is_free(provider):
         return CostEstimate(
             calls=calls, input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=0.0, priced=True
         )

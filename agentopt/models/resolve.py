@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agentopt.core.errors import ConfigError
-from agentopt.models.settings import PROVIDER_TYPES, CallSettings, ProviderConfig
+from agentopt.models.providers.registry import is_provider_type, provider_types
+from agentopt.models.settings import CallSettings, ProviderConfig
 
 LOCAL_CHAT_MODEL = "smollm2-135m"
 LOCAL_EMBED_MODEL = "minilm"
@@ -88,13 +89,13 @@ def split_model_spec(
     prefix, colon, rest = head.partition(":")
     if not colon:
         return None, head, base_url
-    if prefix in declared or prefix in PROVIDER_TYPES:
+    if prefix in declared or is_provider_type(prefix):
         if not rest:
             raise ConfigError(f"model name '{spec}' has a provider but no model after the ':'")
         return prefix, rest, base_url
     if prefix in _NOT_PROVIDER_PREFIXES:
         return None, head, base_url
-    valid = ", ".join([*PROVIDER_TYPES, *declared])
+    valid = ", ".join([*provider_types(), *declared])
     raise ConfigError(
         f"unknown provider '{prefix}' in model name '{spec}' (known: {valid})",
         hint="declare it in eval.yaml options.providers, or write the model with a known "
@@ -127,7 +128,7 @@ def resolve_model(
         if base_url:
             config = config.model_copy(update={"base_url": base_url})
         return ModelRef(spec, prefix, config, model)
-    config = ProviderConfig(type=prefix, base_url=base_url)  # type: ignore[arg-type]
+    config = ProviderConfig(type=prefix, base_url=base_url)
     if prefix == "compat" and not base_url:
         raise ConfigError(
             f"'{spec}': a compat model needs the server's base URL",

@@ -8,9 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # core.files.eval_yaml and used here as they are.
 from agentopt.core.files.eval_yaml import Price, ProviderConfig, ProviderType
 
-PROVIDER_TYPES: tuple[str, ...] = ProviderType.__args__  # type: ignore[attr-defined]
-
-__all__ = ["PROVIDER_TYPES", "CallSettings", "Price", "ProviderConfig", "ProviderType"]
+__all__ = ["CallSettings", "Price", "ProviderConfig", "ProviderType"]
 
 
 class CallSettings(BaseModel):

@@ -17,7 +17,7 @@ from agentopt.agents import (
     run_turns,
     target_names,
 )
-from agentopt.agents.base import _TARGETS
+from agentopt.agents.base import TARGETS
 from agentopt.contracts.task import Task, Turn
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -76,7 +76,7 @@ def test_a_new_target_is_one_registered_class():
         transcript = asyncio.run(target.run(task, RunConfig()))
         assert transcript.final_response == "cba"
     finally:
-        _TARGETS.pop("reverse", None)
+        TARGETS.remove("reverse")
 
 
 @pytest.mark.parametrize("name", ["local", "hosted", "endpoint", "command", "foundry"])

@@ -10,13 +10,39 @@ and built-in defaults can be layered on top by the caller. Load with
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
-AgentTargetName = Literal["local", "hosted", "endpoint", "command", "foundry"]
+from agentopt.core.plugins import PROVIDERS_GROUP, TARGETS_GROUP, PluginRegistry, installed_names
+
+BUILTIN_TARGETS = ("local", "hosted", "endpoint", "command", "foundry")
+"""The agent targets agentopt ships, in the order files.md lists them."""
+BUILTIN_PROVIDER_TYPES = ("openai", "azure", "foundry", "ollama", "compat", "local", "mock")
+"""The provider types agentopt ships, in the order models.md lists them."""
 OptimizeTarget = Literal["instructions", "tools", "skills", "model", "toolset"]
-ProviderType = Literal["openai", "azure", "foundry", "ollama", "compat", "local", "mock"]
+
+
+def _one_of(builtin: tuple[str, ...], group: str) -> AfterValidator:
+    """A name agentopt ships, or one a plugin registers under `group` (its entry point)."""
+
+    def check(value: str) -> str:
+        if value in builtin or PluginRegistry.declared(group, value):
+            return value
+        plugins = [n for n in installed_names(group) if n not in builtin]
+        shown = [f"'{n}'" for n in (*builtin, *plugins)]
+        raise PydanticCustomError(
+            "literal_error",
+            "Input should be {expected}",
+            {"expected": ", ".join(shown[:-1]) + " or " + shown[-1]},
+        )
+
+    return AfterValidator(check)
+
+
+AgentTargetName = Annotated[str, _one_of(BUILTIN_TARGETS, TARGETS_GROUP)]
+ProviderType = Annotated[str, _one_of(BUILTIN_PROVIDER_TYPES, PROVIDERS_GROUP)]
 
 _STRICT = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 

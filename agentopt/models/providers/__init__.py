@@ -1,18 +1,26 @@
 """agentopt.models.providers: small adapters behind the call layer (style.md rule 3).
 
-Each module exposes `make_provider(name, config, settings, env)`; the registry imports them
-lazily so heavy SDKs load only when their provider is used.
+Each module registers its `make_provider(name, config, settings, env)` with
+`@register_provider`; the registry imports them on first use, and heavy SDKs load only inside
+the factories, when their provider is used.
 """
 
 from agentopt.models.providers.base import Provider
 from agentopt.models.providers.mock import MockProvider, register_mock, unregister_mock
-from agentopt.models.providers.registry import FACTORY_MODULES, build_provider
+from agentopt.models.providers.registry import (
+    PROVIDERS,
+    ProviderInfo,
+    build_provider,
+    register_provider,
+)
 
 __all__ = [
-    "FACTORY_MODULES",
+    "PROVIDERS",
     "MockProvider",
     "Provider",
+    "ProviderInfo",
     "build_provider",
     "register_mock",
+    "register_provider",
     "unregister_mock",
 ]

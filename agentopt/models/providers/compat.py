@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
+from agentopt.models.providers.registry import register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
@@ -27,6 +28,8 @@ def ollama_base_url(env: Mapping[str, str]) -> str:
     return host if host.endswith("/v1") else f"{host}/v1"
 
 
+@register_provider("compat")
+@register_provider("ollama", free=True)
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> OpenAIChatProvider:

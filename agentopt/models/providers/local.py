@@ -45,6 +45,7 @@ from agentopt.models.providers.local_tools import (
     wants_tools,
     with_system_text,
 )
+from agentopt.models.providers.registry import register_provider
 from agentopt.models.resolve import LOCAL_EMBED_MODEL
 from agentopt.models.settings import CallSettings, ProviderConfig
 from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message, ToolCall
@@ -191,6 +192,7 @@ class LocalProvider:
         )
 
 
+@register_provider("local", free=True)
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> LocalProvider:

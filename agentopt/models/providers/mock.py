@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ModelCallError
+from agentopt.models.providers.registry import register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message
 
@@ -108,6 +109,7 @@ class MockProvider:
         return None
 
 
+@register_provider("mock", free=True)
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> MockProvider:

@@ -6,11 +6,13 @@ from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
+from agentopt.models.providers.registry import register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
+@register_provider("openai")
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> OpenAIChatProvider:

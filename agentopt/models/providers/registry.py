@@ -1,24 +1,69 @@
-"""Provider types → factories, imported lazily so the CLI starts fast (style.md rule 2)."""
+"""Provider types → factories (style.md rules 2 and 11).
+
+A provider module registers its factory, `make_provider(name, config, settings, env,
+**kwargs)`, with `@register_provider("type")`; plugins do the same from a module named by an
+`agentopt.providers` entry point. Modules keep their SDK imports inside functions, so loading
+every provider module to find one stays cheap and `agentopt --help` stays fast.
+"""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from agentopt.core.errors import ConfigError
+from agentopt.core.plugins import PROVIDERS_GROUP, PluginRegistry
 from agentopt.models.settings import CallSettings, ProviderConfig
 
-# type → module with `make_provider(name, config, settings, env, **kwargs)`.
-FACTORY_MODULES: dict[str, str] = {
-    "openai": "agentopt.models.providers.openai",
-    "azure": "agentopt.models.providers.azure",
-    "foundry": "agentopt.models.providers.foundry",
-    "ollama": "agentopt.models.providers.compat",
-    "compat": "agentopt.models.providers.compat",
-    "local": "agentopt.models.providers.local",
-    "mock": "agentopt.models.providers.mock",
-}
+ProviderFactory = Callable[..., Any]
+F = TypeVar("F", bound=ProviderFactory)
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    """A registered provider type.
+
+    Attributes:
+        factory: `factory(name, config, settings, env, **kwargs)` -> a `Provider`.
+        free: its calls cost nothing (local and mock models, a local ollama): never priced,
+            never reported as unpriced.
+    """
+
+    factory: ProviderFactory
+    free: bool = False
+
+
+PROVIDERS: PluginRegistry[ProviderInfo] = PluginRegistry(
+    "provider type", PROVIDERS_GROUP, ("agentopt.models.providers",)
+)
+
+
+def register_provider(*types: str, free: bool = False) -> Callable[[F], F]:
+    """Decorator: `options.providers.<name>.type: <type>` and `<type>:model` names are served
+    by this factory (one factory may serve several types, e.g. compat and ollama)."""
+
+    def decorate(factory: F) -> F:
+        for name in types:
+            PROVIDERS.add(name, ProviderInfo(factory, free))
+        return factory
+
+    return decorate
+
+
+def provider_types() -> list[str]:
+    """Every registered provider type, built-ins first."""
+    return PROVIDERS.names()
+
+
+def is_provider_type(name: str) -> bool:
+    return PROVIDERS.get(name) is not None
+
+
+def is_free(provider_type: str) -> bool:
+    """Whether calls to this provider type cost nothing."""
+    info = PROVIDERS.get(provider_type)
+    return info is not None and info.free
 
 
 def build_provider(
@@ -29,9 +74,8 @@ def build_provider(
     **kwargs: Any,
 ) -> Any:
     """A provider instance for `config` (raises ConfigError on missing endpoint or key)."""
-    module_name = FACTORY_MODULES.get(config.type)
-    if module_name is None:
-        known = ", ".join(sorted(FACTORY_MODULES))
+    info = PROVIDERS.get(config.type)
+    if info is None:
+        known = ", ".join(sorted(provider_types()))
         raise ConfigError(f"unknown provider type '{config.type}' for '{name}' (known: {known})")
-    module = importlib.import_module(module_name)
-    return module.make_provider(name, config, settings, env, **kwargs)
+    return info.factory(name, config, settings, env, **kwargs)

@@ -25,6 +25,7 @@ from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
+from agentopt.models.providers.registry import is_free
 from agentopt.workflows.events import NullSink
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.splits import Splits
@@ -32,7 +33,6 @@ from agentopt.workflows.run.engine import EngineSpec, RunEngine
 
 T = TypeVar("T")
 EVAL_POOLS = ("agent", "judge")
-FREE_PROVIDERS = frozenset({"local", "mock", "ollama"})
 
 
 @dataclass
@@ -106,7 +106,7 @@ def agent_cost(layer: CallLayer, model: str | None, tokens: TokenCount) -> float
         ref = layer.resolve(model)
     except Exception:
         return 0.0
-    if ref.type in FREE_PROVIDERS:
+    if is_free(ref.type):
         return 0.0
     usage = Usage(input_tokens=tokens.input, output_tokens=tokens.output)
     return layer.prices.cost([ref.model, model], usage) or 0.0

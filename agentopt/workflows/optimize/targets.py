@@ -12,7 +12,7 @@ from agentopt.core.errors import AgentoptError, ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call import CallLayer
 from agentopt.workflows.optimize.options import TARGETS
-from agentopt.workflows.optimize.strategies.base import Strategy, make_strategy
+from agentopt.workflows.optimize.strategies.base import Strategy, strategies_for
 from agentopt.workflows.optimize.strategies.instructions import function_names
 
 NO_REFLECTION = (
@@ -108,11 +108,5 @@ def resolve_targets(
             "search space",
             hint="pass --targets and what they need (e.g. --model-search-space LIST)",
         )
-    strategies: dict[str, list[Strategy]] = {}
-    for target in targets:
-        if target == "instructions":
-            names = (["instructions:reflect"] if reflect else []) + ["instructions:rules"]
-        else:
-            names = [target]
-        strategies[target] = [make_strategy(n) for n in names]
+    strategies = {target: strategies_for(target, reflect=reflect) for target in targets}
     return TargetPlan(targets, strategies, optimization_model, notes)

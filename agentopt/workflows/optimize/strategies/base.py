@@ -3,7 +3,8 @@
 A strategy reads the parent configuration and how it did on its weakest train tasks, and
 returns a child configuration with a one-line rationale — or says why it has nothing to
 propose (`NoProposal`), which the loop counts like a failed screening. Built-in strategies
-register exactly the way a plugin would (style.md rule 2).
+register exactly the way a plugin would (`@register_strategy` in their own module; plugins name
+theirs with an `agentopt.strategies` entry point), style.md rules 2 and 11.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Protocol, TypeVar
 from agentopt.contracts.task import Task
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.plugins import STRATEGIES_GROUP, PluginRegistry
 from agentopt.models.call import CallLayer
 
 
@@ -96,42 +98,37 @@ class Strategy(Protocol):
 
 
 S = TypeVar("S", bound=Callable[..., Any])
-_STRATEGIES: dict[str, Callable[[], Strategy]] = {}
+STRATEGIES: PluginRegistry[Callable[[], Strategy]] = PluginRegistry(
+    "optimize strategy", STRATEGIES_GROUP, ("agentopt.workflows.optimize.strategies",)
+)
 
 
 def register_strategy(name: str) -> Callable[[S], S]:
     """Class decorator: make `make_strategy(name)` build this strategy."""
 
     def decorate(factory: S) -> S:
-        _STRATEGIES[name] = factory
+        STRATEGIES.add(name, factory)
         return factory
 
     return decorate
 
 
 def strategy_names() -> list[str]:
-    _load_builtins()
-    return sorted(_STRATEGIES)
+    return sorted(STRATEGIES.names())
 
 
 def make_strategy(name: str) -> Strategy:
     """Build a registered strategy (ConfigError listing the known ones otherwise)."""
-    _load_builtins()
-    factory = _STRATEGIES.get(name)
+    factory = STRATEGIES.get(name)
     if factory is None:
         raise ConfigError(
-            f"unknown optimize strategy '{name}'; known: {', '.join(sorted(_STRATEGIES))}"
+            f"unknown optimize strategy '{name}'; known: {', '.join(strategy_names())}"
         )
     return factory()
 
 
-def _load_builtins() -> None:
-    # Importing the modules registers them (same path a plugin takes).
-    from agentopt.workflows.optimize.strategies import (  # noqa: F401
-        instructions,
-        model,
-        rules,
-        skills,
-        tools,
-        toolset,
-    )
+def strategies_for(target: str, *, reflect: bool) -> list[Strategy]:
+    """Every registered strategy serving an optimize target, by name (so the order does not
+    depend on import order); those that need the optimization model only when there is one."""
+    built = [factory() for _name, factory in sorted(STRATEGIES.items())]
+    return [s for s in built if s.target == target and (reflect or not s.needs_model)]
