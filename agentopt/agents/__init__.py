@@ -7,7 +7,6 @@ so importing this package stays light.
 """
 
 from agentopt.agents.base import (
-    DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
     DEFAULT_TURN_TIMEOUT_S,
     AgentTarget,
     RunConfig,
@@ -35,7 +34,6 @@ from agentopt.contracts.transcript import (
 
 __all__ = [
     "AGENT_REQUEST_FAILED",
-    "DEFAULT_MAX_CONCURRENT_AGENT_RUNS",
     "DEFAULT_TURN_TIMEOUT_S",
     "TIMEOUT",
     "TOOL_ROUNDS_EXCEEDED",

@@ -23,7 +23,6 @@ from agentopt.core.plugins import TARGETS_GROUP, PluginRegistry
 from agentopt.models.call import CallLayer
 
 DEFAULT_TURN_TIMEOUT_S = 120.0
-DEFAULT_MAX_CONCURRENT_AGENT_RUNS = 8
 
 
 class RunConfig(BaseModel):
@@ -93,7 +92,7 @@ def target_names() -> list[str]:
 def make_target(name: str | None, definition: AgentDefinition, **options: Any) -> AgentTarget:
     """Build the target called `name` for `definition` (None = decide, see `default_target`).
 
-    Options are passed to the target's constructor, e.g. `max_concurrent_agent_runs=4`.
+    Options are passed to the target's constructor, e.g. `model=...`.
     An unknown name raises `ConfigError` listing the valid ones.
     """
     chosen = name or default_target(definition)

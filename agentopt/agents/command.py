@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from agentopt.agents import processes
-from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.base import RunConfig, register_target
 from agentopt.agents.citations import citations_from_items
 from agentopt.agents.conversation import AGENT_REQUEST_FAILED, TurnFailed, run_turns
 from agentopt.agents.openai_wire import parse_arguments
@@ -34,12 +34,7 @@ class CommandTarget:
 
     name = "command"
 
-    def __init__(
-        self,
-        definition: AgentDefinition,
-        *,
-        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
-    ) -> None:
+    def __init__(self, definition: AgentDefinition) -> None:
         if not definition.command:
             raise ConfigError.at(
                 "eval.yaml",
@@ -48,19 +43,17 @@ class CommandTarget:
             )
         self.definition = definition
         self.argv = processes.split_command(definition.command)
-        self._slots = asyncio.Semaphore(max_concurrent_agent_runs)
 
     async def run(self, task: Task, config: RunConfig) -> Transcript:
-        async with self._slots:
-            history: list[dict[str, Any]] = []
+        history: list[dict[str, Any]] = []
 
-            async def send(query: str) -> TurnResult:
-                messages = [*history, {"role": "user", "content": query}]
-                result = await self._invoke(messages, query)
-                history[:] = [*messages, {"role": "assistant", "content": result.response}]
-                return result
+        async def send(query: str) -> TurnResult:
+            messages = [*history, {"role": "user", "content": query}]
+            result = await self._invoke(messages, query)
+            history[:] = [*messages, {"role": "assistant", "content": result.response}]
+            return result
 
-            turns = await run_turns(task, config, send)
+        turns = await run_turns(task, config, send)
         return Transcript(
             turns=turns,
             target=self.name,

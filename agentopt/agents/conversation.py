@@ -101,8 +101,21 @@ async def run_turns(
     *,
     secrets: Iterable[str] = (),
 ) -> list[TurnResult]:
-    """Send each turn of `task` in order and return one redacted `TurnResult` per turn."""
-    extra = [s for s in secrets if s]
+    """Send each turn of `task` in order and return one redacted `TurnResult` per turn.
+
+    The whole conversation holds one slot of the call layer's agent pool (when the config has
+    a call layer), so `--concurrency` bounds agent runs whatever the target: no target holds a
+    limit of its own, and a local agent's model calls use the slot its run holds.
+    """
+    if config.calls is None:
+        return await _turns(task, config, send, [s for s in secrets if s])
+    async with config.calls.slot("agent"):
+        return await _turns(task, config, send, [s for s in secrets if s])
+
+
+async def _turns(
+    task: Task, config: RunConfig, send: SendTurn, extra: list[str]
+) -> list[TurnResult]:
     results: list[TurnResult] = []
     failed_turn: int | None = None
     for number, turn in enumerate(task.turns, start=1):

@@ -7,12 +7,11 @@ values are secrets: they are sent, and masked everywhere else.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 from typing import Any
 
-from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.base import RunConfig, register_target
 from agentopt.agents.conversation import SendTurn, run_turns
 from agentopt.agents.openai_wire import (
     as_dict,
@@ -57,7 +56,6 @@ class EndpointTarget:
         definition: AgentDefinition,
         *,
         model: str | None = None,
-        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
         retry_attempts: int = DEFAULT_ATTEMPTS,
     ) -> None:
         if not definition.endpoint:
@@ -70,7 +68,6 @@ class EndpointTarget:
         self.model = model or definition.model or definition.deployed_name or definition.name
         self.headers = headers_from_env(definition.headers_from_env)
         self.retry_attempts = retry_attempts
-        self._slots = asyncio.Semaphore(max_concurrent_agent_runs)
         self._client: Any = None
 
     def _openai(self) -> Any:
@@ -86,10 +83,9 @@ class EndpointTarget:
         return self._client
 
     async def run(self, task: Task, config: RunConfig) -> Transcript:
-        async with self._slots:
-            client = self._openai()
-            send = self._responses(client) if self.protocol == "responses" else self._chat(client)
-            turns = await run_turns(task, config, send, secrets=self.headers.values())
+        client = self._openai()
+        send = self._responses(client) if self.protocol == "responses" else self._chat(client)
+        turns = await run_turns(task, config, send, secrets=self.headers.values())
         return Transcript(
             turns=turns,
             target=self.name,

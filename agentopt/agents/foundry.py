@@ -9,11 +9,10 @@ The Azure SDK is imported only when this target is used.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import Any
 
-from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.base import RunConfig, register_target
 from agentopt.agents.conversation import SendTurn, run_turns
 from agentopt.agents.openai_wire import responses_sender
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS
@@ -55,7 +54,6 @@ class FoundryTarget:
         definition: AgentDefinition,
         *,
         credential: Any = None,
-        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
         retry_attempts: int = DEFAULT_ATTEMPTS,
     ) -> None:
         """`credential`: an async Azure token credential; default `DefaultAzureCredential`."""
@@ -86,7 +84,6 @@ class FoundryTarget:
         self.retry_attempts = retry_attempts
         self._credential = credential
         self._owns_credential = credential is None
-        self._slots = asyncio.Semaphore(max_concurrent_agent_runs)
         self._project: Any = None
         self._client: Any = None
 
@@ -107,8 +104,7 @@ class FoundryTarget:
         return self._client
 
     async def run(self, task: Task, config: RunConfig) -> Transcript:
-        async with self._slots:
-            turns = await run_turns(task, config, self._sender(self._openai()))
+        turns = await run_turns(task, config, self._sender(self._openai()))
         return Transcript(
             turns=turns,
             target=self.name,

@@ -20,7 +20,7 @@ import weakref
 from typing import IO, Any
 
 from agentopt.agents import processes
-from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.base import RunConfig, register_target
 from agentopt.agents.conversation import run_turns
 from agentopt.agents.openai_wire import responses_sender
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS
@@ -63,7 +63,6 @@ class HostedTarget:
         port: int | None = None,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
         stop_grace_s: float = processes.STOP_GRACE_S,
-        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
         retry_attempts: int = DEFAULT_ATTEMPTS,
     ) -> None:
         command = (
@@ -76,7 +75,6 @@ class HostedTarget:
         self.startup_timeout_s = startup_timeout_s
         self.stop_grace_s = stop_grace_s
         self.retry_attempts = retry_attempts
-        self._slots = asyncio.Semaphore(max_concurrent_agent_runs)
         self._lock = asyncio.Lock()
         self._process: asyncio.subprocess.Process | None = None
         self._client: Any = None
@@ -90,13 +88,12 @@ class HostedTarget:
         return self._process.pid if self._process is not None else None
 
     async def run(self, task: Task, config: RunConfig) -> Transcript:
-        async with self._slots:
-            try:
-                client = await self._ensure_started(config.candidate_id)
-                turns = await run_turns(task, config, self._sender(client))
-            except asyncio.CancelledError:
-                await self._stop()  # Ctrl-C: never leave the agent running
-                raise
+        try:
+            client = await self._ensure_started(config.candidate_id)
+            turns = await run_turns(task, config, self._sender(client))
+        except asyncio.CancelledError:
+            await self._stop()  # Ctrl-C: never leave the agent running
+            raise
         return Transcript(
             turns=turns,
             target=self.name,

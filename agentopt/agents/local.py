@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentopt.agents.base import DEFAULT_MAX_CONCURRENT_AGENT_RUNS, RunConfig, register_target
+from agentopt.agents.base import RunConfig, register_target
 from agentopt.agents.conversation import (
     TOOL_NOT_ALLOWED,
     TOOL_ROUNDS_EXCEEDED,
@@ -41,11 +41,7 @@ class LocalTarget:
         definition: AgentDefinition,
         *,
         model: str | None = None,
-        max_concurrent_agent_runs: int = DEFAULT_MAX_CONCURRENT_AGENT_RUNS,
     ) -> None:
-        # Model calls are limited by the call layer's `agent` pool, so the concurrency
-        # option needs no semaphore here.
-        del max_concurrent_agent_runs
         self.definition = definition
         self.model = model or definition.model or ""
         if not self.model:

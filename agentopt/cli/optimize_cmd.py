@@ -100,6 +100,10 @@ def optimize_command(
         typer.Option("--parallel-proposals", min=1, help="Proposals screened at once (default 2)."),
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Split and sampling seed.")] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option("--concurrency", min=1, help="Agent runs at once, all proposals (default 8)."),
+    ] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Continue a job.")] = None,
     require_improvement: Annotated[
         bool, typer.Option("--require-improvement", help="Exit 1 when nothing beats baseline.")
@@ -141,6 +145,7 @@ def optimize_command(
         real_tools=True if real_tools else None,
         parallel_proposals=parallel_proposals,
         seed=seed,
+        concurrency=concurrency,
         resume=resume,
         require_improvement=require_improvement,
         dry_run=dry_run,

@@ -16,6 +16,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -320,10 +321,22 @@ class CallLayer:
                 hint="raise --timeout, or resume the run (finished calls are cached)",
             )
 
+    def limit(self, pool: str) -> int:
+        """The configured concurrency of `pool` (what the run engine sizes its workers by)."""
+        _check_pool(pool)
+        return self.settings.concurrency.get(pool, DEFAULT_POOL_LIMIT)
+
+    def slot(self, pool: str) -> AbstractAsyncContextManager[int]:
+        """Hold one of `pool`'s slots for a whole unit of work: agent targets hold an agent
+        slot per task run (`run_turns` does it), so `--concurrency` bounds agent runs of every
+        target; model calls made inside reuse the held slot."""
+        _check_pool(pool)
+        return self._limiter(pool).slot()
+
     def _limiter(self, pool: str) -> PoolLimiter:
         limiter = self._limiters.get(pool)
         if limiter is None:
-            limit = self.settings.concurrency.get(pool, DEFAULT_POOL_LIMIT)
+            limit = self.limit(pool)
             limiter = self._limiters[pool] = PoolLimiter(
                 pool,
                 limit,

@@ -8,6 +8,11 @@ costs one halving, not one per request (TCP-style, one decrease per window).
 
 `AIMDState` is the pure, clock-injected state machine (unit-tested deterministically);
 `PoolLimiter` wraps it with asyncio waiting.
+
+A slot is re-entrant within its context: an agent run holds one agent slot for all its turns,
+and the model calls it makes (in the same task or in tasks it starts, which copy the context)
+run inside that slot instead of waiting for a second one — so one limit bounds agent runs of
+every target, remote or local, and a local agent cannot deadlock on its own pool.
 """
 
 from __future__ import annotations
@@ -16,7 +21,11 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+
+_HELD: ContextVar[frozenset[int]] = ContextVar("agentopt_held_slots", default=frozenset())
+"""ids of the limiters whose slot the current context holds."""
 
 
 @dataclass(frozen=True)
@@ -119,11 +128,17 @@ class PoolLimiter:
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[int]:
-        """Hold one slot for an attempt; yields the generation to report a 429 with."""
+        """Hold one slot (or use the one this context already holds); yields the generation
+        to report a 429 with."""
+        if id(self) in _HELD.get():
+            yield self.state.generation
+            return
         generation = await self._acquire()
+        token = _HELD.set(_HELD.get() | {id(self)})
         try:
             yield generation
         finally:
+            _HELD.reset(token)
             await self._release()
 
     async def _acquire(self) -> int:

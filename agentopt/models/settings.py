@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, ConfigDict, Field
 
 # One model per file section: eval.yaml `options.providers` / `options.prices` are parsed by
 # core.files.eval_yaml and used here as they are.
-from agentopt.core.files.eval_yaml import Price, ProviderConfig, ProviderType
+from agentopt.core.files.eval_yaml import Options, Price, ProviderConfig, ProviderType
 
-__all__ = ["CallSettings", "Price", "ProviderConfig", "ProviderType"]
+__all__ = ["CallFlags", "CallSettings", "Price", "ProviderConfig", "ProviderType", "call_settings"]
 
 
 class CallSettings(BaseModel):
@@ -19,7 +21,8 @@ class CallSettings(BaseModel):
     concurrency: dict[str, int] = Field(
         default_factory=lambda: {"agent": 8, "judge": 16, "generator": 4, "optimizer": 2}
     )
-    """Concurrency limit per pool (agent, judge, generator, optimizer)."""
+    """Concurrency limit per pool, the only one there is: the agent pool bounds agent runs
+    in flight (every target, and the run engine's workers, ask it), the others model calls."""
     use_cache: bool = True
     """False = `--no-cache`: bypass reads, still write."""
     cache_enabled: bool = True
@@ -48,3 +51,44 @@ class CallSettings(BaseModel):
     """Back-off ceiling."""
     aimd_increase_every: int = 20
     """Successes needed to add one slot back to a rate-limited pool."""
+
+
+@dataclass(frozen=True)
+class CallFlags:
+    """The command-line flags that shape the call layer; None / False = not given."""
+
+    concurrency: int | None = None
+    """`--concurrency`: the agent pool."""
+    judge_concurrency: int | None = None
+    """`--judge-concurrency`."""
+    max_cost: float | None = None
+    """`--max-cost` (what is left of it, on `optimize --resume`)."""
+    timeout_s: float | None = None
+    """`--timeout`: deadline of the whole run."""
+    project_endpoint: str | None = None
+    """`--project-endpoint`."""
+    no_cache: bool = False
+    """`--no-cache`: bypass cache reads."""
+    dry_run: bool = False
+    """`--dry-run`: no cache file at all."""
+
+
+def call_settings(options: Options | None, flags: CallFlags | None = None) -> CallSettings:
+    """The call layer's settings for one command: flags over eval.yaml `options` over the
+    defaults. Every command builds its settings here, so each setting has one owner."""
+    f = flags or CallFlags()
+    o = options or Options()
+    settings = CallSettings(cache_enabled=not f.dry_run, use_cache=not f.no_cache)
+    agent = f.concurrency or o.max_concurrent_agent_runs
+    judge = f.judge_concurrency or o.judge_concurrency
+    if agent:
+        settings.concurrency["agent"] = agent
+    if judge:
+        settings.concurrency["judge"] = judge
+    settings.max_cost_usd = f.max_cost if f.max_cost is not None else o.max_cost
+    settings.run_deadline_s = f.timeout_s
+    settings.project_endpoint = f.project_endpoint
+    # eval.yaml's provider and price models are the call layer's own (one model per section).
+    settings.providers = dict(o.providers)
+    settings.prices = dict(o.prices)
+    return settings

@@ -13,6 +13,7 @@ from agentopt.agents import RunConfig, Transcript, make_target
 from agentopt.contracts.task import Task, Turn
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.models.call import CallLayer, CallSettings
 
 SECRET_HEADER = "gw-secret-123456"
 SECRET_AUTH = "Bearer tok-abcdef"
@@ -133,7 +134,7 @@ def test_transient_errors_are_retried_and_others_are_not(recording_server, respo
     assert bad.turns[1].error is not None and bad.turns[1].error.code == "turnSkipped"
 
 
-def test_concurrency_is_limited(recording_server, responses_body):
+def test_concurrency_is_limited(recording_server, responses_body, tmp_path):
     lock = threading.Lock()
     state = {"now": 0, "peak": 0}
 
@@ -147,8 +148,20 @@ def test_concurrency_is_limited(recording_server, responses_body):
         return 200, responses_body("ok")
 
     server = recording_server(slow)
-    target = endpoint(server.url, max_concurrent_agent_runs=2)
-    transcripts = run_tasks(target, *(task("q", name=f"t{i}") for i in range(6)))
+    target = endpoint(server.url)
+    settings = CallSettings(cache_enabled=False, concurrency={"agent": 2})
+
+    async def go() -> list[Transcript]:
+        # The limit is the call layer's agent pool: the target asks it, holds none itself.
+        async with CallLayer(tmp_path, settings) as layer:
+            config = RunConfig(calls=layer)
+            try:
+                runs = (target.run(task("q", name=f"t{i}"), config) for i in range(6))
+                return list(await asyncio.gather(*runs))
+            finally:
+                await target.aclose()
+
+    transcripts = asyncio.run(go())
     assert all(t.turns[0].response == "ok" for t in transcripts)
     assert state["peak"] == 2
 

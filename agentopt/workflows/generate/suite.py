@@ -34,7 +34,9 @@ from agentopt.core.files.rubric import RubricDimension, dump_rubric
 from agentopt.datasets import load_dataset, resolve_dataset_path
 from agentopt.evaluators.build import build_evaluator
 from agentopt.evaluators.judges.rubric import DEFAULT_THRESHOLD
+from agentopt.models import settings as settings_module
 from agentopt.models.call import CallLayer, CallSettings
+from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry, dataset_copy_path, rubric_copy_path
 from agentopt.workflows.generate.config import PinnedAsset, pin_sections, write_fresh_config
 from agentopt.workflows.generate.dataset import (
@@ -359,17 +361,14 @@ def _sha(text: str) -> str:
 
 
 def call_settings(config_path: Path | None, project_endpoint: str | None) -> CallSettings:
-    """Call-layer settings from eval.yaml `options` (providers, prices) when the file exists
-    and loads; the defaults otherwise."""
+    """Call-layer settings from eval.yaml `options` when the file exists and loads, the
+    defaults otherwise (built by the one `models.settings.call_settings`)."""
     from agentopt.core.files.eval_yaml_load import load_eval_config
 
-    settings = CallSettings(project_endpoint=project_endpoint)
-    if config_path is None or not config_path.is_file():
-        return settings
-    try:
-        options = load_eval_config(config_path)[0].options
-    except AgentoptError:
-        return settings
-    # eval.yaml's provider and price models are the call layer's own (one model per section).
-    providers, prices = dict(options.providers), dict(options.prices)
-    return settings.model_copy(update={"providers": providers, "prices": prices})
+    options = None
+    if config_path is not None and config_path.is_file():
+        try:
+            options = load_eval_config(config_path)[0].options
+        except AgentoptError:
+            options = None
+    return settings_module.call_settings(options, CallFlags(project_endpoint=project_endpoint))

@@ -124,16 +124,11 @@ class EvalContext:
     judge_model: str
     cache: EvaluatorCache
     budget: CallBudget
-    concurrency: int
     real_tools: bool
     turn_timeout_s: float = 120.0
     stop_requested: bool = False
     """Set by the first Ctrl-C."""
-    slots: asyncio.Semaphore = field(init=False)
     inflight: dict[tuple[str, str], asyncio.Future[UnitResult]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.slots = asyncio.Semaphore(max(1, self.concurrency))
 
 
 class CandidateRun:
@@ -162,11 +157,7 @@ class CandidateRun:
         engine = self._engines.get(key)
         if engine is None:
             if self._target is None:
-                self._target = make_target(
-                    self.definition.target,
-                    self.definition,
-                    max_concurrent_agent_runs=self.ctx.concurrency,
-                )
+                self._target = make_target(self.definition.target, self.definition)
             spec = EngineSpec(
                 project_dir=self.ctx.store.project,
                 dataset=dataset,
@@ -174,7 +165,6 @@ class CandidateRun:
                 agent=self.definition,
                 evaluators=self.ctx.evaluators,
                 judge_model=self.ctx.judge_model,
-                concurrency=self.ctx.concurrency,
                 real_tools=self.ctx.real_tools,
                 turn_timeout_s=self.ctx.turn_timeout_s,
                 candidate_id=self.cand_id,
@@ -196,7 +186,9 @@ class CandidateRun:
         future: asyncio.Future[UnitResult] = asyncio.get_running_loop().create_future()
         ctx.inflight[key] = future
         try:
-            async with ctx.slots:
+            # The unit holds an agent slot from the budget check to its last judge verdict,
+            # so at most the agent pool's limit of units can overshoot the budget.
+            async with ctx.layer.slot("agent"):
                 if ctx.stop_requested:
                     raise StopRequested("interrupted: no new evaluation was started")
                 ctx.budget.check(final=final)

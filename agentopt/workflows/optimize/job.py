@@ -111,7 +111,6 @@ def _context(prepared: PreparedJob, layer: CallLayer, sink: OptimizeSink) -> Job
             judge_model=inputs.judge_model, layer=layer, project_dir=inputs.project_dir
         ),
         budget=budget,
-        concurrency=settings.concurrency,
         real_tools=settings.real_tools,
         turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
     )

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.files.eval_yaml import Options
+from agentopt.models.settings import CallSettings
 
 TARGETS: tuple[str, ...] = ("instructions", "tools", "skills", "model", "toolset")
 DEFAULT_MAX_CANDIDATES = 5
@@ -42,6 +43,8 @@ class OptimizeOptions:
     real_tools: bool | None = None
     parallel_proposals: int | None = None
     seed: int | None = None
+    concurrency: int | None = None
+    """`--concurrency`: the agent pool (agent runs in flight, across all proposals)."""
     resume: str | None = None
     require_improvement: bool = False
     dry_run: bool = False
@@ -95,8 +98,8 @@ class OptimizeSettings(BaseModel):
     """Seed of the split, the parent sampling and the reflection calls."""
     real_tools: bool = False
     """False: tool mocks only (nothing real fires during optimization)."""
-    concurrency: int = 8
-    """Agent units in flight at once, across all proposals."""
+    concurrency: int = Field(default_factory=lambda: CallSettings().concurrency["agent"])
+    """The agent pool's limit, as the call layer (its owner) resolved it; kept in job.json."""
     targets: list[str] = Field(default_factory=list)
     """What may change, in round-robin order."""
     model_search_space: list[str] = Field(default_factory=list)
@@ -121,6 +124,5 @@ def resolve_settings(opts: OptimizeOptions, options: Options | None) -> Optimize
         screening_size=pick(None, cfg.candidate_screening_sample_size, DEFAULT_SCREENING_SIZE),
         seed=pick(opts.seed, o.seed, 0),
         real_tools=bool(pick(opts.real_tools, o.real_tools, False)),
-        concurrency=o.max_concurrent_agent_runs or 8,
         model_search_space=list(opts.model_search_space or cfg.model_search_space or []),
     )

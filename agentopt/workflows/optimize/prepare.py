@@ -10,7 +10,7 @@ from pathlib import Path
 from agentopt.contracts.optimize_job import JobRecord, OptimizePlan
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
-from agentopt.models.settings import CallSettings
+from agentopt.models.settings import CallFlags, CallSettings, call_settings
 from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_optimize_inputs
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.options import OptimizeOptions, OptimizeSettings, resolve_settings
@@ -23,8 +23,6 @@ from agentopt.workflows.optimize.targets import (
     resolve_targets,
 )
 from agentopt.workflows.run.engine import EngineSpec, prepare_evaluators
-from agentopt.workflows.run.inputs import RunOptions
-from agentopt.workflows.run.settings import call_settings
 
 RESUME_OVERRIDES = ("budget_calls", "max_cost", "require_improvement")
 """Flags of the resuming command that win over the job's recorded ones."""
@@ -72,7 +70,7 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
     notices = list(inputs.notices)
     planner = CallLayer(
         inputs.project_dir,
-        call_settings(RunOptions(), options, dry_run=True),
+        call_settings(options, CallFlags(dry_run=True)),
         on_notice=notices.append,
     )
     notes: list[str] = []
@@ -117,9 +115,8 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
     )
     before_cost = sum(p.get("cost_usd", 0.0) for p in (resumed.usage if resumed else {}).values())
     remaining = None if settings.max_cost is None else max(settings.max_cost - before_cost, 0.0)
-    run_opts = RunOptions(max_cost=remaining)
-    calls = call_settings(run_opts, options)
-    calls.concurrency["agent"] = settings.concurrency
+    calls = call_settings(options, CallFlags(concurrency=opts.concurrency, max_cost=remaining))
+    settings.concurrency = calls.concurrency["agent"]
     if store is None or store.project.resolve() != inputs.project_dir.resolve():
         store = JobStore(inputs.project_dir, opts.resume)
     return PreparedJob(

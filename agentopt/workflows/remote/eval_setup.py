@@ -17,14 +17,13 @@ from agentopt.evaluators.build import EvaluatorCache
 from agentopt.evaluators.registry import canonical_name
 from agentopt.evaluators.selection import select_evaluators
 from agentopt.models.call import CallLayer
-from agentopt.models.settings import CallSettings
+from agentopt.models.settings import CallSettings, call_settings
 from agentopt.reports.outputs import check_output_paths
 from agentopt.workflows.generate.remote import require_endpoint
 from agentopt.workflows.remote.eval_request import RemoteCriterion, split_evaluators
 from agentopt.workflows.run.engine import EngineSpec
 from agentopt.workflows.run.eval_run import restore_options
 from agentopt.workflows.run.inputs import Ask, ResolvedInputs, RunOptions, resolve_inputs
-from agentopt.workflows.run.settings import call_settings
 from agentopt.workflows.run.store import RunStore
 from agentopt.workflows.run.task_filter import select_tasks
 
@@ -125,7 +124,7 @@ def prepare_remote(opts: RunOptions, cwd: Path, ask: Ask | None) -> RemoteSetup:
     endpoint = require_endpoint(inputs.agent.project_endpoint or opts.project_endpoint)
     agent_name, agent_version = _deployed(inputs, notices)
     seed = opts.seed if opts.seed is not None else (options.seed if options else None) or 0
-    settings = call_settings(opts, options)
+    settings = call_settings(options, opts.call_flags())
     per_task = [
         select_evaluators(t, configured=inputs.evaluators, dataset=inputs.dataset)[0] for t in tasks
     ]
@@ -157,7 +156,6 @@ def prepare_remote(opts: RunOptions, cwd: Path, ask: Ask | None) -> RemoteSetup:
         evaluators=inputs.evaluators,
         judge_model=inputs.judge_model,
         repeat=1,
-        concurrency=settings.concurrency["agent"],
     )
     return RemoteSetup(
         opts=opts,

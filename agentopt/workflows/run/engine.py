@@ -1,8 +1,9 @@
 """The run engine: plays every (task, repeat) against the agent, scores each turn with the
 selected evaluators, and journals each finished unit (files.md §7, evaluators.md §5–6).
 
-Units are pulled lazily by a fixed number of workers (`concurrency`), so memory holds only
-what is in flight; model calls are further bounded by the call layer's pools (agent, judge).
+Units are pulled lazily by as many workers as the call layer's agent pool allows, so memory
+holds only what is in flight; the pools themselves (agent runs, judge calls) are the call
+layer's, and nothing here holds a limit of its own.
 A failing task is data; systemic failures (budget, too many errors, Ctrl-C) stop new work,
 let in-flight units finish or cancel cleanly, and propagate.
 """
@@ -44,7 +45,6 @@ class EngineSpec:
     evaluators: list[EvaluatorUse]
     judge_model: str | None
     repeat: int = 1
-    concurrency: int = 8
     real_tools: bool | None = None
     """None: tool mocks first, then real tools (eval run); see agents.RunConfig."""
     turn_timeout_s: float = 120.0
@@ -175,7 +175,7 @@ class RunEngine:
                     self.cancel.set()
                     return
 
-        workers = max(1, min(self.spec.concurrency, progress.total - progress.done or 1))
+        workers = max(1, min(self.layer.limit("agent"), progress.total - progress.done or 1))
         async with asyncio.TaskGroup() as group:
             for _ in range(workers):
                 group.create_task(worker())

@@ -34,7 +34,7 @@ from agentopt.evaluators.build import EvaluatorCache
 from agentopt.evaluators.registry import canonical_name
 from agentopt.evaluators.stats import paired_bootstrap_ci
 from agentopt.models.call import CallLayer
-from agentopt.models.settings import CallSettings
+from agentopt.models.settings import CallSettings, call_settings
 from agentopt.models.types import POOLS
 from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
 from agentopt.workflows.events import Progress, ProgressSink
@@ -43,7 +43,6 @@ from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates,
 from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
 from agentopt.workflows.run.plan import RunPlan, plan_run
 from agentopt.workflows.run.results import journal_index, write_results
-from agentopt.workflows.run.settings import call_settings
 from agentopt.workflows.run.store import RunStore, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
 
@@ -145,7 +144,7 @@ def _prepare(
     options = inputs.eval_config.options if inputs.eval_config else None
     repeat = opts.repeat or (options.repeat if options and options.repeat else 1)
     seed = opts.seed if opts.seed is not None else (options.seed if options else None) or 0
-    settings = call_settings(opts, options, dry_run=opts.dry_run)
+    settings = call_settings(options, opts.call_flags())
     notices: list[str] = []
     planner = CallLayer(
         project, settings.model_copy(update={"cache_enabled": False}), on_notice=notices.append
@@ -161,7 +160,6 @@ def _prepare(
         evaluators=inputs.evaluators,
         judge_model=inputs.judge_model,
         repeat=repeat,
-        concurrency=settings.concurrency["agent"],
         turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
         stop_after_errors=opts.max_errors,
     )
@@ -169,7 +167,7 @@ def _prepare(
     prepare_evaluators(
         spec, EvaluatorCache(judge_model=inputs.judge_model, layer=planner, project_dir=project)
     )
-    target = make_target(spec.agent.target, spec.agent, max_concurrent_agent_runs=spec.concurrency)
+    target = make_target(spec.agent.target, spec.agent)
     return PreparedRun(opts, inputs, spec, settings, plan, outputs, seed, store, notices, target)
 
 

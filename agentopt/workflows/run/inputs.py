@@ -29,6 +29,7 @@ from agentopt.datasets import (
     write_starter_file,
 )
 from agentopt.evaluators.base import EvaluatorUse
+from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
 from agentopt.workflows.suite_assets import verify_pinned_assets
@@ -82,6 +83,18 @@ class RunOptions:
     """Run in the Foundry project (cloud evaluation) instead of on this machine."""
     no_wait: bool = False
     """--remote: return once the evaluation run is created (follow it with `eval show --watch`)."""
+
+    def call_flags(self) -> CallFlags:
+        """The flags of these options that shape the call layer (`models.call_settings`)."""
+        return CallFlags(
+            concurrency=self.concurrency,
+            judge_concurrency=self.judge_concurrency,
+            max_cost=self.max_cost,
+            timeout_s=self.timeout,
+            project_endpoint=self.project_endpoint,
+            no_cache=self.no_cache,
+            dry_run=self.dry_run,
+        )
 
 
 @dataclass
