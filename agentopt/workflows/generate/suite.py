@@ -361,14 +361,18 @@ def _sha(text: str) -> str:
 
 
 def call_settings(config_path: Path | None, project_endpoint: str | None) -> CallSettings:
-    """Call-layer settings from eval.yaml `options` when the file exists and loads, the
-    defaults otherwise (built by the one `models.settings.call_settings`)."""
+    """Call-layer settings from eval.yaml `options` (providers, prices) when the file exists
+    and loads, the defaults otherwise (built by the one `models.settings.call_settings`)."""
     from agentopt.core.files.eval_yaml_load import load_eval_config
 
-    options = None
-    if config_path is not None and config_path.is_file():
-        try:
-            options = load_eval_config(config_path)[0].options
-        except AgentoptError:
-            options = None
-    return settings_module.call_settings(options, CallFlags(project_endpoint=project_endpoint))
+    flags = CallFlags(project_endpoint=project_endpoint)
+    if config_path is None or not config_path.is_file():
+        return settings_module.call_settings(None, flags)
+    try:
+        options = load_eval_config(config_path)[0].options
+    except AgentoptError:
+        return settings_module.call_settings(None, flags)
+    # Generation takes only the model sections of the suite's options: its limits and budget
+    # (concurrency, max_cost) are the runs'.
+    models_only = Options(providers=options.providers, prices=options.prices)
+    return settings_module.call_settings(models_only, flags)
