@@ -67,7 +67,6 @@ def test_threshold_option(harness, judge):
         'Sure! Here is my verdict:\n```json\n{"reason": "fine", "score": 4}\n```',
         'I considered it carefully. {"reason": "fine", "score": 4} Hope this helps.',
         '{"reason": "fine", "score": 4,}',
-        "{'reason': 'fine', 'score': 4}",
         '```\n{\n  "reason": "the agent\'s answer is fine",\n  "score": "4",\n}\n```',
         '{"score": 4.0, "reason": "fine", "confidence": "high"}',
     ],
@@ -242,8 +241,8 @@ def test_tool_call_accuracy_judges_a_run_that_offered_tools_but_made_no_call(har
     ("text", "expected"),
     [
         ('{"a": 1}', {"a": 1}),
-        ('prose {"a": {"b": "}"}} tail {"c": 2}', {"a": {"b": "}"}}),
-        ("```json\n{'a': None, 'b': true}\n```", {"a": None, "b": True}),
+        ('prose {"a": {"b": "}"}} tail {"c": 2}', {"c": 2}),
+        ('prose {"a": {"b": "}"}} tail {"c": 2', {"a": {"b": "}"}}),
         ('{"a": [1, 2,], }', {"a": [1, 2]}),
     ],
 )
@@ -252,7 +251,16 @@ def test_extract_json_object(text, expected):
 
 
 @pytest.mark.parametrize(
-    "text", ["", "score: 4", "[1, 2]", '{"a": ', "{'a': __import__('os')}", '{"a": 1 + 1}']
+    "text",
+    [
+        "",
+        "score: 4",
+        "[1, 2]",
+        '{"a": ',
+        "{'a': __import__('os')}",
+        '{"a": 1 + 1}',
+        "```json\n{'a': None, 'b': true}\n```",
+    ],
 )
 def test_extract_json_object_rejects(text):
     with pytest.raises(JudgeParseError):

@@ -300,7 +300,7 @@ def test_judge_is_reasked_for_a_missing_verdict_or_a_bad_hit_number(harness, jud
         expected_items=items("the deductible choices"),
     )
     assert r.status == "pass" and r.details["attempts"] == 3
-    assert "no verdict for items 'item_1'" in j.prompt(1)
+    assert "no entry for items 'item_1'" in j.prompt(1)
     assert "numbered 1 to 3" in j.prompt(2)
 
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentopt.evaluators.deterministic.retrieval_executions import Hit
 from agentopt.evaluators.judges.judge_call import JudgeOutcome, call_judge
+from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
 
 TEMPLATE = "entailment.j2"
@@ -99,13 +100,9 @@ def _checker(claims: Sequence[Claim], n_hits: int) -> Callable[[EntailmentReply]
     wanted = [c.id for c in claims]
 
     def check(reply: EntailmentReply) -> str | None:
-        got = {v.id.strip() for v in reply.verdicts}
-        missing = [i for i in wanted if i not in got]
-        if missing:
-            return (
-                f"no verdict for items {', '.join(repr(i) for i in missing)}; give one verdict "
-                f"for each of: {', '.join(repr(i) for i in wanted)}"
-            )
+        problem = entries_problem([v.id.strip() for v in reply.verdicts], wanted, "items")
+        if problem:
+            return problem
         for v in reply.verdicts:
             if v.supported and v.hit is not None and not 1 <= v.hit <= n_hits:
                 return f"item {v.id!r} names hit {v.hit}, but the hits are numbered 1 to {n_hits}"

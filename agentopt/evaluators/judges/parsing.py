@@ -1,14 +1,22 @@
-"""Lenient JSON extraction from judge replies — lenient about wrapping, strict about shape.
+"""Reading judge replies — strict first, lenient about wrapping, never about content.
 
-Judges (especially small or non-OpenAI models) wrap JSON in code fences, put prose before it,
-leave trailing commas or use Python-style single quotes. We undo exactly those, then validate
-the shape with a pydantic model. We never fall back to "the first digit in the text": a reply
-we cannot read is re-asked, then reported as an error.
+A judge that is not schema-constrained (compat servers, Ollama, servers that ignore
+`response_format`) wraps JSON in code fences, puts prose around it or leaves trailing commas.
+The reply is read in two steps:
+
+1. **strict**: the whole reply (or its one fenced block) is one JSON object of the reply shape;
+2. **lenient**: the **last** complete top-level JSON object in the text that validates. The
+   last, because a judge that quotes the agent's answer quotes it *before* its own verdict: an
+   agent that writes `{"score": 5}` must not flip the judge's `{"score": 1}` that follows.
+
+Whatever is read fails closed: a key given twice in one object, a later object that tries to
+be a verdict but is broken (an earlier one is then not trusted), `NaN`/`Infinity`, hex or other
+Python literals (`0x5`, `'single quotes'`, `True`) are parse failures, re-asked by the caller
+and then reported as `judgeParseFailed`. Never the first digit in the text.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from typing import Any, TypeVar
@@ -19,44 +27,71 @@ M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-_PY_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+MAX_REPLY_CHARS = 200_000
+"""Longer replies are not scanned (a runaway judge); the caller re-asks."""
 
 
 class JudgeParseError(ValueError):
     """The reply holds no usable JSON object; the message is quoted back to the judge."""
 
 
-def extract_json_object(text: str) -> dict[str, Any]:
-    """The first JSON object in a judge reply.
-
-    Tries, in order: each fenced block, then the whole text; within each, the first balanced
-    `{...}`; parsed as JSON, then without trailing commas, then as a Python-style literal
-    (single quotes, True/False/None) through `ast` — never `eval`.
-    """
-    if not text or not text.strip():
-        raise JudgeParseError("the reply was empty")
-    candidates = [*_FENCE.findall(text), text]
-    first_error: str | None = None
-    for candidate in candidates:
-        obj = _balanced_object(candidate)
-        if obj is None:
-            continue
-        try:
-            return _parse_object(obj)
-        except JudgeParseError as exc:
-            first_error = first_error or str(exc)
-    if first_error:
-        raise JudgeParseError(first_error)
-    raise JudgeParseError("the reply contains no JSON object (expected one starting with '{')")
+class _NotJson(JudgeParseError):
+    """The text is not JSON at all (a syntax error), as opposed to JSON that is refused."""
 
 
 def parse_reply(text: str, model: type[M]) -> M:
-    """Extract and validate a judge reply against `model`; JudgeParseError says what is wrong."""
-    data = extract_json_object(text)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise JudgeParseError(describe_validation_error(exc)) from None
+    """The reply's verdict as `model`, strict first, then the last object that validates.
+
+    Raises:
+        JudgeParseError: saying what is wrong, in words the judge can act on.
+    """
+    _check_size(text)
+    strict = _strict_candidate(text)
+    if strict is not None:
+        try:
+            data = _load_object(strict)
+        except _NotJson:
+            pass  # prose between objects, say: the lenient path reads it
+        else:
+            return _validate(data, model)
+    groups = _object_groups(text)
+    if not groups:
+        raise JudgeParseError("the reply contains no JSON object (expected one starting with '{')")
+    fields = set(model.model_fields)
+    for group in reversed(groups):
+        try:
+            return _validate(_load_object(group), model)
+        except JudgeParseError:
+            if _mentions(group, fields):
+                # A verdict attempt that is broken: an earlier object (maybe the agent's,
+                # quoted) must not stand in for it.
+                raise
+    raise JudgeParseError(
+        "no JSON object in the reply has the expected fields: " + ", ".join(sorted(fields))
+    )
+
+
+def extract_json_object(text: str) -> dict[str, Any]:
+    """The last complete JSON object in a reply whose shape the caller checks itself
+    (generators); the same strict rules for what counts as JSON as `parse_reply`."""
+    _check_size(text)
+    strict = _strict_candidate(text)
+    if strict is not None:
+        try:
+            return _load_object(strict)
+        except _NotJson:
+            pass
+    groups = _object_groups(text)
+    if not groups:
+        raise JudgeParseError("the reply contains no JSON object (expected one starting with '{')")
+    error: JudgeParseError | None = None
+    for group in reversed(groups):
+        try:
+            return _load_object(group)
+        except JudgeParseError as exc:
+            error = error or exc
+    assert error is not None
+    raise error
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -72,94 +107,131 @@ def describe_validation_error(exc: ValidationError) -> str:
     return "the JSON has the wrong shape: " + "; ".join(parts)
 
 
-def _parse_object(text: str) -> dict[str, Any]:
+def _check_size(text: str) -> None:
+    if not text or not text.strip():
+        raise JudgeParseError("the reply was empty")
+    if len(text) > MAX_REPLY_CHARS:
+        raise JudgeParseError(
+            f"the reply is {len(text)} characters long; give only the JSON object"
+        )
+
+
+def _strict_candidate(text: str) -> str | None:
+    """The reply itself when it is nothing but JSON, or its only fenced block when the
+    fence is all there is; else None (the lenient path decides)."""
+    stripped = text.strip()
+    if stripped.startswith("{") and stripped.endswith("}"):
+        return stripped
+    fences = _FENCE.findall(stripped)
+    if len(fences) == 1 and _FENCE.sub("", stripped).strip() == "":
+        inner = str(fences[0]).strip()
+        if inner.startswith("{") and inner.endswith("}"):
+            return inner
+    return None
+
+
+def _validate(data: dict[str, Any], model: type[M]) -> M:
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        error = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        value = _retry_lenient(text)
-        if value is None:
-            raise JudgeParseError(error) from None
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise JudgeParseError(describe_validation_error(exc)) from None
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise JudgeParseError(f"the key {key!r} is given twice in one object")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise JudgeParseError(f"{name} is not a number a verdict can hold")
+
+
+def _json(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+
+
+def _load_object(text: str) -> dict[str, Any]:
+    """JSON (then JSON without trailing commas) that is an object; nothing else."""
+    try:
+        try:
+            value = _json(text)
+        except json.JSONDecodeError as exc:
+            error = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            try:
+                value = _json(_TRAILING_COMMA.sub(r"\1", text))
+            except json.JSONDecodeError:
+                raise _NotJson(error) from None
+    except RecursionError:
+        raise JudgeParseError("the JSON is nested too deeply") from None
     if not isinstance(value, dict):
         raise JudgeParseError(f"expected a JSON object, found {type(value).__name__}")
     return value
 
 
-def _retry_lenient(text: str) -> Any:
-    without_commas = _TRAILING_COMMA.sub(r"\1", text)
-    try:
-        return json.loads(without_commas)
-    except json.JSONDecodeError:
-        pass
-    return _python_literal(without_commas)
+def _mentions(group: str, fields: set[str]) -> bool:
+    return any(re.search(rf"[\"']?\b{re.escape(f)}\b[\"']?\s*:", group) for f in fields)
 
 
-def _python_literal(text: str) -> Any:
-    """Parse a Python-style dict literal safely: only literals and the names true/false/null."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        return None
-
-    def convert(node: ast.AST) -> Any:
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Name) and node.id in _PY_NAMES:
-            return _PY_NAMES[node.id]
-        if isinstance(node, ast.Dict):
-            if any(k is None for k in node.keys):
-                raise ValueError("dict unpacking")
-            return {convert(k): convert(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
-        if isinstance(node, ast.List | ast.Tuple):
-            return [convert(e) for e in node.elts]
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            inner = convert(node.operand)
-            if isinstance(inner, int | float):
-                return -inner
-        raise ValueError(f"not a literal: {type(node).__name__}")
-
-    try:
-        return convert(tree.body)
-    except (ValueError, TypeError):
-        return None
+def _object_groups(text: str) -> list[str]:
+    """Every top-level `{...}` with balanced braces (string-aware inside), in order; an
+    object that never closes is the rest of the text (so it is reported as unterminated)."""
+    groups: list[str] = []
+    i = text.find("{")
+    while i >= 0:
+        end = _group_end(text, i)
+        groups.append(text[i:end])
+        i = text.find("{", end)
+    return groups
 
 
-def _balanced_object(text: str) -> str | None:
-    """The first `{...}` with balanced braces, string-aware for both quote styles; when the
-    object never closes, the rest of the text (so the parser reports it as unterminated)."""
-    start = text.find("{")
-    if start < 0:
-        return None
+def _group_end(text: str, start: int) -> int:
     depth = 0
-    quote: str | None = None
+    in_string = False
     escaped = False
     for i in range(start, len(text)):
         ch = text[i]
-        if quote:
+        if in_string:
             if escaped:
                 escaped = False
             elif ch == "\\":
                 escaped = True
-            elif ch == quote:
-                quote = None
+            elif ch == '"':
+                in_string = False
             continue
-        if ch in "\"'":
-            # An apostrophe inside prose-like JSON values is handled by json.loads itself;
-            # only treat it as a quote when it opens a token (after a delimiter).
-            if ch == '"' or _opens_token(text, i):
-                quote = ch
-            continue
-        if ch == "{":
+        if ch == '"':
+            in_string = True
+        elif ch == "{":
             depth += 1
         elif ch == "}":
             depth -= 1
             if depth == 0:
-                return text[start : i + 1]
-    return text[start:]
+                return i + 1
+    return len(text)
 
 
-def _opens_token(text: str, i: int) -> bool:
-    j = i - 1
-    while j >= 0 and text[j] in " \t\r\n":
-        j -= 1
-    return j < 0 or text[j] in "{[,:"
+def entries_problem(got: list[str], wanted: list[str], noun: str) -> str | None:
+    """What is wrong with a reply's list of per-item entries (verdicts per criterion, scores
+    per dimension): an item given twice — even with the same value, since a contradiction
+    would otherwise be settled by whichever entry is read last — or an item missing."""
+    seen: set[str] = set()
+    twice: list[str] = []
+    for name in got:
+        if name in seen and name not in twice:
+            twice.append(name)
+        seen.add(name)
+    if twice:
+        return (
+            f"{noun} " + ", ".join(repr(n) for n in twice) + " given more than once; give "
+            f"exactly one entry for each of: {', '.join(repr(n) for n in wanted)}"
+        )
+    missing = [n for n in wanted if n not in seen]
+    if missing:
+        return (
+            f"no entry for {noun} " + ", ".join(repr(n) for n in missing) + "; give one "
+            f"entry for each of: {', '.join(repr(n) for n in wanted)}"
+        )
+    return None

@@ -13,6 +13,7 @@ from agentopt.core.files.rubric import RubricDimension
 from agentopt.evaluators.base import BuildContext, EvalSample
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, reject_bool, sample_texts
 from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
+from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
 
 DEFAULT_THRESHOLD = 0.5
@@ -146,16 +147,9 @@ class RubricEvaluator(JudgeEvaluator):
             self.default_threshold = threshold
 
     def _check(self, reply: RubricReply) -> str | None:
-        got = {d.id.strip() for d in reply.dimensions}
-        missing = [d.id for d in self.dimensions if d.id not in got]
-        if missing:
-            return (
-                "no entry for dimensions "
-                + ", ".join(repr(m) for m in missing)
-                + "; give one entry for each of: "
-                + ", ".join(repr(d.id) for d in self.dimensions)
-            )
-        return None
+        return entries_problem(
+            [d.id.strip() for d in reply.dimensions], [d.id for d in self.dimensions], "dimensions"
+        )
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         texts = sample_texts(sample)

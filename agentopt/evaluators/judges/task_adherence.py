@@ -23,6 +23,7 @@ from agentopt.evaluators.judges.criteria_embedding import (
 )
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, sample_texts
 from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
+from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.registry import evaluator
 
@@ -111,15 +112,7 @@ def _checker(criteria: list[Criterion]) -> Callable[[VerdictsReply], str | None]
     wanted = [c.name for c in criteria]
 
     def check(reply: VerdictsReply) -> str | None:
-        got = {v.name.strip() for v in reply.verdicts}
-        missing = [n for n in wanted if n not in got]
-        if missing:
-            return (
-                "no verdict for criteria "
-                + ", ".join(repr(n) for n in missing)
-                + (f"; give one verdict for each of: {', '.join(repr(n) for n in wanted)}")
-            )
-        return None
+        return entries_problem([v.name.strip() for v in reply.verdicts], wanted, "criteria")
 
     return check
 
