@@ -164,7 +164,10 @@ def optimize_command(
     if dry_run:
         return
     view = LiveOptimizeView(STATE.console, quiet=STATE.quiet)
-    outcome = run_optimize(prepared, view)
+    try:
+        outcome = run_optimize(prepared, view)
+    finally:
+        view.close()
     _say(
         final_report(
             outcome.job, outcome.instructions, outcome.report_path, table=not view.interactive

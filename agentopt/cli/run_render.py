@@ -104,7 +104,11 @@ def execute_run(opts: RunOptions, *, interactive: bool = False) -> None:
     if opts.dry_run:
         render_plan(prepared.plan)
         return
-    outcome = run_prepared(prepared, TerminalSink(STATE.console, quiet=STATE.quiet))
+    sink = TerminalSink(STATE.console, quiet=STATE.quiet)
+    try:
+        outcome = run_prepared(prepared, sink)
+    finally:
+        sink.close()
     render_outcome(outcome)
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)

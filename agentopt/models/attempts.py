@@ -3,7 +3,9 @@
 Each attempt takes a slot from the pool's `PoolLimiter` and gives it back before any back-off,
 so a retry obeys a lowered limit and a `Retry-After` pause like every other request of the pool.
 The per-call deadline runs from the first attempt and covers attempts and back-off; the run
-deadline bounds everything. A failure that exhausts the attempts, or for which the deadline
+deadline bounds everything. Each attempt also has its own, shorter timeout: an attempt that
+hangs past it is a `timeout` failure, retried like a dropped connection, instead of holding the
+call until its deadline. A failure that exhausts the attempts, or for which the deadline
 leaves no room, raises the last classified `ModelCallError`.
 """
 
@@ -61,6 +63,7 @@ async def run_attempts(
     policy: RetryPolicy,
     call_timeout_s: float,
     run_deadline: float | None,
+    attempt_timeout_s: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> Outcome[T]:
@@ -82,12 +85,16 @@ async def run_attempts(
             remaining = limit - now
             if remaining <= 0:
                 raise AttemptFailed(_deadline_error(target, by_run, call_timeout_s), attempt - 1)
+            per_attempt = attempt_timeout_s is not None and attempt_timeout_s < remaining
             started = clock()
             try:
-                async with asyncio.timeout(remaining):
+                async with asyncio.timeout(attempt_timeout_s if per_attempt else remaining):
                     value = await send()
             except TimeoutError:
-                error = _deadline_error(target, by_run, call_timeout_s)
+                if per_attempt:
+                    error = _attempt_timeout_error(target, attempt_timeout_s or 0.0)
+                else:
+                    error = _deadline_error(target, by_run, call_timeout_s)
             except ModelCallError as exc:
                 error = exc
             except AgentoptError:
@@ -150,6 +157,19 @@ def _deadline_error(target: CallTarget, by_run: bool, call_timeout_s: float) -> 
         provider=target.provider,
         model=target.model,
         hint="the server is slow or overloaded; retry later or use a faster model",
+    )
+
+
+def _attempt_timeout_error(target: CallTarget, seconds: float) -> ModelCallError:
+    return ModelCallError(
+        f"{target.provider} model '{target.model}' gave no answer within the {seconds:g} s "
+        "attempt timeout",
+        kind="timeout",
+        provider=target.provider,
+        model=target.model,
+        retryable=True,
+        hint="the server is slow or a connection hung; raise options.attempt_timeout_seconds "
+        "for slow models",
     )
 
 

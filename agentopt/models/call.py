@@ -367,6 +367,7 @@ class CallLayer:
                 limiter=self._limiter(pool),
                 policy=self._policy,
                 call_timeout_s=self.settings.call_timeout_s,
+                attempt_timeout_s=self.settings.attempt_timeout(),
                 run_deadline=self._run_deadline,
                 clock=self._clock,
             )

@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 # core.files.eval_yaml and used here as they are.
 from agentopt.core.files.eval_yaml import Options, Price, ProviderConfig, ProviderType
 
+MIN_ATTEMPT_TIMEOUT_S = 10.0
+"""A slow but healthy answer (a long generation on a loaded server) must fit in one attempt."""
+
 __all__ = ["CallFlags", "CallSettings", "Price", "ProviderConfig", "ProviderType", "call_settings"]
 
 
@@ -31,6 +34,10 @@ class CallSettings(BaseModel):
     """Attempts per call, the first included."""
     call_timeout_s: float = 120.0
     """Deadline of one call, its retries and back-off included (counted from its first attempt)."""
+    attempt_timeout_s: float | None = None
+    """Timeout of one attempt (eval.yaml `options.attempt_timeout_seconds`); None = the call
+    deadline shared by the attempts, at least `MIN_ATTEMPT_TIMEOUT_S` (see `attempt_timeout`),
+    so that one hung connection is retried instead of spending the whole deadline."""
     run_deadline_s: float | None = None
     """Deadline of the whole run (`--timeout`), counted from the creation of the CallLayer."""
     max_cost_usd: float | None = None
@@ -51,6 +58,14 @@ class CallSettings(BaseModel):
     """Back-off ceiling."""
     aimd_increase_every: int = 20
     """Successes needed to add one slot back to a rate-limited pool."""
+
+    def attempt_timeout(self) -> float:
+        """Seconds one attempt may take: the configured value, else the call deadline divided
+        by the attempts (at least `MIN_ATTEMPT_TIMEOUT_S`), never more than the deadline."""
+        if self.attempt_timeout_s is not None:
+            return min(self.attempt_timeout_s, self.call_timeout_s)
+        share = self.call_timeout_s / max(1, self.max_attempts)
+        return min(self.call_timeout_s, max(MIN_ATTEMPT_TIMEOUT_S, share))
 
 
 @dataclass(frozen=True)
@@ -91,4 +106,5 @@ def call_settings(options: Options | None, flags: CallFlags | None = None) -> Ca
     # eval.yaml's provider and price models are the call layer's own (one model per section).
     settings.providers = dict(o.providers)
     settings.prices = dict(o.prices)
+    settings.attempt_timeout_s = o.attempt_timeout_seconds
     return settings

@@ -12,6 +12,7 @@ from rich.live import Live
 from rich.text import Text
 
 from agentopt.contracts.optimize_job import CandidateRecord, JobRecord
+from agentopt.core.heartbeat import HEARTBEAT_S, Heartbeat
 from agentopt.core.redaction import redact
 from agentopt.reports.optimize_table import candidates_table, header_line, row_line
 
@@ -19,13 +20,30 @@ from agentopt.reports.optimize_table import candidates_table, header_line, row_l
 class LiveOptimizeView:
     """Renders optimize progress on a console."""
 
-    def __init__(self, console: Console, *, quiet: bool = False) -> None:
+    def __init__(
+        self, console: Console, *, quiet: bool = False, heartbeat_s: float = HEARTBEAT_S
+    ) -> None:
         self.console = console
         self.quiet = quiet
         self._live: Live | None = None
         self._job: JobRecord | None = None
         self._status = ""
         self._header = False
+        self._heartbeat = Heartbeat(self._still_working, quiet_s=heartbeat_s)
+
+    def _plain_line(self, text: Text | str, **kwargs: object) -> None:
+        """One line of the plain (non-terminal) output; it resets the heartbeat."""
+        self._heartbeat.start()
+        self._heartbeat.beat()
+        self.console.print(text, **kwargs)  # type: ignore[arg-type]
+
+    def _still_working(self, silent_s: float) -> None:
+        status = self._status or "working"
+        self.console.print(
+            f"  … {status} (still working; nothing new for {silent_s:.0f}s)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
     @property
     def interactive(self) -> bool:
@@ -50,6 +68,8 @@ class LiveOptimizeView:
 
     def status(self, message: str) -> None:
         self._status = redact(message)
+        if not self.interactive and not self.quiet:
+            self._heartbeat.start()  # silent until nothing was printed for a while
         self._refresh()
 
     def notice(self, message: str) -> None:
@@ -59,7 +79,7 @@ class LiveOptimizeView:
         if self._live is not None:
             self._live.console.print(text)
         else:
-            self.console.print(text)
+            self._plain_line(text)
 
     def candidate(self, job: JobRecord, candidate: CandidateRecord) -> None:
         self._job = job
@@ -69,9 +89,9 @@ class LiveOptimizeView:
         if self.quiet:
             return
         if not self._header:
-            self.console.print(header_line(), highlight=False, soft_wrap=True)
+            self._plain_line(header_line(), highlight=False, soft_wrap=True)
             self._header = True
-        self.console.print(row_line(candidate), highlight=False, soft_wrap=True)
+        self._plain_line(row_line(candidate), highlight=False, soft_wrap=True)
 
     def stalled(self, number: int, strategy: str, reason: str) -> None:
         if self.quiet:
@@ -80,9 +100,14 @@ class LiveOptimizeView:
         if self._live is not None:
             self._live.console.print(text)
         else:
-            self.console.print(text, soft_wrap=True)
+            self._plain_line(text, soft_wrap=True)
+
+    def close(self) -> None:
+        """Stop the heartbeat, whatever ended the job (`finish` may never be called)."""
+        self._heartbeat.stop()
 
     def finish(self, job: JobRecord) -> None:
+        self._heartbeat.stop()
         self._job, self._status = job, ""
         if self._live is not None:
             self._live.update(self._render(), refresh=True)

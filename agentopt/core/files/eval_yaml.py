@@ -208,6 +208,9 @@ class Options(BaseModel):
     """Cap on agent + judge calls of `optimize`."""
     timeout_seconds: float | None = Field(default=None, gt=0)
     """Per-turn agent timeout (default 120)."""
+    attempt_timeout_seconds: float | None = Field(default=None, gt=0)
+    """Timeout of one model-call attempt before it is retried (default: the 120 s call
+    deadline / 6 attempts, at least 10 s)."""
     targets: list[OptimizeTarget] | None = None
     """What `optimize` may change (default: all the agent has)."""
     parallel_proposals: int | None = Field(default=None, ge=1)

@@ -56,7 +56,7 @@ def make_provider(
             "azure_endpoint": endpoint,
             "api_version": api_version,
             "max_retries": 0,
-            "timeout": settings.call_timeout_s,
+            "timeout": settings.attempt_timeout(),
             "default_headers": headers or None,
         }
         if key:

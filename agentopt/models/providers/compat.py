@@ -61,7 +61,7 @@ def make_provider(
             api_key=key or NO_KEY,
             base_url=base_url,
             max_retries=0,
-            timeout=settings.call_timeout_s,
+            timeout=settings.attempt_timeout(),
             default_headers=headers or None,
         )
 

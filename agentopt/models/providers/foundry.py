@@ -55,7 +55,7 @@ def make_provider(
             endpoint=endpoint, credential=cred, **async_transport_kwargs()
         )
         extra: dict[str, Any] = {"default_headers": headers} if headers else {}
-        return project.get_openai_client(max_retries=0, timeout=settings.call_timeout_s, **extra)
+        return project.get_openai_client(max_retries=0, timeout=settings.attempt_timeout(), **extra)
 
     async def close() -> None:
         project = state.pop("project", None)

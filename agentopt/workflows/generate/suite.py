@@ -372,7 +372,12 @@ def call_settings(config_path: Path | None, project_endpoint: str | None) -> Cal
         options = load_eval_config(config_path)[0].options
     except AgentoptError:
         return settings_module.call_settings(None, flags)
-    # Generation takes only the model sections of the suite's options: its limits and budget
+    # Generation takes only the model sections of the suite's options (providers, prices, the
+    # attempt timeout): its limits and budget
     # (concurrency, max_cost) are the runs'.
-    models_only = Options(providers=options.providers, prices=options.prices)
+    models_only = Options(
+        providers=options.providers,
+        prices=options.prices,
+        attempt_timeout_seconds=options.attempt_timeout_seconds,
+    )
     return settings_module.call_settings(models_only, flags)
