@@ -13,7 +13,19 @@ from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.core.errors import ConfigError
 from agentopt.core.paths import STATE_DIR
-from agentopt.reports.view_pages import compare_page, index_page, job_page, run_page
+from agentopt.reports.view_pages import (
+    compare_page,
+    error_page,
+    index_page,
+    job_page,
+    run_page,
+)
+
+
+def allowed_hosts(port: int) -> frozenset[str]:
+    """The Host headers a page of this server can carry: a page served from another name
+    (DNS rebinding: `evil.example.com` resolving to 127.0.0.1) must not read transcripts."""
+    return frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
 
 
 def make_server(state: Path, port: int) -> ThreadingHTTPServer:
@@ -23,7 +35,28 @@ def make_server(state: Path, port: int) -> ThreadingHTTPServer:
         def log_message(self, format: str, *args: Any) -> None:
             return None
 
+        def _send(self, status: int, page: str) -> None:
+            body = page.encode("utf-8", errors="backslashreplace")
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.end_headers()
+            self.wfile.write(body)
+
         def do_GET(self) -> None:
+            host = (self.headers.get("Host") or "").strip().lower()
+            if host not in allowed_hosts(self.server.server_address[1]):
+                self._send(403, "<h1>Forbidden</h1><p>agentopt view answers only to "
+                           "127.0.0.1 and localhost.</p>")  # fmt: skip
+                return
+            try:
+                status, page = self._page()
+            except Exception as exc:  # one broken file must not drop the connection
+                status, page = 500, error_page(exc)
+            self._send(status, page)
+
+        def _page(self) -> tuple[int, str]:
             url = urlsplit(self.path)
             parts = [p for p in url.path.split("/") if p]
             query = {k: v[0] for k, v in parse_qs(url.query).items()}
@@ -38,12 +71,7 @@ def make_server(state: Path, port: int) -> ThreadingHTTPServer:
                 page = job_page(state, parts[1])
             else:
                 page = None
-            body = (page or "<h1>Not found</h1>").encode("utf-8")
-            self.send_response(200 if page is not None else 404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            return (200, page) if page is not None else (404, "<h1>Not found</h1>")
 
     return ThreadingHTTPServer(("127.0.0.1", port), Handler)
 

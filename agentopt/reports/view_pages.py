@@ -11,6 +11,8 @@ from pathlib import Path
 from rich.console import Console
 
 from agentopt.contracts.run_results import load_results
+from agentopt.core.errors import AgentoptError
+from agentopt.core.redaction import redact
 from agentopt.reports.compare import compare_runs, render_comparison
 from agentopt.reports.html import render_html
 from agentopt.reports.terminal import RunHeader
@@ -36,22 +38,90 @@ def _rich_html(render: object) -> str:
     return console.export_html(inline_styles=True, code_format="<pre>{code}</pre>")
 
 
-def index_page(state: Path) -> str:
-    """Run list with links, a compare form, and optimization jobs."""
-    runs_dir = state / "runs"
-    rows = []
-    for folder in sorted(runs_dir.iterdir(), reverse=True) if runs_dir.is_dir() else []:
-        results = folder / "results.json"
-        if not results.is_file():
-            continue
-        head = RunHeader.from_results(load_results(results))
-        score = "—" if head.score is None else f"{head.score:.3f}"
-        rate = "—" if head.pass_rate is None else f"{head.pass_rate:.1%}"
-        rows.append(
-            f"<tr><td><a href='/runs/{html.escape(head.id)}'>{html.escape(head.id)}</a></td>"
-            f"<td>{html.escape(head.name or '')}</td><td>{html.escape(head.status)}</td>"
-            f"<td>{head.tasks}</td><td>{score}</td><td>{rate}</td><td>{head.errors}</td></tr>"
+def real_child(parent: Path, name: str) -> Path | None:
+    """`parent/name` when it is a real entry of `parent` (no link, no `..`, no path): the view
+    serves only what agentopt wrote under `.agentopt/`, never a folder a link points to."""
+    if not name or "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
+        return None
+    path = parent / name
+    try:
+        if path.is_symlink() or not path.exists():
+            return None
+        path.resolve().relative_to(parent.resolve())
+    except (OSError, ValueError):
+        return None
+    return path
+
+
+def error_page(exc: BaseException) -> str:
+    """What a page that cannot be built shows instead of a dropped connection."""
+    text = str(exc) if isinstance(exc, AgentoptError) else f"{type(exc).__name__}: {exc}"
+    return _page("agentopt view: error", f"<h1>Cannot show this page</h1><pre>{_text(text)}</pre>")
+
+
+def _text(value: object) -> str:
+    return html.escape(redact(str(value)).encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
+def _folders(parent: Path) -> list[tuple[str, Path | None]]:
+    """(name, the folder or None when it is not a real folder under `parent`), newest first."""
+    if not parent.is_dir() or parent.is_symlink():
+        return []
+    out = []
+    for entry in sorted(parent.iterdir(), reverse=True):
+        folder = real_child(parent, entry.name)
+        out.append((entry.name, folder if folder is not None and folder.is_dir() else None))
+    return out
+
+
+def _run_row(name: str, folder: Path | None) -> str | None:
+    rid = _text(name)
+    if folder is None:
+        return (
+            f"<tr><td>{rid}</td><td></td><td>refused</td><td colspan=4>not a folder under "
+            ".agentopt/runs/ (a link is not followed)</td></tr>"
         )
+    results = real_child(folder, "results.json")
+    if results is None:
+        return None  # a run still going, or one that never wrote results
+    try:
+        head = RunHeader.from_results(load_results(results))
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, AgentoptError) else type(exc).__name__
+        return f"<tr><td>{rid}</td><td></td><td>broken</td><td colspan=4>{_text(reason)}</td></tr>"
+    score = "—" if head.score is None else f"{head.score:.3f}"
+    rate = "—" if head.pass_rate is None else f"{head.pass_rate:.1%}"
+    return (
+        f"<tr><td><a href='/runs/{_text(head.id)}'>{_text(head.id)}</a></td>"
+        f"<td>{_text(head.name or '')}</td><td>{_text(head.status)}</td>"
+        f"<td>{head.tasks}</td><td>{score}</td><td>{rate}</td><td>{head.errors}</td></tr>"
+    )
+
+
+def _job_row(name: str, folder: Path | None) -> str | None:
+    jid = _text(name)
+    job_file = real_child(folder, "job.json") if folder is not None else None
+    if job_file is None:
+        return None if folder is not None else f"<tr><td>{jid}</td><td>refused</td></tr>"
+    try:
+        job = json.loads(job_file.read_text(encoding="utf-8"))
+        if not isinstance(job, dict):
+            raise ValueError("job.json is not a JSON object")
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"<tr><td>{jid}</td><td>broken</td><td colspan=2>{_text(exc)}</td></tr>"
+    candidates = job.get("candidates")
+    return (
+        f"<tr><td><a href='/optimize/{jid}'>{jid}</a></td>"
+        f"<td>{_text(job.get('status', ''))}</td>"
+        f"<td>{_text(job.get('outcome', ''))}</td>"
+        f"<td>{len(candidates) if isinstance(candidates, list) else 0}</td></tr>"
+    )
+
+
+def index_page(state: Path) -> str:
+    """Run list with links, a compare form, and optimization jobs; a broken run is listed
+    as broken and the rest still renders."""
+    rows = [r for n, f in _folders(state / "runs") if (r := _run_row(n, f)) is not None]
     table = (
         "<table><tr><th>Run</th><th>Name</th><th>Status</th><th>Tasks</th><th>Score</th>"
         "<th>Pass</th><th>Errors</th></tr>" + "".join(rows) + "</table>"
@@ -62,20 +132,7 @@ def index_page(state: Path) -> str:
         "<form action='/compare'>Compare run <input name='a' size=24> with "
         "<input name='b' size=24> <button>compare</button></form>"
     )
-    jobs = []
-    opt_dir = state / "optimize"
-    for folder in sorted(opt_dir.iterdir(), reverse=True) if opt_dir.is_dir() else []:
-        job_file = folder / "job.json"
-        if not job_file.is_file():
-            continue
-        job = json.loads(job_file.read_text(encoding="utf-8"))
-        jid = html.escape(folder.name)
-        jobs.append(
-            f"<tr><td><a href='/optimize/{jid}'>{jid}</a></td>"
-            f"<td>{html.escape(str(job.get('status', '')))}</td>"
-            f"<td>{html.escape(str(job.get('outcome', '')))}</td>"
-            f"<td>{len(job.get('candidates', []))}</td></tr>"
-        )
+    jobs = [r for n, f in _folders(state / "optimize") if (r := _job_row(n, f)) is not None]
     job_table = (
         "<h2>Optimization jobs</h2><table><tr><th>Job</th><th>Status</th><th>Outcome</th>"
         "<th>Candidates</th></tr>" + "".join(jobs) + "</table>"
@@ -85,34 +142,37 @@ def index_page(state: Path) -> str:
     return _page("agentopt runs", f"<h1>Runs</h1>{table}{compare}{job_table}")
 
 
+def _results_of(state: Path, run_id: str) -> Path | None:
+    runs = real_child(state, "runs")
+    folder = real_child(runs, run_id) if runs is not None else None
+    return real_child(folder, "results.json") if folder is not None else None
+
+
 def run_page(state: Path, run_id: str) -> str | None:
     """The run's full HTML report, or None when there is no such run."""
-    path = state / "runs" / run_id / "results.json"
-    if "/" in run_id or ".." in run_id or not path.is_file():
-        return None
-    return render_html(load_results(path))
+    path = _results_of(state, run_id)
+    return render_html(load_results(path)) if path is not None else None
 
 
 def compare_page(state: Path, base_id: str, current_id: str) -> str | None:
     """Per-task and per-evaluator deltas of `current` against `base`."""
-    paths = [state / "runs" / rid / "results.json" for rid in (base_id, current_id)]
-    if any("/" in r or ".." in r for r in (base_id, current_id)) or not all(
-        p.is_file() for p in paths
-    ):
+    base, current = _results_of(state, base_id), _results_of(state, current_id)
+    if base is None or current is None:
         return None
-    comp = compare_runs(load_results(paths[0]), load_results(paths[1]))
+    comp = compare_runs(load_results(base), load_results(current))
     body = _rich_html(lambda console: render_comparison(comp, console))
     return _page(f"{current_id} vs {base_id}", body)
 
 
 def job_page(state: Path, job_id: str) -> str | None:
     """An optimization job's own HTML report, else its job.json."""
-    folder = state / "optimize" / job_id
-    if "/" in job_id or ".." in job_id or not folder.is_dir():
+    jobs = real_child(state, "optimize")
+    folder = real_child(jobs, job_id) if jobs is not None else None
+    if folder is None or not folder.is_dir():
         return None
-    report = folder / "report.html"
-    if report.is_file():
-        return report.read_text(encoding="utf-8")
-    job = folder / "job.json"
-    text = job.read_text(encoding="utf-8") if job.is_file() else "{}"
-    return _page(job_id, f"<h1>Job {html.escape(job_id)}</h1><pre>{html.escape(text)}</pre>")
+    report = real_child(folder, "report.html")
+    if report is not None:
+        return report.read_text(encoding="utf-8", errors="replace")
+    job = real_child(folder, "job.json")
+    text = job.read_text(encoding="utf-8", errors="replace") if job is not None else "{}"
+    return _page(job_id, f"<h1>Job {_text(job_id)}</h1><pre>{_text(text)}</pre>")

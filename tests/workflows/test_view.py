@@ -70,3 +70,74 @@ def test_view_unknown_pages_are_404(project: Path, path: str) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def raw_get(port: int, path: str, host: str | None) -> tuple[int, str]:
+    """A GET with exactly this Host header (urllib would always send the right one)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.putrequest("GET", path, skip_host=True)
+        if host is not None:
+            conn.putheader("Host", host)
+        conn.endheaders()
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def served(project: Path):
+    ids = make_runs(project, 1)
+    server = make_server(project / ".agentopt", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1], ids
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_view_refuses_other_host_names_dns_rebinding(served) -> None:
+    port, (run_id,) = served
+    for host in ("evil.example.com", f"evil.example.com:{port}", "127.0.0.1:1", None, ""):
+        status, body = raw_get(port, f"/runs/{run_id}", host)
+        assert status == 403, host
+        assert "q0" not in body
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}"):
+        assert raw_get(port, f"/runs/{run_id}", host)[0] == 200, host
+
+
+def test_a_broken_run_is_listed_as_broken_and_the_index_still_renders(
+    project: Path, served
+) -> None:
+    port, (run_id,) = served
+    broken = project / ".agentopt" / "runs" / "20990101-000000-bad000"
+    broken.mkdir()
+    (broken / "results.json").write_text('{"run": {"id": ', encoding="utf-8")
+    status, index = raw_get(port, "/", f"127.0.0.1:{port}")
+    assert status == 200
+    assert run_id in index and "20990101-000000-bad000" in index and "broken" in index
+    status, page = raw_get(port, "/runs/20990101-000000-bad000", f"127.0.0.1:{port}")
+    assert status == 500 and "not valid JSON" in page
+
+
+def test_a_run_folder_linked_from_outside_is_not_served(project: Path, tmp_path: Path, served):
+    port, (run_id,) = served
+    outside = tmp_path / "elsewhere"
+    (outside / "secret-run").mkdir(parents=True)
+    real = project / ".agentopt" / "runs" / run_id / "results.json"
+    (outside / "secret-run" / "results.json").write_bytes(real.read_bytes())
+    runs = project / ".agentopt" / "runs"
+    (runs / "20990101-000000-link00").symlink_to(outside / "secret-run")
+    assert raw_get(port, "/runs/20990101-000000-link00", f"127.0.0.1:{port}")[0] == 404
+    status, index = raw_get(port, "/", f"127.0.0.1:{port}")
+    assert status == 200 and "refused" in index
+    assert "href='/runs/20990101-000000-link00'" not in index
+    # a results.json that is itself a link out of .agentopt/ is not served either
+    folder = runs / "20990101-000000-link01"
+    folder.mkdir()
+    (folder / "results.json").symlink_to(outside / "secret-run" / "results.json")
+    assert raw_get(port, "/runs/20990101-000000-link01", f"127.0.0.1:{port}")[0] == 404
