@@ -23,6 +23,21 @@ _PATTERNS = [
 ]
 
 
+def looks_like_secret(value: str) -> bool:
+    """True for text shaped like a credential rather than a name: a known key prefix, or a
+    long run of letters and digits mixed without separators (`3f9aQ7...`, a JWT, a hex key).
+    Environment variable names (`LAB_API_KEY`) and model names do not match."""
+    if any(p.search(value) for p in _PATTERNS[2:]):
+        return True
+    compact = value.strip()
+    if len(compact) < 20 or re.search(r"[_\s]", compact):
+        return False
+    has_digit = any(ch.isdigit() for ch in compact)
+    has_lower = any(ch.islower() for ch in compact)
+    has_upper = any(ch.isupper() for ch in compact)
+    return has_digit and (has_lower or has_upper) and sum(ch.isdigit() for ch in compact) >= 4
+
+
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of env vars that look like secrets, longest first (so substrings mask last)."""
     env = os.environ if environ is None else environ

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentopt.core.errors import ModelCallError
+from agentopt.core.redaction import redact_data
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
 from agentopt.models.cache import ResponseCache, chat_cache_key, embed_cache_key
 from agentopt.models.calllog import log_limiter_event, log_request, log_response
@@ -149,7 +150,10 @@ class CallLayer:
                 repeat=repeat,
             )
             if self.settings.use_cache:
-                hit = _cached_response(await self._cache.get(key))
+                # Masked on the way out too: a row an older version stored, or one holding a
+                # secret that was not known when it was written, is never replayed verbatim.
+                secrets = list(getattr(provider, "secrets", []))
+                hit = _cached_response(redact_data(await self._cache.get(key), secrets))
                 if hit is not None:
                     self.ledger.record_hit(pool)
                     return hit.model_copy(update={"provider": ref.provider})
@@ -184,6 +188,9 @@ class CallLayer:
         )
         if key is not None and self._cache is not None and _is_complete(response):
             payload = response.model_dump(mode="json", exclude={"cached", "latency_s", "cost_usd"})
+            # The same matcher as results and reports: a server that echoes the request's
+            # Authorization header must not leave the key in cache.sqlite (a CI artifact).
+            payload = redact_data(payload, secrets)
             await self._cache.put(
                 key, kind="chat", provider=ref.type, model=ref.model, payload=payload
             )

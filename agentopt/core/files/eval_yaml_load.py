@@ -26,6 +26,7 @@ from agentopt.core.files.eval_yaml import (
 )
 from agentopt.core.files.problems import Collector, KeyPath, describe
 from agentopt.core.files.yaml_source import parse_yaml, read_text
+from agentopt.core.redaction import looks_like_secret
 
 # (old path, new path): read the old spelling as the new one.
 ALIASES: tuple[tuple[KeyPath, KeyPath], ...] = (
@@ -162,6 +163,7 @@ def _prepare(c: Collector, data: dict[str, Any]) -> None:
             elif not isinstance(entry, dict):
                 c.error(("evaluators", i), f"expected a name or a mapping, found {describe(entry)}")
     if isinstance(data.get("options"), dict):
+        _prepare_providers(c, data["options"])
         opt = data["options"].get("optimization_config")
         if opt is None and "optimization_config" in data["options"]:
             data["options"].pop("optimization_config")
@@ -177,17 +179,43 @@ def _prepare(c: Collector, data: dict[str, Any]) -> None:
     headers = agent.get("headers")
     if isinstance(headers, dict):
         for name, value in headers.items():
-            env = (
-                value.strip()[2:-1] if isinstance(value, str) and value.startswith("${") else value
-            )
-            if not isinstance(env, str) or not _ENV_NAME_RE.match(env):
-                c.error(
-                    ("agent", "headers", name),
-                    f"expected the name of an environment variable holding the value "
-                    f"(never the secret itself), found {describe(value)}",
-                )
-            else:
+            env = _env_name(c, ("agent", "headers", name), value)
+            if env is not None:
                 headers[name] = env
+
+
+def _prepare_providers(c: Collector, options: dict[str, Any]) -> None:
+    providers = options.get("providers")
+    if not isinstance(providers, dict):
+        return
+    for pname, provider in providers.items():
+        if not isinstance(provider, dict):
+            continue
+        path: KeyPath = ("options", "providers", pname)
+        if provider.get("api_key_env") is not None:
+            env = _env_name(c, (*path, "api_key_env"), provider["api_key_env"])
+            provider["api_key_env"] = env or provider["api_key_env"]
+        headers = provider.get("headers")
+        if isinstance(headers, dict):
+            for hname, value in headers.items():
+                env = _env_name(c, (*path, "headers", hname), value)
+                headers[hname] = env or value
+
+
+def _env_name(c: Collector, path: KeyPath, value: Any) -> str | None:
+    """The environment variable a secret is read from (`NAME` or `${NAME}`). Anything else is
+    refused WITHOUT showing it: a value pasted here by mistake is usually the secret itself."""
+    env = value.strip()[2:-1] if isinstance(value, str) and value.startswith("${") else value
+    if isinstance(env, str) and _ENV_NAME_RE.match(env) and not looks_like_secret(env):
+        return env
+    found = describe(value) if not isinstance(value, str) else "a value that is not a variable name"
+    c.error(
+        path,
+        "expected the name of an environment variable holding the secret (like LAB_API_KEY), "
+        f"found {found} (not shown: it may be the secret itself); put the secret in an "
+        "environment variable and name the variable here",
+    )
+    return None
 
 
 def _prepare_instruction(c: Collector, agent: dict[str, Any]) -> None:
