@@ -4,14 +4,41 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentopt.core.errors import ConfigError
+
 STATE_DIR = ".agentopt"
 REGISTRY_DIR = Path(".azure") / ".foundry"
 AGENT_CONFIGS_DIR = ".agent_configs"
 
 
+def inside_project(project: Path, path: Path, what: str) -> Path:
+    """`path`, after checking that it resolves inside `project`: a folder agentopt writes to
+    (the registry, `.agentopt/`, a run or job folder) that is a link to somewhere else would
+    make it write outside the project, so it is refused with the link named.
+
+    Raises:
+        ConfigError: naming the folder, where it leads, and what to do.
+    """
+    root = Path(project).resolve()
+    target = Path(path)
+    try:
+        resolved = target.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop
+        raise ConfigError(f"{what} {target} cannot be resolved: {exc}") from None
+    try:
+        resolved.relative_to(root)
+    except ValueError:
+        raise ConfigError(
+            f"{what} {target} leads outside the project (to {resolved}); agentopt reads and "
+            "writes only inside the project",
+            hint=f"replace the link {target} by a real folder (move its content in)",
+        ) from None
+    return target
+
+
 def state_dir(project: Path) -> Path:
     """`.agentopt/` in the project; created on first use with a .gitignore entry."""
-    d = Path(project) / STATE_DIR
+    d = inside_project(project, Path(project) / STATE_DIR, "the state folder")
     if not d.exists():
         d.mkdir(parents=True, exist_ok=True)
         _ensure_gitignored(Path(project))
@@ -23,15 +50,15 @@ def cache_path(project: Path) -> Path:
 
 
 def runs_dir(project: Path) -> Path:
-    return state_dir(project) / "runs"
+    return inside_project(project, state_dir(project) / "runs", "the runs folder")
 
 
 def optimize_dir(project: Path) -> Path:
-    return state_dir(project) / "optimize"
+    return inside_project(project, state_dir(project) / "optimize", "the optimize folder")
 
 
 def registry_dir(project: Path) -> Path:
-    return Path(project) / REGISTRY_DIR
+    return inside_project(project, Path(project) / REGISTRY_DIR, "the registry folder")
 
 
 def templates_dir() -> Path:

@@ -30,7 +30,7 @@ from agentopt.core.files.evaluator_yaml import (
 )
 from agentopt.core.files.rubric import RubricDimension
 from agentopt.core.ids import utc_now_iso
-from agentopt.core.paths import registry_dir
+from agentopt.core.paths import inside_project, registry_dir
 from agentopt.registry.hashing import (
     BYTES,
     CANONICAL,
@@ -334,6 +334,7 @@ class Registry:
             version = str(int(version) + 1)
             rel = f"{kind}/{version_file_name(name, version, ext)}"
             path = self.root / rel
+        inside_project(self.project_dir, path, "the registry file")  # `datasets/` as a link
         write_bytes_atomic(path, render(version))
         versions[version] = VersionEntry(
             sha256=sha(CANONICAL),

@@ -23,7 +23,7 @@ from agentopt.core.files.agent_config import write_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import append_entry
-from agentopt.core.paths import optimize_dir
+from agentopt.core.paths import inside_project, optimize_dir
 
 CANDIDATES = "candidates"
 
@@ -34,7 +34,9 @@ class JobStore:
     def __init__(self, project: Path, job_id: str | None = None) -> None:
         self.project = Path(project)
         self.job_id = job_id or new_id()
-        self.dir = optimize_dir(self.project) / self.job_id
+        self.dir = inside_project(
+            self.project, optimize_dir(self.project) / self.job_id, "the job folder"
+        )
 
     @classmethod
     def open_existing(cls, project: Path, job_id: str) -> JobStore:

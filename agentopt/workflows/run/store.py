@@ -19,7 +19,7 @@ from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import append_entry
-from agentopt.core.paths import runs_dir
+from agentopt.core.paths import inside_project, runs_dir
 
 
 class RunStore:
@@ -27,7 +27,7 @@ class RunStore:
 
     def __init__(self, project: Path, run_id: str | None = None) -> None:
         self.run_id = run_id or new_id()
-        self.dir = runs_dir(project) / self.run_id
+        self.dir = inside_project(project, runs_dir(project) / self.run_id, "the run folder")
         self.dir.mkdir(parents=True, exist_ok=True)
 
     @classmethod
