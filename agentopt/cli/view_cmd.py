@@ -46,7 +46,8 @@ def make_server(state: Path, port: int) -> ThreadingHTTPServer:
 
         def do_GET(self) -> None:
             host = (self.headers.get("Host") or "").strip().lower()
-            if host not in allowed_hosts(self.server.server_address[1]):
+            port = int(self.server.server_address[1])  # type: ignore[index]
+            if host not in allowed_hosts(port):
                 self._send(403, "<h1>Forbidden</h1><p>agentopt view answers only to "
                            "127.0.0.1 and localhost.</p>")  # fmt: skip
                 return
