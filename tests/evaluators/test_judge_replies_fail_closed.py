@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from agentopt.datasets.task import Criterion
+from agentopt.contracts.task import Criterion
 from agentopt.evaluators import EvalSample
 from agentopt.evaluators.judges.judge_base import ScoreReply
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
