@@ -77,4 +77,9 @@ def root(
 
 def main() -> None:
     """Console-script entry point."""
+    for stream in (sys.stdout, sys.stderr):
+        # Whatever a user file holds (a lone surrogate, say), printing it never raises.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     app(prog_name="agentopt")

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from agentopt.cli.context import STATE
-from agentopt.core.errors import AgentoptError, InputError
+from agentopt.core.errors import AgentoptError, InputError, printable
 from agentopt.core.redaction import redact
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,11 +25,11 @@ def report_error(err: AgentoptError) -> None:
             colour = "red" if p.severity == "error" else "yellow"
             con.print(f"[{colour}]{p.severity}:[/] {escape(redact(str(p)))}", soft_wrap=True)
         if not errors:
-            con.print(f"[red]error:[/] {escape(redact(err.message))}", soft_wrap=True)
+            con.print(f"[red]error:[/] {escape(redact(printable(err.message)))}", soft_wrap=True)
     else:
-        con.print(f"[red]error:[/] {escape(redact(err.message))}", soft_wrap=True)
+        con.print(f"[red]error:[/] {escape(redact(printable(err.message)))}", soft_wrap=True)
     if err.hint:
-        con.print(f"  → {escape(redact(err.hint))}", soft_wrap=True)
+        con.print(f"  → {escape(redact(printable(err.hint)))}", soft_wrap=True)
 
 
 def handle_errors(fn: F) -> F:

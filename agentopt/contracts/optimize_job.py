@@ -7,14 +7,14 @@ reported on from its file alone, in this process or a later one.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from agentopt.contracts.record import Record, VersionedRecord
-from agentopt.core.errors import ConfigError
+from agentopt.core.errors import ConfigError, InputError
+from agentopt.core.files import bounded
 
 JobStatus = Literal["running", "completed", "interrupted", "failed", "cancelled"]
 Termination = Literal["completed", "budget_exhausted", "screening_stalled", "interrupted"]
@@ -252,7 +252,9 @@ class JobRecord(VersionedRecord):
 def load_job(path: Path) -> JobRecord:
     """Read a job.json (ConfigError naming the file when it is unreadable)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = bounded.loads(bounded.read_text(Path(path), kind="results"))
         return JobRecord.model_validate(data)
-    except (OSError, ValueError) as exc:
+    except InputError as exc:
+        raise ConfigError(problems=exc.problems) from None
+    except ValueError as exc:
         raise ConfigError.at(str(path), "", f"not a readable optimize job file: {exc}") from None

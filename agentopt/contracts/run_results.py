@@ -14,6 +14,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from agentopt.contracts.record import Record, VersionedRecord, parse_record
 from agentopt.contracts.task_record import TaskOutcome
 from agentopt.core.errors import InputError
+from agentopt.core.files import bounded
 from agentopt.core.redaction import redact_data
 
 RunStatus = Literal[
@@ -209,9 +210,7 @@ def load_results(path: Path) -> RunResults:
     """Read a results.json; a broken file is an InputError naming the file and key path."""
     shown = str(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError.at(shown, "", "file not found") from exc
+        data = bounded.loads(bounded.read_text(Path(path), shown=shown, kind="results"))
     except json.JSONDecodeError as exc:
         raise InputError.at(shown, f"line {exc.lineno}", f"not valid JSON: {exc.msg}") from exc
     return parse_results(data, source=shown)

@@ -19,6 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def printable(text: str) -> str:
+    """`text` with what no terminal can print escaped: a lone surrogate (from a JSON
+    `"\\ud800"` or a file name that is not UTF-8) becomes `\\ud800` instead of raising
+    UnicodeEncodeError while the error message is printed."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with one input, located precisely enough to fix it.
@@ -39,7 +48,7 @@ class Problem:
         where = self.file
         if self.location:
             where = f"{where}:{self.location}" if where else self.location
-        return f"{where}: {self.message}" if where else self.message
+        return printable(f"{where}: {self.message}" if where else self.message)
 
 
 class AgentoptError(Exception):
@@ -53,7 +62,7 @@ class AgentoptError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return self.message if not self.hint else f"{self.message}\n  → {self.hint}"
+        return printable(self.message if not self.hint else f"{self.message}\n  → {self.hint}")
 
 
 class InputError(AgentoptError):

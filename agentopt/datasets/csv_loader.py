@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from agentopt.contracts.task import Task
+from agentopt.core.files import bounded
 from agentopt.datasets.foundry import (
     QUERY_KEYS,
     SYNONYMS,
@@ -24,7 +25,7 @@ from agentopt.datasets.foundry import (
     assign_names,
     task_from_record,
 )
-from agentopt.datasets.problems import ProblemLog, did_you_mean
+from agentopt.datasets.problems import ProblemLog, describe, did_you_mean
 
 JSON_COLUMNS = ("criteria", "metadata", "tool_mocks", "turns", "evaluators")
 INT_COLUMNS = ("desired_num_turns",)
@@ -127,7 +128,7 @@ def _record(cells: dict[str, str], ctx: RecordContext) -> dict[str, Any] | None:
             continue
         if column in JSON_COLUMNS or (column == "tags" and cell.lstrip().startswith("[")):
             try:
-                record[column] = json.loads(cell)
+                record[column] = bounded.loads(cell)
             except json.JSONDecodeError as err:
                 ctx.error(column, f"expected JSON in this cell, found invalid JSON ({err.msg})")
                 ok = False
@@ -137,7 +138,7 @@ def _record(cells: dict[str, str], ctx: RecordContext) -> dict[str, Any] | None:
             try:
                 record[column] = int(cell)
             except ValueError:
-                ctx.error(column, f'expected a whole number, found "{cell}"')
+                ctx.error(column, f"expected a whole number, found {describe(cell)}")
                 ok = False
         else:
             record[column] = cell

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from agentopt.contracts.task import Task
+from agentopt.core.files import bounded
 from agentopt.datasets.foundry import (
     RecordContext,
     UnknownKeys,
@@ -32,7 +33,7 @@ def load_jsonl(text: str, file: str) -> tuple[list[Task], ProblemLog]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = bounded.loads(line)
         except json.JSONDecodeError as err:
             log.error(
                 f"line {n}",
@@ -61,7 +62,7 @@ def load_jsonl(text: str, file: str) -> tuple[list[Task], ProblemLog]:
 
 def _is_one_json_document(text: str) -> bool:
     try:
-        value = json.loads(text)
+        value = bounded.loads(text)
     except json.JSONDecodeError:
         return False
     return isinstance(value, dict | list) and len(text.strip().splitlines()) > 1

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.contracts.task import Dataset, LegacyUpgrade
-from agentopt.core.errors import Problem
+from agentopt.core.errors import InputError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.m365_schemas import newest_known_version
 from agentopt.datasets.csv_loader import load_csv
 from agentopt.datasets.foundry import QUERY_KEYS
@@ -72,10 +73,10 @@ def resolve_dataset_path(path: str | Path) -> Path:
 
 
 def _resolve(path: Path, log: ProblemLog) -> Path | None:
-    if not path.exists():
+    if not bounded.exists(path):
         log.error("", "expected a dataset file or folder, found nothing at this path")
         return None
-    if not path.is_dir():
+    if not bounded.is_dir(path):
         return path
     for pattern in ("*.jsonl", "*.json"):
         found = sorted(p for p in path.glob(pattern) if p.is_file())
@@ -113,11 +114,12 @@ def _load(path: Path, label: str, *, strict: bool, upgrade: bool) -> _Outcome:
             f"found a {suffix or 'extensionless'} file",
         )
         return _Outcome(log)
-    data = resolved.read_bytes()
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        log.error("", f"expected UTF-8 text, found a byte that is not UTF-8 at offset {err.start}")
+        data = bounded.read_bytes(resolved, shown=label, kind="dataset")
+        text = bounded.decode(data, label)
+    except InputError as err:
+        for problem in err.problems:
+            log.error(problem.location, problem.message)
         return _Outcome(log)
     if suffix in JSONL_SUFFIXES:
         tasks, log = load_jsonl(text, label)
@@ -128,7 +130,9 @@ def _load(path: Path, label: str, *, strict: bool, upgrade: bool) -> _Outcome:
     else:
         dataset, log = _load_json(text, resolved, label, strict=strict, upgrade=upgrade)
     if dataset is not None and not log.errors:
-        dataset.sha256 = hashlib.sha256(resolved.read_bytes()).hexdigest()
+        if dataset.upgrade is not None:  # rewritten in place: the hash is of the new bytes
+            data = bounded.read_bytes(resolved, shown=label, kind="dataset")
+        dataset.sha256 = hashlib.sha256(data).hexdigest()
         dataset.warnings = log.warnings
     return _Outcome(log, dataset)
 
@@ -142,7 +146,7 @@ def _load_json(
         log.error("", "expected an M365 eval document or task JSON lines, found an empty file")
         return None, log
     try:
-        data: Any = json.loads(text)
+        data: Any = bounded.loads(text)
     except json.JSONDecodeError as err:
         if _first_line_is_object(lines[0]):
             return _as_jsonl(text, label)
@@ -237,6 +241,6 @@ def _load_legacy(
 
 def _first_line_is_object(line: str) -> bool:
     try:
-        return isinstance(json.loads(line), dict)
+        return isinstance(bounded.loads(line), dict)
     except json.JSONDecodeError:
         return False

@@ -31,6 +31,7 @@ from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.files.yaml_source import read_text
 from agentopt.core.redaction import redact
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, flat_options
 
@@ -62,11 +63,13 @@ def load_first_class(path: Path, name: str) -> type:
     """The first top-level class defined in `path` (M365 custom evaluator convention)."""
     shown = f"{CUSTOM_DIR}/{name}/{path.name}"
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = ast.parse(read_text(path, shown=shown, kind="text"), filename=str(path))
     except SyntaxError as exc:
         raise ConfigError(
             problems=[Problem(shown, f"line {exc.lineno}", f"invalid Python: {exc.msg}")]
         ) from exc
+    except (RecursionError, MemoryError, ValueError) as exc:  # too deep, a NUL byte
+        raise ConfigError(problems=[Problem(shown, "", f"invalid Python: {exc}")]) from None
     class_name = next((n.name for n in tree.body if isinstance(n, ast.ClassDef)), None)
     if class_name is None:
         raise ConfigError(

@@ -11,7 +11,6 @@ missing or half-written file.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.atomic import write_bytes_atomic, write_json_atomic
 from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.evaluator_yaml import (
     EvaluatorSpec,
     RubricDefinition,
@@ -29,6 +29,7 @@ from agentopt.core.files.evaluator_yaml import (
     parse_evaluator_yaml,
 )
 from agentopt.core.files.rubric import RubricDimension
+from agentopt.core.files.yaml_source import load_json, read_text
 from agentopt.core.ids import utc_now_iso
 from agentopt.core.paths import inside_project, registry_dir
 from agentopt.registry.hashing import (
@@ -180,7 +181,7 @@ class Registry:
 
     def read_evaluator(self, name: str, version: str | None = None) -> EvaluatorSpec:
         path = self.lookup("evaluators", name, version)
-        return parse_evaluator_yaml(path.read_text(encoding="utf-8"), str(path))
+        return parse_evaluator_yaml(read_text(path, kind="yaml"), str(path))
 
     def edited_versions(self, kind: AssetKind, name: str) -> list[tuple[str, Path]]:
         """Versions of `name` whose file no longer matches its sha256 (edited by hand)."""
@@ -350,9 +351,9 @@ class Registry:
         if not self.index_path.is_file():
             return {}
         try:
-            data = json.loads(self.index_path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise ConfigError.at(str(self.index_path), "", f"invalid JSON: {exc}") from None
+            data = load_json(self.index_path)
+        except InputError as exc:
+            raise ConfigError(problems=exc.problems) from None
         if not isinstance(data, dict):
             raise ConfigError.at(str(self.index_path), "", "expected a JSON object")
         return data
@@ -402,7 +403,7 @@ class Registry:
         """The file's hash under `scheme`; "" for an evaluator YAML that no longer parses."""
         ext = path.suffix.lstrip(".").lower()
         try:
-            return file_sha256(kind, path.read_bytes(), ext, scheme)
+            return file_sha256(kind, bounded.read_bytes(path, kind="dataset"), ext, scheme)
         except (InputError, UnicodeDecodeError):
             return ""
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from agentopt.core.errors import AgentoptError, Problem
+from agentopt.core.errors import AgentoptError, InputError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.eval_yaml_load import load_eval_config, validate_eval_config
 from agentopt.core.files.evaluator_yaml import evaluator_yaml_problems
 from agentopt.core.files.rubric import rubric_problems
+from agentopt.core.files.yaml_source import load_json, parse_yaml, read_text
 from agentopt.datasets import load_dataset, validate_dataset
 
 EVALUATOR_YAML_MARKS = {"type", "definition", "threshold", "created_at"}
@@ -56,7 +56,7 @@ class FileReport:
 
 def _json_kind(text: str) -> tuple[str, Any]:
     try:
-        data = json.loads(text)
+        data = bounded.loads(text)
     except json.JSONDecodeError:
         return "task dataset (JSON lines)", None
     if isinstance(data, list) and data and all(isinstance(x, dict) for x in data):
@@ -81,13 +81,16 @@ def detect_kind(path: Path) -> str:
         return "task dataset"
     if suffix == ".csv":
         return "task dataset (CSV)"
-    text = path.read_text(encoding="utf-8", errors="replace")
+    if suffix not in (".json", ".yaml", ".yml"):
+        return "unknown"
+    # Only to tell the kind: decoding problems are reported by the loader that reads it.
+    text = bounded.read_bytes(path, kind="dataset").decode("utf-8", errors="replace")
     if suffix == ".json":
         return _json_kind(text)[0]
     if suffix in (".yaml", ".yml"):
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
+            data = parse_yaml(text, str(path))[0]
+        except InputError:
             return "eval.yaml"
         if isinstance(data, dict) and _is_evaluator_yaml(data):
             return "evaluator YAML"
@@ -104,9 +107,14 @@ def validate_file(path: Path, *, strict: bool = False, upgrade: bool = False) ->
     """One file's report; never raises for bad content. With `upgrade`, a legacy M365 file
     that loads is rewritten in the versioned shape (after a backup), like `eval run` does."""
     shown = str(path)
-    if not path.exists():
-        return FileReport(path, "missing", [Problem(shown, "", "no such file or folder")])
-    kind = detect_kind(path)
+    try:
+        if not path.exists():
+            return FileReport(path, "missing", [Problem(shown, "", "no such file or folder")])
+        kind = detect_kind(path)
+    except AgentoptError as err:
+        return FileReport(path, "unreadable", _problems(err, shown))
+    except OSError as err:  # a name too long for the file system, a loop of links
+        return FileReport(path, "unreadable", [Problem(shown, "", f"cannot read: {err.strerror}")])
     try:
         if upgrade and kind == "M365 eval document (legacy)":
             dataset = load_dataset(path, upgrade=True)
@@ -115,9 +123,9 @@ def validate_file(path: Path, *, strict: bool = False, upgrade: bool = False) ->
         if kind.startswith(("task dataset", "M365")):
             problems = validate_dataset(path, strict=strict)
         elif kind == "rubric":
-            problems = rubric_problems(json.loads(path.read_text(encoding="utf-8")), shown)
+            problems = rubric_problems(load_json(path, shown=shown), shown)
         elif kind == "evaluator YAML":
-            problems = evaluator_yaml_problems(path.read_text(encoding="utf-8"), shown)
+            problems = evaluator_yaml_problems(read_text(path, shown=shown, kind="yaml"), shown)
         elif kind == "eval.yaml":
             problems = validate_eval_config(path) + _suite_problems(path)
         else:
@@ -130,8 +138,12 @@ def validate_file(path: Path, *, strict: bool = False, upgrade: bool = False) ->
                 )
             ]
     except AgentoptError as err:
-        problems = list(getattr(err, "problems", [])) or [Problem(shown, "", err.message)]
+        problems = _problems(err, shown)
     return FileReport(path, kind, problems)
+
+
+def _problems(err: AgentoptError, shown: str) -> list[Problem]:
+    return list(getattr(err, "problems", [])) or [Problem(shown, "", err.message)]
 
 
 def _suite_problems(path: Path) -> list[Problem]:

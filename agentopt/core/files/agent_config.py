@@ -15,11 +15,12 @@ from typing import Any
 
 from agentopt.core.atomic import write_json_atomic, write_text_atomic
 from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import AgentDefinition, McpServer, Skill
 from agentopt.core.files.problems import Collector, describe, expect_int, expect_str
 from agentopt.core.files.skills import load_skills, render_skill, skill_folder_name
 from agentopt.core.files.tools_json import check_tool_mocks, check_tools
-from agentopt.core.files.yaml_source import dump_yaml, load_json, load_yaml
+from agentopt.core.files.yaml_source import dump_yaml, load_json, load_yaml, read_text
 from agentopt.core.ids import timestamp
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 
@@ -57,7 +58,7 @@ def load_agent_config(
         ConfigError: every error found, each naming its file and key.
     """
     path = Path(path)
-    meta_path = path / METADATA_FILE if path.is_dir() else path
+    meta_path = path / METADATA_FILE if bounded.is_dir(path) else path
     folder = meta_path.parent
     data, lines = load_yaml(meta_path, shown=str(meta_path))
     c = Collector(str(meta_path), lines)
@@ -77,14 +78,14 @@ def load_agent_config(
     tool_mocks = _mocks(folder, tools_file, tools, others)
     skills: list[Skill] = []
     skill_dir = _path_key(c, folder, data, "skill_dir", default="skills")
-    if skill_dir is not None and skill_dir.is_dir():
+    if skill_dir is not None and bounded.is_dir(skill_dir):
         skills, sc = load_skills(skill_dir, str(skill_dir))
         others.extend(sc.problems)
     elif "skill_dir" in data and skill_dir is not None:
         c.error(("skill_dir",), f"expected a folder of skills, found nothing at {skill_dir}")
     temperature = _temperature(c, data.get("temperature"))
     tools_module = _path_key(c, folder, data, "tools_module", default="tools.py")
-    if tools_module is not None and not tools_module.is_file():
+    if tools_module is not None and not bounded.is_file(tools_module):
         if "tools_module" in data:
             c.error(("tools_module",), f"expected a Python file, found nothing at {tools_module}")
         tools_module = None
@@ -212,11 +213,11 @@ def _instructions(c: Collector, folder: Path, data: dict[str, Any]) -> str | Non
     path = _path_key(c, folder, data, "instruction_file", default="instructions.md")
     if path is None:
         return None
-    if not path.is_file():
+    if not bounded.is_file(path):
         if "instruction_file" in data:
             c.error(("instruction_file",), f"expected a markdown file, found nothing at {path}")
         return None
-    return path.read_text(encoding="utf-8").rstrip()
+    return read_text(path, kind="text").rstrip()
 
 
 def _tools(
@@ -226,7 +227,7 @@ def _tools(
     path = _path_key(c, folder, data, key, default="tools.json")
     if path is None:
         return [], None
-    if not path.is_file():
+    if not bounded.is_file(path):
         if key in data:
             c.error((key,), f"expected a tools JSON file, found nothing at {path}")
         return [], None
@@ -244,7 +245,7 @@ def _mocks(
     folder: Path, tools_file: Path | None, tools: list[dict[str, Any]], others: list[Problem]
 ) -> dict[str, Any] | None:
     path = (tools_file.parent if tools_file else folder) / TOOL_MOCKS_FILE
-    if not path.is_file():
+    if not bounded.is_file(path):
         return None
     mc = Collector(str(path))
     try:

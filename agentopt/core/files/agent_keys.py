@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import Skill
 from agentopt.core.files.problems import Collector, KeyPath, describe
 from agentopt.core.files.tools_json import check_tools
+from agentopt.core.files.yaml_source import read_text
 
 PROMPT_KINDS = ("prompt", "managed")
 """`managed` is what azd writes for a prompt agent whose model Foundry runs."""
@@ -132,8 +134,8 @@ def instructions(c: Collector, raw: Any, where: KeyPath, bases: list[Path]) -> s
         return raw.rstrip() or None
     for base in bases:
         candidate = base / text
-        if candidate.is_file():
-            return candidate.read_text(encoding="utf-8").rstrip()
+        if bounded.is_file(candidate):
+            return read_text(candidate, kind="text").rstrip()
     c.error(path, f'expected the instructions file "{text}", found nothing (looked in {bases[0]})')
     return None
 

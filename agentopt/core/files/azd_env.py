@@ -7,14 +7,14 @@ a CI job can override what `azd provision` wrote.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.files.yaml_source import load_json, read_text
 
 ENDPOINT_VARS = ("FOUNDRY_PROJECT_ENDPOINT", "AZURE_AI_PROJECT_ENDPOINT")
 DEPRECATED_ENDPOINT_VAR = "AZURE_AI_PROJECT_ENDPOINT"
@@ -79,9 +79,9 @@ def azd_env_name(
         return env["AZURE_ENV_NAME"]
     config = Path(root) / ".azure" / "config.json"
     try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        data = load_json(config)
+    except InputError:
+        return None  # no or no usable config.json: no default environment
     name = data.get("defaultEnvironment") if isinstance(data, dict) else None
     return name if isinstance(name, str) and name else None
 
@@ -132,7 +132,7 @@ def load_azd_environment(
         return AzdEnvironment(process=env)
     path = Path(root) / ".azure" / name / ".env"
     try:
-        values = parse_dotenv(path.read_text(encoding="utf-8"))
+        values = parse_dotenv(read_text(path, kind="text")) if path.is_file() else {}
     except OSError:
         values = {}
     return AzdEnvironment(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import AgentDefinition, Skill
 from agentopt.core.files.agent_keys import (
     HOSTED_KINDS,
@@ -32,7 +33,7 @@ from agentopt.core.files.agent_keys import (
 from agentopt.core.files.problems import Collector, KeyPath, describe
 from agentopt.core.files.skills import load_skills
 from agentopt.core.files.yaml_refs import BASE_KEY, resolve_refs
-from agentopt.core.files.yaml_source import load_yaml
+from agentopt.core.files.yaml_source import load_yaml, read_text
 
 AGENT_HOST = "azure.ai.agent"
 SKILL_HOST = "azure.ai.skill"
@@ -180,7 +181,7 @@ def resolve_service_agent(azure: AzureYaml, service: str) -> ServiceAgent:
                 skills=skills,
             )
         )
-    agent_file = next((folder / n for n in AGENT_YAML_NAMES if (folder / n).is_file()), None)
+    agent_file = next((folder / n for n in AGENT_YAML_NAMES if bounded.is_file(folder / n)), None)
     chosen = inline or (isinstance(config, dict) and has_kind(config))
     if agent_file is not None:
         layers.append(
@@ -204,7 +205,7 @@ def resolve_service_agent(azure: AzureYaml, service: str) -> ServiceAgent:
 def read_agent_folder(folder: Path) -> ServiceAgent | None:
     """The agent of a folder that has an agent.yaml but no azure.yaml (a Foundry sample copied
     on its own), or None when there is none."""
-    agent_file = next((folder / n for n in AGENT_YAML_NAMES if (folder / n).is_file()), None)
+    agent_file = next((folder / n for n in AGENT_YAML_NAMES if bounded.is_file(folder / n)), None)
     if agent_file is None:
         return None
     c = Collector(str(agent_file))
@@ -239,12 +240,14 @@ def merge_layers(
                     f"using {sources[key]}'s",
                 )
     if "instructions" not in fields:
-        sibling = next((folder / n for n in SIBLING_INSTRUCTIONS if (folder / n).is_file()), None)
+        sibling = next(
+            (folder / n for n in SIBLING_INSTRUCTIONS if bounded.is_file(folder / n)), None
+        )
         if sibling is not None:
-            text = sibling.read_text(encoding="utf-8").strip()
+            text = read_text(sibling, kind="text").strip()
             if text:
                 fields["instructions"], sources["instructions"] = text, sibling.name
-    if "skills" not in fields and (folder / SKILLS_FOLDER).is_dir():
+    if "skills" not in fields and bounded.is_dir(folder / SKILLS_FOLDER):
         found, sc = load_skills(folder / SKILLS_FOLDER, str(folder / SKILLS_FOLDER))
         c.problems.extend(Problem(p.file, p.location, p.message, "warning") for p in sc.problems)
         if found:

@@ -89,7 +89,9 @@ class AgentSection(BaseModel):
     def instruction_text(self) -> str | None:
         """The instructions, reading the file form; None when not set."""
         if isinstance(self.instruction, InstructionFile):
-            return self.instruction.file.read_text(encoding="utf-8")
+            from agentopt.core.files.yaml_source import read_text
+
+            return read_text(self.instruction.file, kind="text")
         return self.instruction
 
 

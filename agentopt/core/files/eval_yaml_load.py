@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agentopt.core.errors import InputError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.eval_yaml import (
     INTERNAL_FIELDS,
     DatasetRef,
@@ -374,7 +375,7 @@ def _resolve_paths(config: EvalConfig, base: Path) -> None:
 
 def _check_files(c: Collector, config: EvalConfig) -> None:
     def need(path: Path | None, where: KeyPath) -> None:
-        if path is not None and not path.exists():
+        if path is not None and not bounded.exists(path):
             c.error(where, f"expected an existing file or folder, found nothing at {path}")
 
     for key in _DATASET_KEYS:

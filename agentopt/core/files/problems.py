@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.errors import ConfigError, InputError, Problem, printable
 
 KeyPath = tuple[str | int, ...]
 
@@ -31,7 +31,9 @@ def describe(value: Any) -> str:
         return f"{str(value).lower()} (a boolean)"
     if isinstance(value, str):
         shown = value if len(value) <= 40 else value[:37] + "..."
-        return f'"{shown}"' if value else "an empty string"
+        return printable(f'"{shown}"') if value else "an empty string"
+    if isinstance(value, int) and abs(value) >= 10**40:
+        return f"an integer of {len(str(abs(value)))} digits"
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, dict):

@@ -9,9 +9,10 @@ from pathlib import Path
 import yaml
 
 from agentopt.core.errors import InputError
+from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import Skill
 from agentopt.core.files.problems import Collector, describe
-from agentopt.core.files.yaml_source import read_text
+from agentopt.core.files.yaml_source import parse_yaml, read_text
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 SAFE_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -26,9 +27,10 @@ def parse_skill(text: str, path: Path, c: Collector) -> Skill | None:
     match = _FRONT_MATTER.match(text)
     if match:
         try:
-            loaded = yaml.safe_load(match.group(1)) or {}
-        except yaml.YAMLError as exc:
-            c.error((), f"{path.name}: invalid front matter: {exc}")
+            loaded = parse_yaml(match.group(1), path.name)[0] or {}
+        except InputError as exc:
+            reason = "; ".join(p.message for p in exc.problems) or exc.message
+            c.error((), f"{path.name}: invalid front matter: {reason}")
             return None
         if not isinstance(loaded, dict):
             c.error(
@@ -60,7 +62,7 @@ def load_skills(skill_dir: Path, shown: str) -> tuple[list[Skill], Collector]:
     skills: list[Skill] = []
     seen: dict[str, str] = {}
     for path in sorted(skill_dir.rglob("*.md")):
-        if not path.is_file():
+        if not bounded.is_file(path):
             continue
         try:
             text = read_text(path, shown=str(path))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.core.errors import ConfigError, InputError
+from agentopt.core.files import bounded
 from agentopt.core.files.problems import KeyPath, describe, format_path
 from agentopt.core.files.yaml_source import load_json, load_yaml, read_text
 
@@ -51,7 +52,7 @@ def resolve_refs(
     if target in stack:
         chain = " → ".join(p.name for p in (*stack, target))
         raise ConfigError.at(str(holder), where, f"$ref cycle: {chain}")
-    if not target.is_file():
+    if not bounded.is_file(target):
         raise ConfigError.at(
             str(holder), where, f'$ref file "{ref}" not found (looked for {target})'
         )

@@ -11,6 +11,8 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.core.errors import InputError
+from agentopt.core.files.yaml_source import load_json
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, option_error, verdict
 from agentopt.evaluators.registry import evaluator
 
@@ -67,8 +69,8 @@ class JsonSchema(EvaluatorBase):
             if not path.is_absolute():
                 path = self.context.project_dir / path
             try:
-                schema = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
+                schema = load_json(path)
+            except InputError as exc:
                 raise option_error(
                     self.name, "schema", "a readable JSON Schema file", f"{schema} ({exc})"
                 ) from exc

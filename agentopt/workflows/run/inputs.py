@@ -20,6 +20,7 @@ from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.azd_env import load_azd_environment
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
 from agentopt.core.files.eval_yaml_load import load_eval_config
+from agentopt.core.files.yaml_source import read_text
 from agentopt.datasets import (
     STARTER_QUESTION,
     dataset_from_prompts,
@@ -128,7 +129,7 @@ def _adhoc_agent(opts: RunOptions, cwd: Path) -> AgentDefinition | None:
         path = path if path.is_absolute() else cwd / path
         if not path.is_file():
             raise ConfigError.at("", "--instructions", f"file not found: {text[1:]}")
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, shown=text[1:], kind="text")
     return AgentDefinition(
         name="adhoc-agent",
         folder=cwd,

@@ -1,0 +1,253 @@
+"""The one bounded reader every loader uses: whatever the bytes, a located problem — never a
+traceback, never a hang.
+
+Bounds, each with the failure it prevents (measured by the adversarial pass of issue 14):
+- **size** per kind of file (`LIMITS`): a 10 MB YAML line kept the pure-Python YAML scanner
+  busy for minutes; YAML configs are kilobytes, datasets may be large but JSON parses in C;
+- **nesting depth** (`MAX_DEPTH`): deep JSON/YAML raised `RecursionError`;
+- **integer digits** (`MAX_INT_DIGITS`): Python refuses to convert more than 4,300 digits
+  with a `ValueError`;
+- **decoding**: a latin-1 byte is reported with its line and column;
+- **lone surrogates** (`"\\ud800"` in JSON): valid JSON, not valid text — it cannot be printed
+  or written back as UTF-8, so it is refused where it is found;
+- `NaN`/`Infinity`: not JSON, refused.
+YAML alias expansion is capped where the plain data is built (`yaml_source`).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from agentopt.core.errors import InputError
+
+FileKind = Literal["yaml", "json", "dataset", "text", "results"]
+
+KIB = 1024
+MIB = 1024 * KIB
+LIMITS: dict[str, int] = {
+    "yaml": 256 * KIB,
+    "json": 16 * MIB,
+    "text": 4 * MIB,
+    "dataset": 256 * MIB,
+    "results": 256 * MIB,
+}
+"""Largest file accepted per kind: YAML configs (eval.yaml, azure.yaml, agent.yaml, evaluator
+YAML, metadata.yaml), small JSON (rubric, tools.json, azd config), text (instructions, skills,
+.env), datasets (JSONL, M365, CSV) and files agentopt wrote itself (results.json, job.json)."""
+
+MAX_DEPTH = 64
+"""Deepest nesting of lists/mappings in any user file (real ones stay below 10)."""
+MAX_INT_DIGITS = 1000
+"""Longest integer literal accepted (Python's own cap is 4,300 digits, then a ValueError)."""
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_ESCAPED_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<![0-9a-fA-F]{2}\\u[dD][89abAB])\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+_LONG_INT = re.compile(rf"(?<![\w.])-?\d{{{MAX_INT_DIGITS + 1},}}")
+
+
+def human_size(n: int) -> str:
+    return f"{n / MIB:.1f} MiB" if n >= MIB else f"{max(1, n // KIB)} KiB"
+
+
+def read_bytes(path: Path, *, shown: str | None = None, kind: FileKind = "json") -> bytes:
+    """The file's bytes, or an InputError naming it: missing, a folder, too big, unreadable."""
+    name = shown or str(path)
+    limit = LIMITS[kind]
+    try:
+        p = Path(path)
+        size = p.stat().st_size
+        if p.is_dir():
+            raise InputError.at(name, "", "expected a file, found a folder")
+        if size > limit:
+            raise InputError.at(
+                name,
+                "",
+                f"the file is {human_size(size)}; files of this kind are read up to "
+                f"{human_size(limit)} (is it the right file?)",
+            )
+        with open(p, "rb") as fh:
+            data = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise InputError.at(name, "", "file not found") from None
+    except IsADirectoryError:
+        raise InputError.at(name, "", "expected a file, found a folder") from None
+    except OSError as exc:
+        reason = "the file name is too long" if exc.errno == errno.ENAMETOOLONG else exc.strerror
+        raise InputError.at(name, "", f"cannot read: {reason or exc}") from None
+    if len(data) > limit:  # grew while we read it, or a special file
+        raise InputError.at(name, "", f"the file is larger than {human_size(limit)}")
+    return data
+
+
+def decode(data: bytes, file: str) -> str:
+    """UTF-8 text (a BOM is dropped); a byte that is not UTF-8 is named with line and column."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = exc.start
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise InputError.at(
+            file,
+            f"line {line}, column {column}",
+            f"expected UTF-8 text, found the byte 0x{data[start]:02x}, which is not UTF-8 "
+            f"({exc.reason}); save the file as UTF-8",
+        ) from None
+
+
+def read_text(path: Path, *, shown: str | None = None, kind: FileKind = "text") -> str:
+    """`read_bytes` then `decode`."""
+    name = shown or str(path)
+    return decode(read_bytes(path, shown=name, kind=kind), name)
+
+
+class _Refused(ValueError):
+    def __init__(self, message: str, pos: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Refused(f"an integer of {len(text)} digits (at most {MAX_INT_DIGITS} are read)")
+    return int(text)
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name} is not valid JSON (write a number or null)")
+
+
+def loads(text: str) -> Any:
+    """`json.loads` within the bounds of this module.
+
+    Raises:
+        json.JSONDecodeError: for every problem, located by line and column, so that callers
+            keep one `except` for "this is not usable JSON".
+    """
+    try:
+        value = json.loads(text, parse_int=_int, parse_constant=_constant)
+    except _Refused as exc:
+        raise json.JSONDecodeError(exc.message, text, _position(text, exc.message)) from None
+    except RecursionError:
+        raise json.JSONDecodeError(_too_deep(), text, _deep_position(text)) from None
+    problem = check_value(value)
+    if problem is not None:
+        raise json.JSONDecodeError(problem, text, _position(text, problem))
+    return value
+
+
+def check_value(value: Any) -> str | None:
+    """What makes parsed data unusable: nesting deeper than `MAX_DEPTH`, or a lone surrogate
+    in a string or key. None when it is fine. Iterative: never recursion on user data."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            if not node.isascii() and _SURROGATE.search(node):
+                return surrogate_message(node)
+            continue
+        if isinstance(node, dict):
+            children: Any = [*node.keys(), *node.values()]
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return _too_deep()
+        stack.extend((child, depth + 1) for child in children)
+    return None
+
+
+def surrogate_message(text: str) -> str:
+    m = _SURROGATE.search(text)
+    code = f"\\u{ord(m.group()):04x}" if m else "a surrogate"
+    return (
+        f"the text holds {code}, half of a UTF-16 pair on its own (not valid Unicode); "
+        "remove it or write the whole character"
+    )
+
+
+def _too_deep() -> str:
+    return f"lists and mappings are nested deeper than {MAX_DEPTH} levels"
+
+
+def _position(text: str, message: str) -> int:
+    pattern = {"integer": _LONG_INT, "UTF-16": _ESCAPED_SURROGATE}
+    for word, regex in pattern.items():
+        if word in message:
+            m = regex.search(text)
+            return m.start() if m else 0
+    for constant in ("NaN", "-Infinity", "Infinity"):
+        if message.startswith(constant):
+            return max(0, text.find(constant))
+    if "nested" in message:
+        return _deep_position(text)
+    return 0
+
+
+def _deep_position(text: str) -> int:
+    """Where nesting first passes MAX_DEPTH (brackets outside strings); error path only."""
+    depth, in_string, escaped = 0, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return i
+        elif ch in "]}":
+            depth -= 1
+    return 0
+
+
+def flow_depth_exceeded(text: str) -> int | None:
+    """Offset where `[`/`{` nesting passes MAX_DEPTH in YAML text, or None. Quotes are not
+    tracked (YAML has several quoting styles), so only a bracket run that deep counts: real
+    files never come near it, and the pure-Python YAML parser would spend seconds on it."""
+    depth = 0
+    for m in re.finditer(r"[\[\]{}]", text):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > MAX_DEPTH * 4:
+            return m.start()
+        depth = max(depth, 0)
+    return None
+
+
+def is_file(path: Path) -> bool:
+    """`path.is_file()` that is False, not an OSError, for a name the file system refuses
+    (too long, say) — paths inside user files are user input too."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def is_dir(path: Path) -> bool:
+    """`path.is_dir()`, False for a name the file system refuses (see `is_file`)."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def exists(path: Path) -> bool:
+    """`path.exists()`, False for a name the file system refuses (see `is_file`)."""
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return False
