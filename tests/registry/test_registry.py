@@ -167,7 +167,7 @@ def test_remote_is_recorded(tmp_path: Path) -> None:
 def test_corrupt_index_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / ".azure/.foundry").mkdir(parents=True)
     (tmp_path / ".azure/.foundry/registry.json").write_text("{oops", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"registry\.json: invalid JSON"):
+    with pytest.raises(ConfigError, match=r"registry\.json:line 1, column 2: invalid JSON"):
         Registry(tmp_path).latest("datasets", "seed")
 
 
