@@ -98,6 +98,14 @@ def run_command(
     resume: Annotated[
         str | None, typer.Option("--resume", help="Continue an interrupted run.")
     ] = None,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors",
+            help="Redo the errored tasks of the latest run (or of --resume RUN_ID): agent "
+            "errors run again, evaluator errors are re-scored on the saved answers.",
+        ),
+    ] = False,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not read the model-call cache.")
     ] = False,
@@ -169,6 +177,7 @@ def run_command(
         max_cost=max_cost,
         dry_run=dry_run,
         resume=resume,
+        retry_errors=retry_errors,
         no_cache=no_cache,
         seed=seed,
         name=name,

@@ -15,7 +15,7 @@ from pydantic import Field
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.record import Record
 from agentopt.contracts.scores import TaskScore, TaskStatus
-from agentopt.contracts.transcript import Citation, ToolCallRecord, TurnError
+from agentopt.contracts.transcript import Citation, ToolCallRecord, Transcript, TurnError
 from agentopt.contracts.usage import Usage
 
 
@@ -69,6 +69,8 @@ class UnitResult(Record):
 
     score: TaskScore
     record: RepeatOutcome
+    transcript: Transcript | None = Field(default=None, exclude=True)
+    """The agent's answers as played (journaled by eval run, so --resume can re-score them)."""
 
     @property
     def tokens(self) -> int:

@@ -21,6 +21,7 @@ from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task import Dataset, Task
 from agentopt.contracts.task_record import UnitResult
+from agentopt.contracts.transcript import Transcript
 from agentopt.core.errors import AgentoptError, TooManyErrors
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.evaluators.aggregate import score_transcript
@@ -97,14 +98,22 @@ class RunEngine:
         self.cancel = asyncio.Event()
         self._errors = 0
 
-    def units(self, done: set[tuple[int, int]]) -> Iterator[tuple[int, Task, int]]:
+    def units(
+        self, done: set[tuple[int, int]], answered: dict[tuple[int, int], Transcript] | None = None
+    ) -> Iterator[tuple[int, Task, int, Transcript | None]]:
+        """The units still to do, each with the journaled answers when only its evaluators
+        must run again."""
+        answered = answered or {}
         for pos, task in enumerate(self.spec.tasks):
             for r in range(self.spec.repeat):
                 if (pos, r) not in done:
-                    yield pos, task, r
+                    yield pos, task, r, answered.get((pos, r))
 
-    async def run_unit(self, task: Task, repeat: int) -> UnitResult:
-        """Agent → evaluators → scores → record, for one (task, repeat)."""
+    async def run_unit(
+        self, task: Task, repeat: int, answered: Transcript | None = None
+    ) -> UnitResult:
+        """Agent → evaluators → scores → record, for one (task, repeat); with `answered` (a
+        resumed unit whose evaluators failed) the agent is not asked again."""
         config = RunConfig(
             calls=self.layer,
             repeat=repeat,
@@ -113,7 +122,7 @@ class RunEngine:
             candidate_id=self.spec.candidate_id,
             cancel=self.cancel,
         )
-        transcript = await self.target.run(task, config)
+        transcript = answered if answered is not None else await self.target.run(task, config)
         samples = samples_from_run(task, transcript, repeat=repeat)
         per_turn = select_evaluators(
             task, configured=self.spec.evaluators, dataset=self.spec.dataset
@@ -128,7 +137,9 @@ class RunEngine:
         score = score_transcript(
             task.name, transcript, results, n_turns=len(task.turns), repeat=repeat
         )
-        return UnitResult(score=score, record=repeat_record(task, transcript, score))
+        return UnitResult(
+            score=score, record=repeat_record(task, transcript, score), transcript=transcript
+        )
 
     async def run(self, progress: Progress) -> EngineResult:
         """Run every unit not yet in the journal."""
@@ -136,7 +147,7 @@ class RunEngine:
             raise ValueError("RunEngine.run needs a RunStore (run_unit alone does not)")
         store = self.store
         outcome = EngineResult()
-        pending = self.units(store.done_keys())
+        pending = self.units(store.done_keys(), store.reusable_transcripts())
         lock = asyncio.Lock()
         stop: list[BaseException] = []
 
@@ -146,15 +157,17 @@ class RunEngine:
                     next_unit = next(pending, None)
                 if next_unit is None:
                     return
-                pos, task, r = next_unit
+                pos, task, r, answered = next_unit
                 try:
-                    unit = await self.run_unit(task, r)
+                    unit = await self.run_unit(task, r, answered)
                 except AgentoptError as err:
                     stop.append(err)
                     self.cancel.set()
                     return
                 # The fsync'd append runs off the event loop: other units keep going meanwhile.
                 await asyncio.to_thread(store.append, RunJournalEntry.of(pos, r, unit))
+                if unit.transcript is not None:  # what --resume re-scores if an evaluator failed
+                    await asyncio.to_thread(store.append_answer, pos, r, unit.transcript)
                 score = unit.score
                 outcome.scores.append(score)
                 self._errors += unit_errors(score)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates,
 from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
 from agentopt.workflows.run.plan import RunPlan, plan_run
 from agentopt.workflows.run.results import journal_index, write_results
-from agentopt.workflows.run.store import RunStore, resolve_run_ref
+from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
 
 
@@ -79,6 +79,7 @@ def restore_options(opts: RunOptions, store: RunStore) -> RunOptions:
         "max_errors",
         "max_cost",
         "resume",
+        "retry_errors",
         "dry_run",
         "timeout",
         "no_wait",
@@ -115,6 +116,11 @@ def prepare_run(
 ) -> PreparedRun:
     """Resolve inputs, select tasks, build every evaluator and estimate the plan."""
     store: RunStore | None = None
+    if opts.retry_errors and not opts.resume:
+        ids = list_run_ids(cwd)
+        if not ids:
+            raise ConfigError("--retry-errors: no run yet", hint="run `agentopt eval run` first")
+        opts = replace(opts, resume=ids[-1])
     if opts.resume:
         store = RunStore.open_existing(cwd, opts.resume)
         opts = restore_options(opts, store)

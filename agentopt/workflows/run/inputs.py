@@ -67,6 +67,8 @@ class RunOptions:
     max_cost: float | None = None
     dry_run: bool = False
     resume: str | None = None
+    retry_errors: bool = False
+    """`--retry-errors`: resume the latest run (or `resume`), redoing its errored units."""
     no_cache: bool = False
     seed: int | None = None
     name: str | None = None

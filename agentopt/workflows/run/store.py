@@ -9,16 +9,18 @@ transcript in memory.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from agentopt.contracts.record import read_journal
 from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RunRecord, load_run_record
+from agentopt.contracts.transcript import Transcript
 from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
-from agentopt.core.journal import append_entry
+from agentopt.core.journal import append_entry, read_numbered
 from agentopt.core.paths import inside_project, runs_dir
 
 
@@ -60,6 +62,10 @@ class RunStore:
     def read_run(self) -> RunRecord:
         return load_run_record(self.run_json)
 
+    @property
+    def answers(self) -> Path:
+        return self.dir / "answers.jsonl"
+
     def append(self, entry: RunJournalEntry) -> None:
         """One finished (task, repeat), fsync'd."""
         append_entry(self.journal, entry.model_dump(mode="json"))
@@ -69,10 +75,51 @@ class RunStore:
         return read_journal(self.journal, RunJournalEntry.model_validate)
 
     def done_keys(self) -> set[tuple[int, int]]:
-        """(task position, repeat) pairs finished for good. A unit whose agent call failed is
-        run again on --resume (its successful model calls come from the cache)."""
-        latest = {e.key: e.score.status for e in self.entries()}
-        return {key for key, status in latest.items() if status != "error"}
+        """(task position, repeat) pairs finished for good: no agent error and no evaluator
+        error. Everything else is done again on --resume (see `reusable_transcripts`)."""
+        latest = {e.key: e for e in self.entries()}  # a unit redone on --resume: last wins
+        return {key for key, e in latest.items() if not _errored(e)}
+
+    def reusable_transcripts(self) -> dict[tuple[int, int], Transcript]:
+        """Units whose agent answered but an evaluator failed (a judge behind a 429 storm):
+        on --resume only their evaluators run again, on the journaled answers."""
+        latest = {e.key: e for e in self.entries()}
+        redo = {key for key, e in latest.items() if _errored(e) and not _agent_failed(e)}
+        out: dict[tuple[int, int], Transcript] = {}
+        for _, entry in read_numbered(self.answers):
+            try:
+                key = (int(entry["task"]), int(entry["repeat"]))
+                if key in redo:
+                    out[key] = Transcript.model_validate(entry["transcript"])
+            except (KeyError, TypeError, ValueError):
+                continue  # a line another version wrote: that unit runs again in full
+        return out
+
+    def append_answer(self, position: int, repeat: int, transcript: Transcript) -> None:
+        """The agent's answers of one unit, kept beside the journal (`answers.jsonl`) so that
+        --resume can re-score them. Not fsync'd: a lost line only means the unit is played
+        again."""
+        line = {
+            "task": position,
+            "repeat": repeat,
+            "transcript": transcript.model_dump(mode="json"),
+        }
+        with open(self.answers, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def _agent_failed(entry: RunJournalEntry) -> bool:
+    return any(t.error is not None and t.error.code != "turnSkipped" for t in entry.score.turns)
+
+
+def _errored(entry: RunJournalEntry) -> bool:
+    """An agent error or an evaluator error: what --max-errors counts (cli.md)."""
+    score = entry.score
+    return (
+        score.status == "error"
+        or _agent_failed(entry)
+        or any(r.status == "error" for r in score.results)
+    )
 
 
 def list_run_ids(project: Path) -> list[str]:
