@@ -83,6 +83,7 @@ class CommandTarget:
         except BaseException:  # timeout or cancellation: the process must not outlive the turn
             await processes.stop(process, grace_s=0.5)
             raise
+        processes.release(process)
         if process.returncode != 0:
             lines = stderr.decode("utf-8", errors="replace").rstrip().splitlines()
             message = f"`{' '.join(self.argv)}` exited with code {process.returncode}"

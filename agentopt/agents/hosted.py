@@ -19,7 +19,7 @@ import tempfile
 import weakref
 from typing import IO, Any
 
-from agentopt.agents import processes
+from agentopt.agents import process_guard, processes
 from agentopt.agents.base import RunConfig, register_target
 from agentopt.agents.conversation import run_turns
 from agentopt.agents.openai_wire import responses_sender
@@ -121,9 +121,13 @@ class HostedTarget:
 
         port = self.port or processes.free_port()
         if await processes.port_open(port):
+            owner = process_guard.port_owner(port)
             raise AgentError(
-                f"port {port} is already in use, so the hosted agent cannot be started there",
-                hint="stop whatever listens on it, or set agent.port to a free port",
+                f"port {port} is already in use"
+                + (f" by {owner.description}" if owner else "")
+                + ", so the hosted agent cannot be started there",
+                hint=(f"stop it (`kill {owner.pid}`)" if owner else "stop what listens on it")
+                + ", or set agent.port to a free port",
             )
         env = {
             **os.environ,

@@ -2,8 +2,10 @@
 
 Each process gets its own process group (a new session on POSIX), so stopping it also stops
 whatever it spawned (`npm start` → node, `uv run` → python): SIGTERM to the group, a grace
-period, then SIGKILL. Output goes to a temporary log file rather than a pipe, so a chatty
-agent can never block on a full pipe, and the tail of the log explains a failed start.
+period, then SIGKILL. Every group is registered with `process_guard`, which stops it when
+agentopt ends another way (SIGTERM, SIGHUP, SIGKILL, an exit that skipped a stop). Output
+goes to a temporary log file rather than a pipe, so a chatty agent can never block on a full
+pipe, and the tail of the log explains a failed start.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import socket
 import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
+
+from agentopt.agents import process_guard
 
 STOP_GRACE_S = 5.0
 _POSIX = sys.platform != "win32"
@@ -44,9 +48,17 @@ async def spawn(
         import subprocess
 
         extra["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
-    return await asyncio.create_subprocess_exec(
-        *argv, cwd=str(cwd), env=dict(env), stdin=stdin, stdout=stdout, stderr=stderr, **extra
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=str(cwd),
+        env=process_guard.child_env(dict(env)),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        **extra,
     )
+    process_guard.register(process.pid)
+    return process
 
 
 def signal_group(pid: int, sig: int) -> None:
@@ -61,6 +73,12 @@ def signal_group(pid: int, sig: int) -> None:
 def kill_group_now(pid: int) -> None:
     """Last resort, safe to call from a finalizer: SIGKILL the whole group."""
     signal_group(pid, signal.SIGKILL if _POSIX else signal.SIGTERM)
+    process_guard.unregister(pid)
+
+
+def release(process: asyncio.subprocess.Process) -> None:
+    """After the leader exited by itself: kill what it left in its group, stop guarding it."""
+    kill_group_now(process.pid)
 
 
 async def stop(process: asyncio.subprocess.Process, grace_s: float = STOP_GRACE_S) -> None:

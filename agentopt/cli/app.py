@@ -82,4 +82,7 @@ def main() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    from agentopt.agents.process_guard import install_signal_handlers
+
+    install_signal_handlers()  # SIGTERM / SIGHUP stop the agent processes first
     app(prog_name="agentopt")

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+from agentopt.agents import process_guard
 from agentopt.core.errors import AgentError
 from agentopt.core.files.agent_definition import McpServer
 from agentopt.core.redaction import redact
@@ -36,6 +37,7 @@ class _ServerConnection:
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._pids: list[int] = []
         # Lives as long as the server; its tail explains a failed start.
         self._stderr = cast(TextIO, tempfile.TemporaryFile(mode="w+", encoding="utf-8"))  # noqa: SIM115
 
@@ -63,7 +65,8 @@ class _ServerConnection:
         params = StdioServerParameters(
             command=self.server.command,
             args=list(self.server.args),
-            env=dict(self.server.env) or None,
+            # merged over the SDK's default environment; the marker names this agentopt
+            env=process_guard.child_env(dict(self.server.env)),
             cwd=str(self.folder),
         )
         try:
@@ -71,6 +74,8 @@ class _ServerConnection:
                 stdio_client(params, errlog=self._stderr) as (read, write),
                 ClientSession(read, write) as session,
             ):
+                # The SDK starts the server in its own session; guard it like our own children.
+                self._pids = process_guard.register_new_children()
                 await session.initialize()
                 listed = await session.list_tools()
                 self.tools = list(listed.tools)
@@ -94,6 +99,8 @@ class _ServerConnection:
 
     async def aclose(self) -> None:
         await self._stop_task()
+        for pid in self._pids:  # the SDK stopped its process tree when its context closed
+            process_guard.unregister(pid)
         self._stderr.close()
 
     async def _stop_task(self) -> None:
