@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import RenderableType
+from rich.markup import escape
 
 from agentopt.cli import optimize_remote
 from agentopt.cli.context import STATE
@@ -23,6 +24,7 @@ from agentopt.reports.optimize_report import (
     show_renderables,
     status_renderables,
 )
+from agentopt.reports.optimize_table import error_line
 from agentopt.workflows.optimize import (
     OptimizeOptions,
     apply_candidate,
@@ -173,11 +175,21 @@ def optimize_command(
             outcome.job, outcome.instructions, outcome.report_path, table=not view.interactive
         )
     )
-    if outcome.exit_code:
+    if outcome.too_many_errors:
+        STATE.err.print(
+            f"[red]error:[/] {escape(error_line(outcome.job) or '')}; more than "
+            f"options.max_errors ({outcome.max_errors}) evaluations failed",
+            soft_wrap=True,
+        )
+        STATE.err.print(
+            "  → see why in the report; fix the agent or judge, then resume or start again"
+        )
+    elif outcome.exit_code:
         STATE.err.print(
             "[red]gate failed:[/] --require-improvement: no candidate beat the baseline "
             "beyond the noise"
         )
+    if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
 
 

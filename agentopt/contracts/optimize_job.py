@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from agentopt.contracts.record import Record, VersionedRecord
 from agentopt.core.errors import ConfigError, InputError
@@ -19,7 +19,11 @@ from agentopt.core.files import bounded
 JobStatus = Literal["running", "completed", "interrupted", "failed", "cancelled"]
 Termination = Literal["completed", "budget_exhausted", "screening_stalled", "interrupted"]
 Outcome = Literal["improved", "no_improvement"]
-CandidateStatus = Literal["baseline", "screening", "evaluating", "evaluated", "screened_out"]
+CandidateStatus = Literal[
+    "baseline", "screening", "evaluating", "evaluated", "screened_out", "incomplete"
+]
+"""`incomplete`: its screening had evaluation errors (after a re-run), so it was neither
+accepted nor screened out — an error is never a score."""
 BASELINE_ID = "baseline"
 
 
@@ -47,12 +51,19 @@ class Screening(Record):
 
     tasks: list[str]
     """The train tasks of the minibatch (where the parent was weakest)."""
-    child: float
-    """Child's mean score on the minibatch."""
-    parent: float
-    """Parent's mean score on the same tasks."""
+    child: float | None
+    """Child's mean score on the minibatch tasks without an error (None: none had a score)."""
+    parent: float | None
+    """Parent's mean score on the same tasks (without an error)."""
     accepted: bool
-    """child > parent."""
+    """child > parent, and no child task ended in an error."""
+    errors: int = 0
+    """Minibatch tasks whose child evaluation ended in an agent or evaluator error, after a
+    re-run. Counted, never scored 0 (written only when non-zero)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_errors(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_empty(handler(self), "errors", 0)
 
 
 class Delta(Record):
@@ -207,6 +218,27 @@ class TestReport(Record):
     """Why the split was not (fully) evaluated, when it was not."""
 
 
+class EvaluationErrors(Record):
+    """Units (candidate × task) of the job that ended in an error after their re-run."""
+
+    units: int = 0
+    """How many; the job exits 3 when more than `options.max_errors` (default 0)."""
+    by_code: dict[str, int] = Field(default_factory=dict)
+    """Error code (agentTimeout, agentRequestFailed, judgeRateLimited, …) → units."""
+    candidates: list[str] = Field(default_factory=list)
+    """Candidates with at least one such unit (their numbers are incomplete)."""
+    first: str = ""
+    """The first error's message, for the summary line."""
+
+
+def _without_empty(data: Any, key: str, empty: Any) -> Any:
+    """`data` without `key` when it holds `empty`: a file without errors is written exactly
+    as versions before this field wrote it."""
+    if isinstance(data, dict) and data.get(key, None) == empty:
+        del data[key]
+    return data
+
+
 class JobRecord(VersionedRecord):
     """job.json."""
 
@@ -235,6 +267,13 @@ class JobRecord(VersionedRecord):
     warnings: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     """Things the report should say (e.g. why a target was skipped)."""
+    errors: EvaluationErrors = Field(default_factory=EvaluationErrors)
+    """Evaluations that failed: the decision rests on incomplete evaluations when non-zero
+    (written only when there are some)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_errors(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_empty(handler(self), "errors", EvaluationErrors().model_dump())
 
     def candidate(self, cand_id: str) -> CandidateRecord | None:
         return next((c for c in self.candidates if c.id == cand_id), None)

@@ -58,3 +58,23 @@ class TaskScore(Record):
     def results(self) -> list[EvalResult]:
         """Every evaluator result of every turn."""
         return [r for t in self.turns for r in t.results]
+
+    @property
+    def agent_failed(self) -> bool:
+        """The agent failed on some turn (a turn skipped after it does not count again)."""
+        return any(t.error is not None and t.error.code != "turnSkipped" for t in self.turns)
+
+    def errors(self) -> list[tuple[str, str]]:
+        """(code, message) of every agent error and every evaluator error: what --max-errors
+        counts, and what --resume and optimize run again. Empty = a real verdict."""
+        out = [
+            (t.error.code, t.error.message)
+            for t in self.turns
+            if t.error is not None and t.error.code != "turnSkipped"
+        ]
+        out += [
+            (r.error.code, r.error.message) if r.error else ("evaluatorError", "")
+            for r in self.results
+            if r.status == "error"
+        ]
+        return out

@@ -10,7 +10,7 @@ from agentopt.reports.html_assets import CSS
 from agentopt.reports.html_task import esc
 from agentopt.reports.optimize_diff import unified_diff
 from agentopt.reports.optimize_svg import pareto_svg, scores_svg
-from agentopt.reports.optimize_table import candidate_cells
+from agentopt.reports.optimize_table import candidate_cells, error_line, fmt_score
 
 __all__ = ["render_optimize_html"]
 
@@ -49,7 +49,10 @@ def _header(job: JobRecord) -> str:
         ),
     ]
     meta = "".join(f"<span><b>{esc(k)}</b> {esc(v)}</span>" for k, v in bits)
+    errors = error_line(job)
     warns = "".join(f"<p class='warn'>{esc(w)}</p>" for w in job.warnings)
+    if errors:
+        warns = f"<p class='warn'><b>Errors:</b> {esc(errors)}.</p>" + warns
     notes = "".join(f"<p class='muted'>{esc(n)}</p>" for n in job.notes)
     return f"<h1>agentopt optimize — {esc(job.id)}</h1><div class='meta'>{meta}</div>{warns}{notes}"
 
@@ -101,9 +104,11 @@ def _table(candidates: list[CandidateRecord]) -> str:
     for c in candidates:
         cells = candidate_cells(c)
         scr = c.screening
-        screening = (
-            f"{scr.child:.3f} vs {scr.parent:.3f} {'✓' if scr.accepted else '✗'}" if scr else "—"
-        )
+        screening = "—"
+        if scr is not None:
+            mark = "✓" if scr.accepted else ("incomplete" if scr.errors else "✗")
+            failed = f", {scr.errors} failed" if scr.errors else ""
+            screening = f"{fmt_score(scr.child)} vs {fmt_score(scr.parent)} {mark}{failed}"
         delta = f"{c.delta.mean:+.3f} [{c.delta.low:+.3f}, {c.delta.high:+.3f}]" if c.delta else "—"
         rows.append(
             "<tr>"

@@ -22,7 +22,7 @@ from agentopt.contracts.optimize_job import (
 )
 from agentopt.reports.formatting import fmt_when
 from agentopt.reports.optimize_diff import changed_lines, unified_diff
-from agentopt.reports.optimize_table import candidates_table
+from agentopt.reports.optimize_table import candidates_table, error_line
 
 DIFF_LINES = 12
 TERMINATION_TEXT = {
@@ -176,6 +176,9 @@ def final_report(
     if table:
         out.append(candidates_table(job))
     out += [*_verdict(job, best), *_test(job)]
+    errors = error_line(job)
+    if errors:
+        out.append(Text(f"Errors: {errors}.", style="bold red"))
     if best is not None and best.id != BASELINE_ID:
         lines = instruction_diff_lines(instructions, best.id)
         if lines:
@@ -213,6 +216,7 @@ def status_renderables(job: JobRecord) -> list[RenderableType]:
     """`optimize status`: where a job is."""
     evaluated = [c for c in job.evaluated if c.id != BASELINE_ID]
     screened = [c for c in job.candidates if c.status == "screened_out"]
+    incomplete = [c for c in job.candidates if c.status == "incomplete"]
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -231,8 +235,12 @@ def status_renderables(job: JobRecord) -> list[RenderableType]:
     head.add_row(
         "Candidates",
         f"{len(evaluated)} evaluated, {len(screened)} screened out, "
-        f"{job.proposals} proposals, {job.stalls} stalls in a row",
+        + (f"{len(incomplete)} incomplete (errors), " if incomplete else "")
+        + f"{job.proposals} proposals, {job.stalls} stalls in a row",
     )
+    errors = error_line(job)
+    if errors:
+        head.add_row("Errors", Text(errors, style="red"))
     if job.outcome:
         head.add_row("Outcome", f"{job.outcome} (best: {job.best})")
     out: list[RenderableType] = [head, candidates_table(job)]

@@ -13,6 +13,25 @@ COLUMNS = ("Candidate", "Score", "Pass", "Tokens", "Cost", "Strategy")
 RIGHT = frozenset({"Score", "Pass", "Tokens", "Cost"})
 
 
+def fmt_score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def error_line(job: JobRecord) -> str | None:
+    """One line on the evaluations that failed, or None when none did: "4 evaluations failed
+    after a re-run (agentTimeout ×4; candidates cand_01, cand_02): the decision rests on
+    incomplete evaluations"."""
+    e = job.errors
+    if not e.units:
+        return None
+    kinds = ", ".join(f"{code} ×{n}" for code, n in sorted(e.by_code.items()))
+    who = ", ".join(e.candidates)
+    return (
+        f"{e.units} evaluation{'s' if e.units != 1 else ''} failed after a re-run ({kinds}; "
+        f"{who}): the decision rests on incomplete evaluations"
+    )
+
+
 def _cost(value: float | None) -> str:
     if value is None:
         return "-"
@@ -25,9 +44,14 @@ def candidate_cells(c: CandidateRecord) -> list[str]:
     strategy = c.strategy or "-"
     v = c.validation
     if v is None:
-        if c.status == "screened_out" and c.screening is not None:
+        if c.status == "incomplete" and c.screening is not None:
+            note = (
+                f"(incomplete: {c.screening.errors} of {len(c.screening.tasks)} screening "
+                "tasks failed)"
+            )
+        elif c.status == "screened_out" and c.screening is not None:
             s = c.screening
-            note = f"(screened out: {s.child:.3f} ≤ parent {s.parent:.3f})"
+            note = f"(screened out: {fmt_score(s.child)} ≤ parent {fmt_score(s.parent)})"
         elif c.status in ("screening", "evaluating"):
             note = "(not finished)"
         else:
@@ -37,6 +61,8 @@ def candidate_cells(c: CandidateRecord) -> list[str]:
         strategy += "  (pareto)"
     if not c.eligible:
         strategy += "  (not eligible: errors)"
+    elif v.errors:
+        strategy += f"  ({v.errors} of {v.n} tasks failed: incomplete)"
     return [
         name,
         "-" if v.score is None else f"{v.score:.3f}",
@@ -52,7 +78,7 @@ def shown_candidates(job: JobRecord, *, screened: bool = True) -> list[Candidate
     return [
         c
         for c in sorted(job.candidates, key=lambda c: c.number)
-        if c.validation is not None or (screened and c.status == "screened_out")
+        if c.validation is not None or (screened and c.status in ("screened_out", "incomplete"))
     ]
 
 

@@ -1,6 +1,10 @@
 """Running candidates on tasks, through the run engine (`RunEngine.run_unit`) — never a second
 evaluation loop.
 
+Errors are their own class, never a score: a unit that ends in an agent or evaluator error is
+run once more (what succeeded comes from the model-call cache, so it is cheap); if it fails
+again it stays an error, is left out of every mean, and is counted (`EvaluationErrors`).
+
 Every finished unit (candidate × task) is journaled and kept in a `UnitBook`; a unit already
 in the book is never run again, and two proposals that need the same unit share one run.
 The call budget (`--budget-calls`, agent + judge provider calls; cache hits are free) is
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from agentopt.agents.base import AgentTarget, make_target
+from agentopt.contracts.optimize_job import EvaluationErrors
 from agentopt.contracts.optimize_journal import UnitEntry
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task import Dataset
@@ -32,6 +37,8 @@ from agentopt.workflows.optimize.splits import Splits
 from agentopt.workflows.run.engine import EngineSpec, RunEngine
 
 T = TypeVar("T")
+ERROR_RERUNS = 1
+"""Extra runs of a unit that ended in an error (a timeout on a loaded machine, a 429 storm)."""
 EVAL_POOLS = ("agent", "judge")
 
 
@@ -193,7 +200,13 @@ class CandidateRun:
                     raise StopRequested("interrupted: no new evaluation was started")
                 ctx.budget.check(final=final)
                 task, dataset = ctx.splits.task(name)
-                unit = await self._engine(dataset).run_unit(task, 0)
+                engine = self._engine(dataset)
+                unit = await engine.run_unit(task, 0)
+                for _ in range(ERROR_RERUNS):
+                    if not unit.score.errors() or ctx.stop_requested:
+                        break
+                    ctx.budget.check(final=final)
+                    unit = await engine.run_unit(task, 0)
             ctx.store.append(UnitEntry.of(self.cand_id, name, unit))
             ctx.book.put(*key, unit)
             future.set_result(unit)
@@ -220,3 +233,28 @@ async def gather_settled(coros: Sequence[Awaitable[T]]) -> list[T]:
         if isinstance(r, BaseException):
             raise r
     return list(results)  # type: ignore[arg-type]
+
+
+def mean_without_errors(units: Sequence[UnitResult | None]) -> tuple[float | None, int]:
+    """(mean score of the units with a real verdict, how many ended in an error). A unit that
+    failed is not a 0: it is left out and counted; None when no unit has a score."""
+    done = [u for u in units if u is not None]
+    errors = sum(1 for u in done if u.score.errors())
+    values = [u.score.score for u in done if not u.score.errors() and u.score.score is not None]
+    return (sum(values) / len(values) if values else None), errors
+
+
+def error_summary(book: UnitBook) -> EvaluationErrors:
+    """Every unit of the job that ended in an error, by code and candidate."""
+    summary = EvaluationErrors()
+    for (cand, _task), unit in sorted(book.units.items()):
+        found = unit.score.errors()
+        if not found:
+            continue
+        summary.units += 1
+        if cand not in summary.candidates:
+            summary.candidates.append(cand)
+        for code, message in found:
+            summary.by_code[code] = summary.by_code.get(code, 0) + 1
+            summary.first = summary.first or message
+    return summary

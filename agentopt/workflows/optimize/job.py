@@ -24,6 +24,7 @@ from agentopt.workflows.optimize.evaluation import (
     EvalContext,
     StopRequested,
     UnitBook,
+    error_summary,
 )
 from agentopt.workflows.optimize.events import OptimizeSink
 from agentopt.workflows.optimize.journal import JobStore
@@ -43,9 +44,18 @@ class OptimizeOutcome:
     instructions: dict[str, str] = field(default_factory=dict)
     """Candidate id → instructions (for the diff in the final report)."""
     require_improvement: bool = False
+    max_errors: int = 0
+    """Failed evaluations tolerated before exit 3 (`options.max_errors`)."""
+
+    @property
+    def too_many_errors(self) -> bool:
+        """The decision rests on more failed evaluations than tolerated."""
+        return self.job.errors.units > self.max_errors
 
     @property
     def exit_code(self) -> int:
+        if self.too_many_errors:
+            return 3  # as for eval run: with errors, the verdict is unknown
         return 1 if self.require_improvement and self.job.outcome != "improved" else 0
 
 
@@ -261,11 +271,13 @@ async def _run(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:
         report_path=ctx.store.report_html,
         instructions=ctx.instructions(),
         require_improvement=prepared.opts.require_improvement,
+        max_errors=prepared.settings.max_errors,
     )
 
 
 def _finish(ctx: JobContext) -> None:
     ctx.job.finished_at = utc_now_iso()
+    ctx.job.errors = error_summary(ctx.book)
     ctx.save()
 
 

@@ -103,6 +103,9 @@ class OptimizeSettings(BaseModel):
     targets: list[str] = Field(default_factory=list)
     """What may change, in round-robin order."""
     model_search_space: list[str] = Field(default_factory=list)
+    max_errors: int = 0
+    """Evaluations that may end in an error before the job exits 3 (eval.yaml
+    `options.max_errors`; default 0: any error means the decision is unknown)."""
 
 
 def resolve_settings(opts: OptimizeOptions, options: Options | None) -> OptimizeSettings:
@@ -125,4 +128,5 @@ def resolve_settings(opts: OptimizeOptions, options: Options | None) -> Optimize
         seed=pick(opts.seed, o.seed, 0),
         real_tools=bool(pick(opts.real_tools, o.real_tools, False)),
         model_search_space=list(opts.model_search_space or cfg.model_search_space or []),
+        max_errors=pick(None, o.max_errors, 0),
     )

@@ -20,7 +20,11 @@ from agentopt.contracts.task_record import UnitResult
 from agentopt.core.errors import AgentoptError, BudgetExceeded
 from agentopt.core.ids import utc_now_iso
 from agentopt.workflows.optimize.candidates import candidate_id, config_hash, fill_validation
-from agentopt.workflows.optimize.evaluation import CandidateRun, StopRequested
+from agentopt.workflows.optimize.evaluation import (
+    CandidateRun,
+    StopRequested,
+    mean_without_errors,
+)
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.strategies.base import (
@@ -91,11 +95,6 @@ class Rotation:
 
     def record(self, strategy: str, success: bool) -> None:
         self.failures[strategy] = 0 if success else self.failures.get(strategy, 0) + 1
-
-
-def _mean(units: list[UnitResult]) -> float:
-    values = [u.score.score if u.score.score is not None else 0.0 for u in units]
-    return sum(values) / len(values) if values else 0.0
 
 
 def _example(ctx: JobContext, name: str, unit: UnitResult) -> Example:
@@ -284,11 +283,20 @@ class Search:
                 ctx.sink.status(f"{out.cand_id}: screening on {len(plan.minibatch)} train tasks")
                 child = await run.evaluate(plan.minibatch)
                 parent = [ctx.book.get(plan.parent, n) for n in plan.minibatch]
-                child_mean = _mean(list(child.values()))
-                parent_mean = _mean([u for u in parent if u is not None])
-                accepted = child_mean > parent_mean + _EPS
+                # Errors are left out of both means and counted: never scored 0.
+                child_mean, errors = mean_without_errors(list(child.values()))
+                parent_mean, _ = mean_without_errors(parent)
+                accepted = (
+                    not errors
+                    and child_mean is not None
+                    and child_mean > (parent_mean if parent_mean is not None else -1.0) + _EPS
+                )
                 out.screening = Screening(
-                    tasks=plan.minibatch, child=child_mean, parent=parent_mean, accepted=accepted
+                    tasks=plan.minibatch,
+                    child=child_mean,
+                    parent=parent_mean,
+                    accepted=accepted,
+                    errors=errors,
                 )
                 if accepted:
                     names = ctx.splits.validation.names
@@ -317,7 +325,7 @@ class Search:
             return
         self.rotation.record(plan.strategy.name, success=out.screening.accepted)
         if not out.screening.accepted:
-            record.status = "screened_out"
+            record.status = "incomplete" if out.screening.errors else "screened_out"
             ctx.job.stalls += 1
             ctx.sink.candidate(ctx.job, record)
             return

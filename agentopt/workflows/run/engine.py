@@ -62,12 +62,6 @@ class EngineResult:
     stopped: str | None = None
 
 
-def unit_errors(score: TaskScore) -> int:
-    """Agent errors plus evaluator errors of one unit (what --max-errors counts)."""
-    agent = sum(1 for t in score.turns if t.error is not None and t.error.code != "turnSkipped")
-    return agent + sum(1 for r in score.results if r.status == "error")
-
-
 def prepare_evaluators(spec: EngineSpec, cache: EvaluatorCache) -> None:
     """Build every evaluator any task will use before the first call, so a bad name or
     definition is a configuration error (exit 2) rather than a failure mid-run."""
@@ -170,7 +164,7 @@ class RunEngine:
                     await asyncio.to_thread(store.append_answer, pos, r, unit.transcript)
                 score = unit.score
                 outcome.scores.append(score)
-                self._errors += unit_errors(score)
+                self._errors += len(score.errors())
                 progress.done += 1
                 progress.passed += score.status == "pass"
                 progress.errors = self._errors

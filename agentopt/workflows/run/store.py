@@ -16,6 +16,7 @@ from pathlib import Path
 from agentopt.contracts.record import read_journal
 from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RunRecord, load_run_record
+from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.transcript import Transcript
 from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import ConfigError
@@ -78,13 +79,13 @@ class RunStore:
         """(task position, repeat) pairs finished for good: no agent error and no evaluator
         error. Everything else is done again on --resume (see `reusable_transcripts`)."""
         latest = {e.key: e for e in self.entries()}  # a unit redone on --resume: last wins
-        return {key for key, e in latest.items() if not _errored(e)}
+        return {key for key, e in latest.items() if not _errored(e.score)}
 
     def reusable_transcripts(self) -> dict[tuple[int, int], Transcript]:
         """Units whose agent answered but an evaluator failed (a judge behind a 429 storm):
         on --resume only their evaluators run again, on the journaled answers."""
         latest = {e.key: e for e in self.entries()}
-        redo = {key for key, e in latest.items() if _errored(e) and not _agent_failed(e)}
+        redo = {k for k, e in latest.items() if _errored(e.score) and not e.score.agent_failed}
         out: dict[tuple[int, int], Transcript] = {}
         for _, entry in read_numbered(self.answers):
             try:
@@ -108,18 +109,9 @@ class RunStore:
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
-def _agent_failed(entry: RunJournalEntry) -> bool:
-    return any(t.error is not None and t.error.code != "turnSkipped" for t in entry.score.turns)
-
-
-def _errored(entry: RunJournalEntry) -> bool:
-    """An agent error or an evaluator error: what --max-errors counts (cli.md)."""
-    score = entry.score
-    return (
-        score.status == "error"
-        or _agent_failed(entry)
-        or any(r.status == "error" for r in score.results)
-    )
+def _errored(score: TaskScore) -> bool:
+    """An agent or evaluator error (what --max-errors counts), or a unit marked error."""
+    return score.status == "error" or bool(score.errors())
 
 
 def list_run_ids(project: Path) -> list[str]:
