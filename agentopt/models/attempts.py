@@ -85,7 +85,9 @@ async def run_attempts(
             remaining = limit - now
             if remaining <= 0:
                 raise AttemptFailed(_deadline_error(target, by_run, call_timeout_s), attempt - 1)
-            per_attempt = attempt_timeout_s is not None and attempt_timeout_s < remaining
+            # The attempt's own timeout applies when it ends before the deadline does (with a
+            # margin, so an attempt timeout equal to the deadline stays a deadline error).
+            per_attempt = attempt_timeout_s is not None and attempt_timeout_s + 1e-3 < remaining
             started = clock()
             try:
                 async with asyncio.timeout(attempt_timeout_s if per_attempt else remaining):
