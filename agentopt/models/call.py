@@ -42,6 +42,7 @@ log = logging.getLogger("agentopt.models")
 COMPLETE_FINISH_REASONS = frozenset({"stop", "tool_calls"})
 EMBED_BATCH = 256
 DEFAULT_POOL_LIMIT = 4
+IN_PROCESS_PROVIDERS = frozenset({"local", "mock"})
 
 
 class CallStats(BaseModel):
@@ -374,7 +375,11 @@ class CallLayer:
                 limiter=self._limiter(pool),
                 policy=self._policy,
                 call_timeout_s=self.settings.call_timeout_s,
-                attempt_timeout_s=self.settings.attempt_timeout(),
+                # In-process models cannot hang like a connection, and a cancelled generation
+                # keeps its thread busy: only network calls get the per-attempt timeout.
+                attempt_timeout_s=(
+                    None if ref.type in IN_PROCESS_PROVIDERS else self.settings.attempt_timeout()
+                ),
                 run_deadline=self._run_deadline,
                 clock=self._clock,
             )
