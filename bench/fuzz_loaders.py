@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fuzz.inputs import FRAGMENTS, LOADERS, SEEDS, Mutation, mutate, run_loader
 
-OPS = ["insert", "insert", "insert", "bytes", "overwrite", "delete", "truncate", "duplicate"]
+OPS = ["insert", "insert", "append", "bytes", "overwrite", "delete", "truncate", "duplicate"]
 
 
 def random_mutations(rng: random.Random) -> list[Mutation]:

@@ -171,7 +171,8 @@ RAW_BYTES: list[bytes] = [
 
 @dataclass(frozen=True)
 class Mutation:
-    """Where and what: insert a fragment, overwrite or delete a span, truncate, duplicate."""
+    """Where and what: insert or append a fragment, overwrite or delete a span, truncate,
+    duplicate."""
 
     op: str
     at: float
@@ -196,6 +197,9 @@ def mutate(seed: str, mutations: list[Mutation]) -> bytes:
             data = data[:pos] + frag + data[pos + m.span :]
         elif m.op == "delete":
             data = data[:pos] + data[pos + m.span :]
+        elif m.op == "append":  # a fragment as a whole document part, after the seed
+            frag = FRAGMENTS[m.fragment % len(FRAGMENTS)] * m.repeat
+            data = data.rstrip(b"\n") + b"\n" + frag.encode("utf-8", "surrogatepass") + b"\n"
         elif m.op == "truncate":
             data = data[:pos]
         elif m.op == "duplicate":

@@ -22,7 +22,9 @@ INPUTS_PER_KIND = 440
 mutations = st.lists(
     st.builds(
         Mutation,
-        op=st.sampled_from(["insert", "bytes", "overwrite", "delete", "truncate", "duplicate"]),
+        op=st.sampled_from(
+            ["insert", "append", "bytes", "overwrite", "delete", "truncate", "duplicate"]
+        ),
         at=st.floats(0, 1),
         span=st.integers(0, 200),
         fragment=st.integers(0, len(FRAGMENTS) * 7),

@@ -78,6 +78,11 @@ def parse_yaml(text: str, file: str) -> tuple[Any, LineIndex]:
         raise InputError.at(file, "", f"invalid YAML: {_TOO_DEEP}") from None
     except ValueError as exc:  # a scalar ruamel could not convert (a timestamp out of range)
         raise InputError.at(file, "", f"invalid YAML: {exc}") from None
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        # ruamel's own failures on input it does not expect (`%YAML 9.9` → KeyError (9, 9))
+        raise InputError.at(
+            file, "", f"invalid YAML: the parser could not read it ({type(exc).__name__} {exc})"
+        ) from None
     lines = LineIndex()
     plain = _Plain(file, lines)
     return plain.convert(node, ()), lines
