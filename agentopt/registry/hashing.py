@@ -18,6 +18,7 @@ import hashlib
 import json
 from typing import Any
 
+from agentopt.core.files import bounded
 from agentopt.core.files.evaluator_yaml import EvaluatorSpec, parse_evaluator_yaml
 
 CANONICAL = "canonical-1"
@@ -47,9 +48,9 @@ def dataset_sha256(data: bytes, ext: str, scheme: str = CANONICAL) -> str:
     try:
         text = data.decode("utf-8-sig")
         if ext == "json":
-            return content_sha256(_canonical(json.loads(text)).encode("utf-8"))
+            return content_sha256(_canonical(bounded.loads(text)).encode("utf-8"))
         if ext in ("jsonl", "ndjson"):
-            rows = [_canonical(json.loads(line)) for line in text.splitlines() if line.strip()]
+            rows = [_canonical(bounded.loads(line)) for line in text.splitlines() if line.strip()]
             return content_sha256("\n".join(rows).encode("utf-8"))
     except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return content_sha256(data)
