@@ -16,10 +16,19 @@ import random
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.fuzz.inputs import FRAGMENTS, LOADERS, SEEDS, Mutation, mutate, run_loader
+from tests.fuzz.inputs import (
+    FRAGMENTS,
+    LOADERS,
+    SEEDS,
+    Mutation,
+    Outcome,
+    mutate,
+    run_loader,
+)
 
 OPS = ["insert", "insert", "append", "bytes", "overwrite", "delete", "truncate", "duplicate"]
 
@@ -35,6 +44,26 @@ def random_mutations(rng: random.Random) -> list[Mutation]:
         )
         for _ in range(rng.randint(1, 4))
     ]
+
+
+def corpus_outcomes(tmp: Path, cap: float) -> list[tuple[str, Outcome]]:
+    """The stored nasty files and the big generated ones, through the loaders they reach."""
+    from agentopt.core.files import load_eval_config
+    from agentopt.datasets import load_dataset
+    from agentopt.workflows.validate import validate_file
+    from tests.fuzz.test_fuzz_cli import corpus_inputs
+
+    folder = tmp / "corpus"
+    folder.mkdir()
+    out: list[tuple[str, Outcome]] = []
+    for path in corpus_inputs(folder):
+        loaders: list[Any] = [validate_file]
+        if path.name.endswith(".eval.yaml"):
+            loaders.append(load_eval_config)
+        elif path.suffix in (".jsonl", ".json", ".csv"):
+            loaders.append(lambda p: load_dataset(p, upgrade=False))
+        out += [(path.name, run_loader("corpus", f, path, stop_s=cap)) for f in loaders]
+    return out
 
 
 def main() -> None:
@@ -70,8 +99,16 @@ def main() -> None:
                     failures[f"{outcome.error.split(':')[0]} ({kind})"] += 1
                     if args.verbose:
                         print(f"  {kind} {path}: {outcome.error}", file=sys.stderr)
+        corpus = corpus_outcomes(Path(tmp), args.cap)
     for what, count in failures.most_common():
         print(f"{count:6d}  {what}")
+    bad = [(name, o) for name, o in corpus if o.hung or o.error]
+    for name, o in bad:
+        print(f"  corpus {name}: {'hang' if o.hung else o.error[:100]}")
+    print(
+        f"corpus {len({n for n, _ in corpus})} files, {len(corpus)} loader calls: tracebacks "
+        f"{sum(1 for _, o in corpus if o.error)}, hangs {sum(1 for _, o in corpus if o.hung)}"
+    )
     load = os.getloadavg()[0]
     print(
         f"inputs {args.n}, loader calls {calls}: tracebacks {tracebacks}, hangs {hangs} "
