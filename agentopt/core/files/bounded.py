@@ -41,6 +41,7 @@ YAML, metadata.yaml), small JSON (rubric, tools.json, azd config), text (instruc
 
 MAX_DEPTH = 64
 """Deepest nesting of lists/mappings in any user file (real ones stay below 10)."""
+TOO_DEEP = f"lists and mappings are nested deeper than {MAX_DEPTH} levels"
 MAX_INT_DIGITS = 1000
 """Longest integer literal accepted (Python's own cap is 4,300 digits, then a ValueError)."""
 
@@ -137,7 +138,7 @@ def loads(text: str) -> Any:
     except _Refused as exc:
         raise json.JSONDecodeError(exc.message, text, _position(text, exc.message)) from None
     except RecursionError:
-        raise json.JSONDecodeError(_too_deep(), text, _deep_position(text)) from None
+        raise json.JSONDecodeError(TOO_DEEP, text, _deep_position(text)) from None
     problem = check_value(value)
     if problem is not None:
         raise json.JSONDecodeError(problem, text, _position(text, problem))
@@ -161,7 +162,7 @@ def check_value(value: Any) -> str | None:
         else:
             continue
         if depth > MAX_DEPTH:
-            return _too_deep()
+            return TOO_DEEP
         stack.extend((child, depth + 1) for child in children)
     return None
 
@@ -173,10 +174,6 @@ def surrogate_message(text: str) -> str:
         f"the text holds {code}, half of a UTF-16 pair on its own (not valid Unicode); "
         "remove it or write the whole character"
     )
-
-
-def _too_deep() -> str:
-    return f"lists and mappings are nested deeper than {MAX_DEPTH} levels"
 
 
 def _position(text: str, message: str) -> int:

@@ -109,7 +109,7 @@ def load_json(path: Path, *, shown: str | None = None) -> Any:
     return parse_json(read_text(path, shown=name, kind="json"), name)
 
 
-_TOO_DEEP = f"lists and mappings are nested deeper than {bounded.MAX_DEPTH} levels"
+_TOO_DEEP = bounded.TOO_DEEP
 MAX_YAML_VALUES = 100_000
 """Values a YAML file may expand to: aliases (`*name`) are copied when the plain data is
 built, so a file of a few lines ("billion laughs") could otherwise grow to gigabytes."""
