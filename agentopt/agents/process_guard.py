@@ -209,7 +209,8 @@ def install_signal_handlers() -> None:
         os.kill(os.getpid(), signum)
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, handler)
+        if signal.getsignal(sig) is signal.SIG_DFL:  # `nohup` (SIG_IGN) keeps its meaning
+            signal.signal(sig, handler)
 
 
 @dataclass(frozen=True)
