@@ -35,6 +35,11 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "records-e2ad180"
 FIXTURE_PROJECT = "/home/user/shop"
 """Where the fixtures' project was (the real path was replaced by this one)."""
 NAMES = sorted(p.name for p in FIXTURES.iterdir() if p.suffix in {".json", ".jsonl"})
+WRITTEN_THE_SAME = [n for n in NAMES if not n.startswith("optimize-")]
+"""What this version writes byte for byte as e2ad180 did. Not the optimize job: its
+evaluations fail on purpose, and e2ad180 scored a failed screening 0 where issue 14 re-runs
+the unit, leaves it out of the means and counts it (`incomplete`, `errors`) — the old job and
+journal still load and round-trip (the tests above)."""
 
 _VOLATILE = re.compile(
     r'("(?:started_at|finished_at|created_at|at|latency_s|duration_s)": )'
@@ -145,7 +150,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, P
     return project, saved_files(project)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", WRITTEN_THE_SAME)
 def test_this_version_writes_the_same_bytes(
     name: str, written: tuple[Path, dict[str, Path]]
 ) -> None:
