@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from tests.conftest import REPO
 
 CORPUS = REPO / "tests" / "fixtures" / "fuzz"
+WALL_CAP_S = 120.0
 CLI_CPU_CAP_S = 8.0
 """CPU seconds for one CLI call on one nasty file, ~0.7 s of it Python and agentopt's start."""
 
@@ -41,9 +43,13 @@ def agentopt(cwd: Path, *args: str) -> Ran:
             stdin=subprocess.DEVNULL,
             env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
         )
+        # A hang must fail the test, not stall it: killed after WALL_CAP_S (exit -9).
+        timer = threading.Timer(WALL_CAP_S, proc.kill)
+        timer.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
+            timer.cancel()
             proc.returncode = 0  # reaped by wait4 above
     text = out.read_bytes().decode("utf-8", "replace")
     out.unlink()
