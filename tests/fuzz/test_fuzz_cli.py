@@ -83,9 +83,11 @@ def dry_run_args(path: Path) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # ~50 interpreter starts: minutes on a loaded 2-core machine
 def test_nasty_files_through_validate_and_dry_run(tmp_path: Path) -> None:
     inputs = corpus_inputs(tmp_path)
-    calls = [["eval", "validate", str(p)] for p in inputs] + [dry_run_args(p) for p in inputs]
+    runnable = [p for p in inputs if "rubric" not in p.name and "evaluator" not in p.name]
+    calls = [["eval", "validate", str(p)] for p in inputs] + [dry_run_args(p) for p in runnable]
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda a: agentopt(tmp_path, *a), calls))
     bad = [
@@ -102,4 +104,4 @@ def test_nasty_files_through_validate_and_dry_run(tmp_path: Path) -> None:
     assert "half of a UTF-16 pair" in validated["surrogate.jsonl"].output  # printed
     assert "line 6, column" in validated["latin1.evaluator.yaml"].output
     assert "is 9.5 MiB" in " ".join(validated["long_line.eval.yaml"].output.split())
-    assert len(results) == 2 * len(inputs)
+    assert len(results) == len(inputs) + len(runnable)
