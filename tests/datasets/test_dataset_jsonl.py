@@ -116,7 +116,7 @@ def test_unknown_keys_warn_once_per_key_with_did_you_mean_and_are_kept(write, js
 
 
 def test_foundry_sample_loads_with_warnings_for_its_own_keys(reference, tmp_path):
-    sample = reference / "azd-agents/foundry-samples"
+    sample = reference / "azd/foundry-samples"
     src = sample / "samples_python_enterprise-agent-tutorial_1-idea-to-prototype_questions.jsonl"
     path = Path(shutil.copy(src, tmp_path / "questions.jsonl"))
     ds = load_dataset(path)

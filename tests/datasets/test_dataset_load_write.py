@@ -23,7 +23,7 @@ from agentopt.datasets import (
 from tests.conftest import M365_FIXTURES
 
 FOUNDRY_SAMPLE = (
-    "azd-agents/foundry-samples/"
+    "azd/foundry-samples/"
     "samples_python_enterprise-agent-tutorial_1-idea-to-prototype_questions.jsonl"
 )
 

@@ -90,8 +90,8 @@ PROBES = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("criterion", "response", "expected"), PROBES)
+@pytest.mark.local
 def test_real_minilm_separates_the_probes(harness, criterion, response, expected) -> None:
-    pytest.importorskip("onnxruntime")
     sample = EvalSample(response=response, criteria=[Criterion(name="c", instruction=criterion)])
     result = harness.run(
         {"name": "builtin.task_adherence", "options": {"method": "embedding"}},

@@ -24,17 +24,17 @@ def _project(tmp_path: Path, azure_yaml: str, **files: str) -> Path:
 
 # ---- reference fixtures ------------------------------------------------------------------
 def test_reference_simple(reference: Path) -> None:
-    azure = load_azure_yaml(reference / "azd-agents/simple.azure.yaml")
+    azure = load_azure_yaml(reference / "azd/simple.azure.yaml")
     assert azure.name == "foundry-simple"
     assert azure.agent_services == ["assistant"]
-    assert azure.project_dir("assistant") == (reference / "azd-agents/agents/assistant").resolve()
+    assert azure.project_dir("assistant") == (reference / "azd/agents/assistant").resolve()
     defn, warnings = read_service_agent(azure, "assistant")
     assert (defn.name, defn.kind, defn.instructions) == ("assistant", "hosted", None)
     assert warnings == []
 
 
 def test_reference_complex_lists_agents_and_reports_missing_ref(reference: Path) -> None:
-    azure = load_azure_yaml(reference / "azd-agents/complex.azure.yaml")
+    azure = load_azure_yaml(reference / "azd/complex.azure.yaml")
     assert azure.agent_services == ["researcher", "writer", "triage"]
     researcher, _ = read_service_agent(azure, "researcher")
     assert researcher.kind == "hosted" and researcher.startup_command == "python main.py"
@@ -50,7 +50,7 @@ def test_reference_complex_lists_agents_and_reports_missing_ref(reference: Path)
 
 
 def test_reference_complex_with_its_ref_files_present(reference: Path, tmp_path: Path) -> None:
-    shutil.copy(reference / "azd-agents/complex.azure.yaml", tmp_path / "azure.yaml")
+    shutil.copy(reference / "azd/complex.azure.yaml", tmp_path / "azure.yaml")
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents/triage.yaml").write_text(
         "kind: prompt\nname: triage-bot\nmodel: gpt-4.1-mini\ninstructions: ../prompts/triage.md\n",
@@ -74,7 +74,7 @@ def test_reference_complex_with_its_ref_files_present(reference: Path, tmp_path:
 def test_reference_hosted_agent_yaml_under_template(reference: Path, tmp_path: Path) -> None:
     _project(tmp_path, "services:\n  h:\n    host: azure.ai.agent\n    project: svc\n")
     (tmp_path / "svc").mkdir()
-    shutil.copy(reference / "azd-agents/hosted-agent.yaml", tmp_path / "svc/agent.yaml")
+    shutil.copy(reference / "azd/hosted-agent.yaml", tmp_path / "svc/agent.yaml")
     defn, [warning] = read_service_agent(load_azure_yaml(tmp_path / "azure.yaml"), "h")
     assert (defn.name, defn.kind) == ("hosted-test-agent", "hosted")
     assert "read from agent.yaml" in warning.message
@@ -104,15 +104,13 @@ def test_reference_foundry_sample_agent_yaml(
     reference: Path, tmp_path: Path, sample: str, name: str, model: str
 ) -> None:
     _project(tmp_path, "services:\n  s:\n    host: azure.ai.agent\n")
-    shutil.copy(reference / "azd-agents/foundry-samples" / sample, tmp_path / "agent.yml")
+    shutil.copy(reference / "azd/foundry-samples" / sample, tmp_path / "agent.yml")
     defn, _ = read_service_agent(load_azure_yaml(tmp_path / "azure.yaml"), "s")
     assert (defn.name, defn.kind, defn.model) == (name, "hosted", model)
 
 
 def test_reference_azure_yaml_without_services(reference: Path) -> None:
-    azure = load_azure_yaml(
-        reference / "azd-agents/foundry-samples/samples_csharp_FoundryA365_azure.yaml"
-    )
+    azure = load_azure_yaml(reference / "azd/foundry-samples/samples_csharp_FoundryA365_azure.yaml")
     assert azure.services == {} and azure.agent_services == []
 
 

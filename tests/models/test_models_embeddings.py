@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sys
 from pathlib import Path
 
 import pytest
 
 from agentopt.core.errors import ConfigError
 from agentopt.models import CallLayer
-from agentopt.models.embeddings import DIMENSIONS, _verified
+from agentopt.models.embeddings import DIMENSIONS, MiniLM, _verified
 from tests.models.helpers import fast_settings
 
 TRIPLES = [
@@ -36,6 +37,7 @@ def cosine(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
+@pytest.mark.local
 def test_paraphrases_are_closer_than_unrelated_sentences(project: Path) -> None:
     texts = [t for triple in TRIPLES for t in triple]
 
@@ -59,3 +61,13 @@ def test_a_swapped_model_file_is_refused(tmp_path: Path) -> None:
     fake.write_bytes(b"not the pinned model")
     with pytest.raises(ConfigError, match="does not match its pinned sha256"):
         _verified(fake, "0" * 64)
+
+
+@pytest.mark.parametrize("module", ["numpy", "onnxruntime", "tokenizers"])
+def test_a_missing_runtime_module_names_the_extra(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # as if it were not installed
+    with pytest.raises(ConfigError) as info:
+        MiniLM().embed(["hello"])
+    assert "[local] extra" in str(info.value) and "pip install 'agentopt[local]'" in str(info.value)

@@ -82,6 +82,7 @@ def user(text: str, **kwargs: Any) -> ChatRequest:
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_chat_answers_and_is_deterministic(project: Path) -> None:
     request = user("What is the capital of France? Answer in one sentence.", max_tokens=40)
     first, second = complete(project, request, request)
@@ -92,6 +93,7 @@ def test_chat_answers_and_is_deterministic(project: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_repeats_sample_anew_when_a_temperature_is_set(project: Path) -> None:
     request = user("Write a short greeting for a customer.", temperature=0.9, max_tokens=30)
 
@@ -107,6 +109,7 @@ def test_repeats_sample_anew_when_a_temperature_is_set(project: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_json_schema_output_is_always_valid(project: Path) -> None:
     fmt = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": VERDICT}}
     questions = [
@@ -121,6 +124,7 @@ def test_json_schema_output_is_always_valid(project: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_tool_calls_name_a_real_tool_with_valid_arguments(project: Path) -> None:
     required = user("Where is my order A-1042?", tools=[LOOKUP, REFUND], tool_choice="required")
     auto = user("Please refund order B-7 for 20 dollars.", tools=[LOOKUP, REFUND])
@@ -142,6 +146,7 @@ def test_tool_calls_name_a_real_tool_with_valid_arguments(project: Path) -> None
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_after_a_tool_result_the_model_answers_in_text(project: Path) -> None:
     conversation = ChatRequest(
         messages=[
@@ -170,6 +175,7 @@ def test_after_a_tool_result_the_model_answers_in_text(project: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_json_reply_has_no_keys_of_its_own(project: Path) -> None:
     schema = {
         "type": "object",
@@ -183,6 +189,7 @@ def test_json_reply_has_no_keys_of_its_own(project: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_a_schema_the_grammar_cannot_hold_is_an_error_not_free_text(project: Path) -> None:
     bogus = {"type": "json_object", "schema": {"type": "no-such-type"}}
     with pytest.raises(ModelCallError, match="could not compile") as info:
@@ -204,6 +211,7 @@ def test_a_schema_the_grammar_cannot_hold_is_an_error_not_free_text(project: Pat
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_a_prompt_longer_than_the_context_is_a_classified_error(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,6 +222,7 @@ def test_a_prompt_longer_than_the_context_is_a_classified_error(
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_local_answers_are_cached(project: Path) -> None:
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     request = user("Is water wet?", response_format={"type": "json_object", "schema": schema})
@@ -256,6 +265,7 @@ def test_gguf_override(tmp_path: Path) -> None:
     assert LocalProvider({"AGENTOPT_LOCAL_GGUF": str(other)}).base_url == "local://other.gguf"
 
 
+@pytest.mark.local
 def test_packaged_model_is_found_without_importing_its_package() -> None:
     path = gguf_path({})
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 50_000_000

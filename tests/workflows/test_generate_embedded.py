@@ -33,6 +33,7 @@ def _agentopt(project: Path, *args: str) -> tuple[int, str]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
+@pytest.mark.local
 def test_embedded_model_generates_a_valid_suite(project: Path) -> None:
     code, out = _agentopt(
         project, "eval", "generate", "-g", INSTRUCTION,

@@ -21,6 +21,7 @@ def results(project: Path) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_adhoc_prompt_on_the_embedded_model(project: Path) -> None:
     result = runner.invoke(
         app,
@@ -34,6 +35,7 @@ def test_adhoc_prompt_on_the_embedded_model(project: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_embedded_model_plays_the_example_agent_with_mocked_tools(project: Path) -> None:
     shutil.copytree(EXAMPLE, project, dirs_exist_ok=True)
     shutil.rmtree(project / ".agentopt", ignore_errors=True)

@@ -30,6 +30,7 @@ def example(project: Path) -> Path:
     return project
 
 
+@pytest.mark.local
 def test_agent_model_overrides_the_detected_agents_model(example: Path) -> None:
     seen: list[str] = []
     register_mock("spy", lambda req: seen.append(req.messages[0].content or "") or "30 days")
@@ -41,6 +42,7 @@ def test_agent_model_overrides_the_detected_agents_model(example: Path) -> None:
     assert seen and "Northwind Goods" in seen[0]  # the example agent's own instructions
 
 
+@pytest.mark.local
 def test_eval_yaml_gates_apply_without_flags(example: Path) -> None:
     config = example / "eval.yaml"
     config.write_text(config.read_text().replace("options:\n", "options:\n  fail_under: 0.99\n"))
@@ -53,6 +55,7 @@ def test_eval_yaml_gates_apply_without_flags(example: Path) -> None:
     assert "below --fail-under 0.99" in out
 
 
+@pytest.mark.local
 def test_dash_c_anchors_output_and_config_paths(example: Path, tmp_path_factory) -> None:
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     result = runner.invoke(

@@ -33,6 +33,7 @@ from agentopt.models.providers.local_runtime import (
     chat,
     json_grammar,
     load_server,
+    xllamacpp,
 )
 from agentopt.models.providers.local_tools import (
     ANSWER_SCHEMA,
@@ -121,6 +122,7 @@ class LocalProvider:
         return None  # the model stays loaded for the process: loading is the slow part
 
     def _complete_blocking(self, model: str, request: ChatRequest) -> ChatResponse:
+        xllamacpp()  # the runtime first: its install hint covers the model package too
         server = load_server(gguf_path(self._env), threads=self.threads, n_ctx=self.n_ctx)
         messages = history_for_template(request.messages)
         use_tools = wants_tools(request)
