@@ -118,7 +118,10 @@ class LocalTarget:
         usage, cost, rounds = Usage(), 0.0, 0
         while True:
             request = ChatRequest(
-                messages=list(messages), tools=tool_defs, temperature=self.definition.temperature
+                messages=list(messages),
+                tools=tool_defs,
+                temperature=self.definition.temperature,
+                max_tokens=self.definition.max_tokens,
             )
             response = await calls.complete(self.model, request, pool="agent", repeat=config.repeat)
             usage, cost = usage + response.usage, cost + response.cost_usd

@@ -11,6 +11,7 @@ import typer
 from typer.core import TyperGroup
 
 from agentopt import __version__
+from agentopt.cli import help_format  # noqa: F401  (flags show no <bool> in --help)
 from agentopt.cli.argv import expand_variadic_options
 from agentopt.cli.cache_cmd import cache_app
 from agentopt.cli.context import STATE

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from agentopt.cli.console import make_console
 from agentopt.core.errors import ConfigError
 from agentopt.core.redaction import redact
 
@@ -25,8 +26,8 @@ class CliState:
     no_prompt: bool = False
     debug: bool = False
     quiet: bool = False
-    console: Console = field(default_factory=lambda: Console(highlight=False))
-    err: Console = field(default_factory=lambda: Console(stderr=True, highlight=False))
+    console: Console = field(default_factory=make_console)
+    err: Console = field(default_factory=lambda: make_console(stderr=True))
 
     def reset(self) -> None:
         """Back to the defaults before each invocation (tests run many in one process)."""

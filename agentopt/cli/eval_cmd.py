@@ -16,6 +16,8 @@ from agentopt.cli.eval_show_cmd import list_command, show_command
 
 eval_app = typer.Typer(
     help="Create, run and maintain evaluation suites.",
+    epilog="Examples:\n\n  agentopt eval init\n\n  agentopt eval run --output report.html\n\n"
+    "  agentopt eval show --compare <older-run-id>",
     no_args_is_help=True,
     rich_markup_mode="rich",
 )

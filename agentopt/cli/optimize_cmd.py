@@ -193,7 +193,11 @@ def optimize_command(
         raise typer.Exit(outcome.exit_code)
 
 
-@optimize_app.command("status")
+@optimize_app.command(
+    "status",
+    epilog="Examples:\n\n  agentopt optimize status\n\n"
+    "  agentopt optimize status 20261201-101500-ab12cd",
+)
 @handle_errors
 def status_command(
     job_id: Annotated[str | None, typer.Argument()] = None,
@@ -216,7 +220,9 @@ def status_command(
     _say(status_renderables(job))
 
 
-@optimize_app.command("cancel")
+@optimize_app.command(
+    "cancel", epilog="Example:\n\n  agentopt optimize cancel   # the latest Foundry job"
+)
 @handle_errors
 def cancel_command(job_id: Annotated[str | None, typer.Argument()] = None) -> None:
     """Cancel a running Foundry optimization job (default: the latest)."""
@@ -229,7 +235,7 @@ def cancel_command(job_id: Annotated[str | None, typer.Argument()] = None) -> No
     optimize_remote.cancel(found)
 
 
-@optimize_app.command("deploy")
+@optimize_app.command("deploy", epilog="Example:\n\n  agentopt optimize deploy --candidate cand_02")
 @handle_errors
 def deploy_command(
     candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],
@@ -248,7 +254,7 @@ def deploy_command(
     optimize_remote.deploy(found, candidate, poll_interval)
 
 
-@optimize_app.command("list")
+@optimize_app.command("list", epilog="Example:\n\n  agentopt optimize list")
 @handle_errors
 def list_command() -> None:
     """List optimization jobs."""
@@ -259,7 +265,11 @@ def list_command() -> None:
     STATE.say(jobs_table(jobs))
 
 
-@optimize_app.command("apply")
+@optimize_app.command(
+    "apply",
+    epilog="Examples:\n\n  agentopt optimize apply --candidate cand_02\n\n"
+    "  agentopt optimize apply --candidate cand_02 --promote   # make it the baseline",
+)
 @handle_errors
 def apply_command(
     candidate: Annotated[str, typer.Option("--candidate", help="Candidate id, e.g. cand_02.")],
@@ -300,7 +310,10 @@ def show_diff(lines: list[str]) -> list[RenderableType]:
     return [text]
 
 
-@optimize_app.command("show")
+@optimize_app.command(
+    "show",
+    epilog="Example:\n\n  agentopt optimize show --candidate cand_02 --job 20261201-101500-ab12cd",
+)
 @handle_errors
 def show_command(
     candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],

@@ -40,7 +40,7 @@ def test_full_config_loads(tmp_path: Path) -> None:
     meta = _config(
         tmp_path,
         "model: gpt-4.1-mini\ninstruction_file: instructions.md\ntools_file: tools.json\n"
-        "skill_dir: skills\ntemperature: 0.2\nmax_tool_rounds: 4\n",
+        "skill_dir: skills\ntemperature: 0.2\nmax_tool_rounds: 4\nmax_tokens: 64\n",
         **{
             "instructions.md": "Be helpful.\n\n",
             "tools.json": json.dumps([TOOL]),
@@ -58,6 +58,7 @@ def test_full_config_loads(tmp_path: Path) -> None:
     defn, warnings = load_agent_config(meta)
     assert warnings == []
     assert defn.model == "gpt-4.1-mini" and defn.temperature == 0.2 and defn.max_tool_rounds == 4
+    assert defn.max_tokens == 64
     assert defn.instructions == "Be helpful."
     assert defn.tools == [TOOL]
     assert defn.tool_mocks == {"get_order": [{"when": {"id": "1"}, "return": "ok"}]}
@@ -122,6 +123,13 @@ def test_non_function_and_flat_tools(tmp_path: Path) -> None:
             'expected a number 0–2, found "hot"',
         ),
         ("temperature: 3\n", {}, "metadata.yaml", "temperature (line 1)", "found 3"),
+        (
+            "max_tokens: many\n",
+            {},
+            "metadata.yaml",
+            "max_tokens (line 1)",
+            'expected an integer ≥ 1, found "many"',
+        ),
         (
             "max_tool_rounds: 0\n",
             {},
@@ -232,6 +240,7 @@ def test_write_then_load_round_trips(tmp_path: Path) -> None:
         model="gpt-4.1-mini",
         instructions="Be helpful.\nAlways.",
         temperature=0.3,
+        max_tokens=80,
         tools=[TOOL],
         tool_mocks={"get_order": [{"return": "ok"}]},
         skills=[
@@ -249,6 +258,7 @@ def test_write_then_load_round_trips(tmp_path: Path) -> None:
         "model",
         "instructions",
         "temperature",
+        "max_tokens",
         "tools",
         "tool_mocks",
         "mcp_servers",

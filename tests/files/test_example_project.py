@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentopt.core.files.agent_config import compose_system_prompt, load_agent_config
+from agentopt.core.files.agent_config import load_agent_config
 from agentopt.core.files.azure_yaml import load_azure_yaml, read_service_agent
 from agentopt.core.files.eval_yaml_load import load_eval_config, validate_eval_config
 from agentopt.core.files.evaluator_yaml import RubricDefinition, load_evaluator_yaml
@@ -32,12 +32,22 @@ def test_eval_configs_load_without_warnings_and_files_exist(config: str) -> None
 
 def test_offline_suite_uses_no_judge() -> None:
     cfg, _ = load_eval_config(EXAMPLE / "eval.yaml")
-    assert [e.name for e in cfg.evaluators] == [
-        "builtin.exact_match",
-        "builtin.partial_match",
-        "builtin.semantic_similarity",
-    ]
+    assert [e.name for e in cfg.evaluators] == ["builtin.exact_match"]
     assert cfg.evaluators[0].initialization_parameters == {"mode": "contains"}
+
+
+def test_the_baseline_misses_two_policies_that_twelve_tasks_check() -> None:
+    """The demo's story: the policies are in the tasks (ground truth and criteria), not in the
+    baseline instructions; the optimizer has to learn them from the failures."""
+    baseline, _ = load_agent_config(EXAMPLE / ".agent_configs/baseline")
+    instructions = baseline.instructions or ""
+    tasks = load_dataset(EXAMPLE / "datasets/support-agent-eval-seed/support-agent-eval-seed.jsonl")
+    by_truth: dict[str, int] = {}
+    for task in tasks.tasks:
+        by_truth[task.ground_truth or ""] = by_truth.get(task.ground_truth or "", 0) + 1
+    assert by_truth["45 days"] == 6 and by_truth["$35"] == 6
+    assert "45" not in instructions and "$35" not in instructions
+    assert "3 to 5 business days" in instructions and "photo" in instructions
 
 
 def test_dataset_copy_equals_registered_v1_and_loads() -> None:
@@ -46,10 +56,10 @@ def test_dataset_copy_equals_registered_v1_and_loads() -> None:
     registered = reg.lookup("datasets", "support-agent-eval-seed", "1")
     assert copy.read_bytes() == registered.read_bytes()
     dataset = load_dataset(copy)
-    assert len(dataset.tasks) == 12
+    assert len(dataset.tasks) == 18
     for task in dataset.tasks:
         assert task.ground_truth and len(task.ground_truth) <= 45
-        assert 2 <= len(task.criteria) <= 3
+        assert len(task.criteria) == 1
 
 
 def test_rubric_copy_equals_registered_v1() -> None:
@@ -91,18 +101,9 @@ def test_agent_loads_from_azure_yaml_and_baseline() -> None:
     assert warnings == [] and inline.kind == "prompt"
     baseline, warnings = load_agent_config(EXAMPLE / ".agent_configs/baseline")
     assert warnings == []
-    assert baseline.model == "local:smollm2-135m"
-    assert [t["function"]["name"] for t in baseline.tools] == [
-        "get_order_status",
-        "check_refund_eligibility",
-    ]
-    assert baseline.tool_mocks is not None and set(baseline.tool_mocks) == {
-        "get_order_status",
-        "check_refund_eligibility",
-    }
-    assert [s.name for s in baseline.skills] == ["returns"]
+    assert baseline.model == "local:smollm2-135m" and baseline.max_tokens == 60
+    assert baseline.tools == [] and baseline.skills == []  # a 135M model calls tools at random
     assert inline.instructions == baseline.instructions
-    assert "## Available Skills\n- **returns**: " in compose_system_prompt(baseline)
 
 
 def test_detection_in_the_example(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ METADATA_KEYS = (
     "tool_file",
     "skill_dir",
     "temperature",
+    "max_tokens",
     "tools_module",
     "mcp_servers",
     "max_tool_rounds",
@@ -90,6 +91,9 @@ def load_agent_config(
             c.error(("tools_module",), f"expected a Python file, found nothing at {tools_module}")
         tools_module = None
     mcp = _mcp_servers(c, data.get("mcp_servers"))
+    max_tokens = None
+    if data.get("max_tokens") is not None:
+        max_tokens = expect_int(c, ("max_tokens",), data["max_tokens"], lo=1)
     rounds = 8
     if data.get("max_tool_rounds") is not None:
         rounds = expect_int(c, ("max_tool_rounds",), data["max_tool_rounds"], lo=1) or 8
@@ -108,6 +112,7 @@ def load_agent_config(
         model=model,
         instructions=instructions,
         temperature=temperature,
+        max_tokens=max_tokens,
         tools=tools,
         skills=skills,
         tool_mocks=tool_mocks,
@@ -189,6 +194,8 @@ def _write_into(folder: Path, defn: AgentDefinition) -> None:
             write_text_atomic(target, render_skill(skill))
     if defn.temperature is not None:
         meta["temperature"] = defn.temperature
+    if defn.max_tokens is not None:
+        meta["max_tokens"] = defn.max_tokens
     if defn.tools_module:
         meta["tools_module"] = defn.tools_module
     if defn.mcp_servers:

@@ -50,6 +50,8 @@ class AgentDefinition(BaseModel):
     model: str | None = None
     instructions: str | None = None
     temperature: float | None = None
+    max_tokens: int | None = None
+    """Cap on each reply's tokens (None: the model's default)."""
     tools: list[dict[str, Any]] = Field(default_factory=list)
     skills: list[Skill] = Field(default_factory=list)
     tool_mocks: dict[str, Any] | None = None
