@@ -76,10 +76,19 @@ def run_command(
         ),
     ] = None,
     fail_under: Annotated[
-        float | None, typer.Option("--fail-under", help="Exit 1 when the score is below.")
+        float | None,
+        typer.Option(
+            "--fail-under", min=0.0, max=1.0, help="Exit 1 when the score (0–1) is below."
+        ),
     ] = None,
     min_pass_rate: Annotated[
-        float | None, typer.Option("--min-pass-rate", help="Exit 1 when the pass rate is below.")
+        float | None,
+        typer.Option(
+            "--min-pass-rate",
+            min=0.0,
+            max=1.0,
+            help="Exit 1 when the pass rate (0–1, e.g. 0.8) is below.",
+        ),
     ] = None,
     baseline: Annotated[
         str | None,

@@ -48,6 +48,10 @@ def test_adhoc_prompts_are_scored_and_reported(project: Path) -> None:
     for name in ("r.html", "r.xml", "r.csv", "r.md"):
         assert (project / name).stat().st_size > 0
     assert "builtin.exact_match" in out and "Results:" in out
+    # No LLM judge ran (deterministic evaluators only): none is named anywhere.
+    assert results["run"]["models"]["judge"] is None
+    assert "judge " not in out.split("Evaluator", 1)[0]
+    assert "gpt-4.1-mini" not in (project / "r.html").read_text()
 
 
 def test_prompt_and_expected_counts_must_match(project: Path) -> None:
@@ -77,6 +81,19 @@ def test_fail_under_gate_exits_1(project: Path) -> None:
     )  # fmt: skip
     assert code == 1
     assert "below --fail-under" in out
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--min-pass-rate", "50"), ("--fail-under", "70")])
+def test_gates_out_of_range_are_refused_before_the_run(
+    project: Path, flag: str, value: str
+) -> None:
+    code, out = run(
+        project, "--prompts", "hi", "--expected", "hi", "--evaluator", "ExactMatch",
+        "--agent-model", "mock:echo", flag, value,
+    )  # fmt: skip
+    assert code == 2, out
+    assert f"Invalid value for '{flag}'" in out and "less than or equal to 1" in out
+    assert not (project / ".agentopt" / "runs").exists()  # nothing ran
 
 
 def test_min_pass_rate_passes_when_met(project: Path) -> None:
@@ -161,6 +178,8 @@ def test_m365_document_output_is_filled_and_schema_valid(project: Path, m365: Pa
     item = filled["items"][0]
     assert item["response"]
     assert "relevance" in item["scores"] and "coherence" in item["scores"]
+    assert latest_results(project)["run"]["models"]["judge"] == "mock:judge5"  # it judged
+    assert "judge mock:judge5" in out
 
 
 def test_filter_limit_and_repeat(project: Path) -> None:
