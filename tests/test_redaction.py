@@ -22,3 +22,13 @@ def test_headers_and_bearer_tokens_are_masked() -> None:
     masked = redact_data(data)
     assert masked["headers"] == {"Authorization": "***", "api-key": "***"}
     assert "abc.def.ghi" not in redact("Authorization: Bearer abc.def.ghi")
+
+
+def test_only_secret_values_are_masked_not_ordinary_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHOP_TOKEN", "true")
+    monkeypatch.setenv("LEGACY_API_KEY", "Incorrect")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-0123456789abcdef")
+    message = "Incorrect API key provided: sk-live-0123456789abcdef (retry is true)"
+    assert redact(message) == "Incorrect API key provided: *** (retry is true)"
+    monkeypatch.setenv("SHORT_SECRET", "ab12cd")
+    assert redact("token ab12cd, not xab12cdx") == "token ***, not xab12cdx"

@@ -21,6 +21,7 @@ from agentopt.reports import (
     render_run_list,
     render_summary,
     render_task,
+    write_comparison,
     write_outputs,
 )
 from agentopt.workflows.run.store import list_run_ids, resolve_run_ref
@@ -83,8 +84,13 @@ def show_command(
     results = load_results(resolve_run_ref(STATE.cwd, run_id))
     if compare:
         base = load_results(resolve_run_ref(STATE.cwd, compare))
-        render_comparison(compare_runs(base, results), STATE.console)
-    elif task:
+        comparison = compare_runs(base, results)
+        render_comparison(comparison, STATE.console)
+        if out_file is not None:
+            target = out_file if out_file.is_absolute() else STATE.cwd / out_file
+            STATE.say(f"Wrote {write_comparison(comparison, target)}")
+        return
+    if task:
         render_task(results, task, STATE.console)
     else:
         render_summary(results, STATE.console)

@@ -38,10 +38,21 @@ def looks_like_secret(value: str) -> bool:
     return has_digit and (has_lower or has_upper) and sum(ch.isdigit() for ch in compact) >= 4
 
 
+def secret_env_value(value: str) -> bool:
+    """A credential, not a word: `SHOP_TOKEN=true` or `X_KEY=Incorrect` must not turn every
+    "true" or "Incorrect" in an error message into ***. Keys and tokens are long, or mix in
+    digits or punctuation."""
+    if len(value) < 6 or value.isspace():
+        return False
+    return len(value) >= 24 or not value.isalpha()
+
+
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of env vars that look like secrets, longest first (so substrings mask last)."""
     env = os.environ if environ is None else environ
-    values = {v for k, v in env.items() if k.upper().endswith(SECRET_ENV_SUFFIXES) and len(v) >= 4}
+    values = {
+        v for k, v in env.items() if k.upper().endswith(SECRET_ENV_SUFFIXES) and secret_env_value(v)
+    }
     return sorted(values, key=len, reverse=True)
 
 
@@ -51,7 +62,8 @@ def redact(text: str, extra_secrets: list[str] | None = None) -> str:
         return text
     for value in [*(extra_secrets or []), *secret_values()]:
         if value and value in text:
-            text = text.replace(value, MASK)
+            # Whole tokens only: a secret never hides inside a longer word.
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", MASK, text)
     text = _PATTERNS[0].sub(lambda m: f"{m.group(1)} {MASK}", text)
     text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}{MASK}", text)
     text = _PATTERNS[2].sub(MASK, text)

@@ -9,6 +9,7 @@ from agentopt.reports.compare import (
     TaskDelta,
     compare_runs,
     render_comparison,
+    write_comparison,
 )
 from agentopt.reports.csv_report import render_csv
 from agentopt.reports.html import render_html
@@ -54,6 +55,7 @@ __all__ = [
     "render_task",
     "results_to_dict",
     "summary_renderables",
+    "write_comparison",
     "write_outputs",
     "write_results_json",
 ]

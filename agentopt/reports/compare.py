@@ -7,6 +7,9 @@ then mixes "the agent changed" with "the questions changed".
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 from rich import box
 from rich.console import Console
@@ -14,6 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 from agentopt.contracts.run_results import RunResults
+from agentopt.core.atomic import write_text_atomic
+from agentopt.core.errors import ConfigError
 from agentopt.reports.formatting import (
     STATUS_ORDER,
     fmt_delta,
@@ -22,7 +27,15 @@ from agentopt.reports.formatting import (
     truncate,
 )
 
-__all__ = ["Comparison", "EvaluatorDelta", "TaskDelta", "compare_runs", "render_comparison"]
+__all__ = [
+    "Comparison",
+    "EvaluatorDelta",
+    "TaskDelta",
+    "compare_runs",
+    "render_comparison",
+    "write_comparison",
+]
+COMPARISON_FORMATS = (".json", ".html", ".md", ".txt")
 
 EPSILON = 1e-9
 
@@ -242,3 +255,24 @@ def render_comparison(comp: Comparison, console: Console, *, limit: int = 30) ->
         if names:
             shown = ", ".join(names[:10]) + (f", … ({len(names)})" if len(names) > 10 else "")
             console.print(Text(f"{label}: {shown}", style="dim"))
+
+
+def write_comparison(comp: Comparison, path: Path) -> Path:
+    """Export a comparison: JSON (the deltas), HTML, Markdown or text (what the terminal shows)."""
+    ext = path.suffix.lower()
+    if ext not in COMPARISON_FORMATS:
+        raise ConfigError(
+            f"--out-file {path.name}: a comparison exports to {', '.join(COMPARISON_FORMATS)}"
+        )
+    if ext == ".json":
+        write_text_atomic(path, comp.model_dump_json(indent=2) + "\n")
+        return path
+    console = Console(record=True, width=120, file=io.StringIO(), color_system=None)
+    render_comparison(comp, console)
+    if ext == ".html":
+        text = console.export_html(inline_styles=True)
+    else:
+        body = console.export_text()
+        text = f"```text\n{body}```\n" if ext == ".md" else body
+    write_text_atomic(path, text)
+    return path

@@ -130,3 +130,12 @@ def test_a_baseline_that_cannot_be_scored_stops_with_exit_3(tmp_path: Path, mode
     assert "the baseline could not be scored" in out and "invalid api key" in out
     job = next((project / ".agentopt" / "optimize").glob("*/job.json")).read_text()
     assert '"status": "failed"' in job
+
+
+def test_a_call_budget_stop_exits_3_with_the_job_saved(tmp_path: Path, models: Models) -> None:
+    project = improvable(tmp_path)
+    code, out = cli(project, "--budget-calls", "20", "--parallel-proposals", "1")
+    assert code == 3, out  # cli.md: an early stop on a budget is exit 3, as in eval run
+    assert "budget_exhausted" in out or "budget" in out.lower()
+    code, out = cli(project, "status")
+    assert code == 0 and "budget_exhausted" in out

@@ -211,3 +211,23 @@ def test_filter_limit_and_repeat(project: Path) -> None:
     assert len(task["repeats"]) == 2
     assert task["flaky"] is True and task["pass_fraction"] == 0.5
     assert results["summary"]["flaky"] == ["refund_a"]
+
+
+def test_show_compare_out_file_writes_the_comparison(project: Path) -> None:
+    for expected in ("hi", "bye"):
+        code, out = run(
+            project, "--prompts", "hi", "--expected", expected, "--evaluator", "ExactMatch",
+            "--agent-model", "mock:echo",
+        )  # fmt: skip
+        assert code in (0, 1), out
+    first, second = sorted(p.name for p in (project / ".agentopt" / "runs").iterdir())
+    show = ["-C", str(project), "eval", "show", second, "--compare", first]
+    result = runner.invoke(app, [*show, "--out-file", "delta.json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((project / "delta.json").read_text())
+    assert (data["base_id"], data["current_id"]) == (first, second)
+    result = runner.invoke(app, [*show, "--out-file", "delta.md"])
+    assert result.exit_code == 0, result.output
+    assert f"{second} vs {first}" in (project / "delta.md").read_text()
+    result = runner.invoke(app, [*show, "--out-file", "delta.csv"])
+    assert result.exit_code == 2 and "a comparison exports to" in result.output

@@ -54,8 +54,10 @@ class OptimizeOutcome:
 
     @property
     def exit_code(self) -> int:
-        if self.too_many_errors:
-            return 3  # as for eval run: with errors, the verdict is unknown
+        """3 when errors left the verdict unknown or a budget stopped the search (the job is
+        saved and resumable), 1 when --require-improvement found none, else 0 (cli.md)."""
+        if self.too_many_errors or self.job.termination_reason == "budget_exhausted":
+            return 3
         return 1 if self.require_improvement and self.job.outcome != "improved" else 0
 
 
