@@ -37,7 +37,7 @@ check: install
 # deterministic and embedding evaluators, then optimized (rule proposer, no reflection model).
 DEMO ?= examples/support-agent
 demo: local
-	$(BIN)/agentopt --no-prompt -C $(DEMO) eval run --output report.html
+	$(BIN)/agentopt --no-prompt -C $(DEMO) eval run --output .agentopt/demo-report.html
 	$(BIN)/agentopt --no-prompt -C $(DEMO) optimize --max-candidates 2
 
 bench: local
