@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import typer
 
@@ -21,13 +22,17 @@ def interactive_loop(opts: RunOptions) -> None:
             "--interactive needs a terminal", hint="drop --no-prompt, or use --prompts …"
         )
     STATE.say("Type a prompt and press Enter; an empty line ends.")
-    while True:
+    for number in itertools.count(1):
         prompt = typer.prompt("prompt", default="", show_default=False).strip()
         if not prompt:
             return
         expected = typer.prompt("expected (optional)", default="", show_default=False).strip()
         one = dataclasses.replace(
-            opts, prompts=[prompt], expected=[expected] if expected else None, outputs=[]
+            opts,
+            prompts=[prompt],
+            expected=[expected] if expected else None,
+            first_prompt=number,
+            outputs=[],
         )
         prepared = prepare_run(one, STATE.cwd, None)
         outcome = run_prepared(prepared, NullSink())

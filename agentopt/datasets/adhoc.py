@@ -10,8 +10,11 @@ from agentopt.core.errors import ConfigError, Problem
 from agentopt.datasets.writer import dump_tasks_jsonl
 
 
-def dataset_from_prompts(prompts: Sequence[str], expected: Sequence[str] | None = None) -> Dataset:
-    """One single-turn task per prompt, paired by position with `expected` when given.
+def dataset_from_prompts(
+    prompts: Sequence[str], expected: Sequence[str] | None = None, *, first: int = 1
+) -> Dataset:
+    """One single-turn task per prompt, paired by position with `expected` when given, named
+    `task_<first>`, `task_<first+1>`… (`eval run --interactive` numbers its prompts on).
 
     The sha256 is over the canonical JSONL of the tasks, so two runs with the same prompts
     share a dataset identity in `run.json`.
@@ -37,11 +40,11 @@ def dataset_from_prompts(prompts: Sequence[str], expected: Sequence[str] | None 
         raise ConfigError(problems=problems)
     tasks = [
         Task(
-            name=f"task_{n}",
-            turns=[Turn(query=prompt, ground_truth=expected[n - 1] if expected else None)],
-            index=n - 1,
+            name=f"task_{first + i}",
+            turns=[Turn(query=prompt, ground_truth=expected[i] if expected else None)],
+            index=i,
         )
-        for n, prompt in enumerate(prompts, start=1)
+        for i, prompt in enumerate(prompts)
     ]
     digest = hashlib.sha256(dump_tasks_jsonl(tasks).encode("utf-8")).hexdigest()
     return Dataset(tasks=tasks, source="", format="adhoc", sha256=digest)

@@ -12,7 +12,8 @@ from agentopt.core.files.m365_schemas import newest_known_version, schema_id
 DISCOVERY_NAMES = ("prompts.json", "evals.json", "tests.json")
 """Looked for in the current directory, then under `evals/`, in this order."""
 DISCOVERY_DIRS = (".", "evals")
-STARTER_QUESTION = "Create a starter evals file with sample prompts? (Y/n)"
+STARTER_QUESTION = "Create a starter evals file with sample prompts?"
+"""The prompt adds its own `[Y/n]`."""
 """Asked by the CLI when discovery finds nothing (never asked with --no-prompt)."""
 STARTER_RELATIVE_PATH = Path("evals") / "evals.json"
 

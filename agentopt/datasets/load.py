@@ -223,9 +223,9 @@ def _load_legacy(
     else:
         log.warn(
             "",
-            "legacy prompts file (no schemaVersion): loading it upgrades it in place to a "
-            f"versioned eval document (schemaVersion {newest_known_version()}) after a backup, "
-            "unless --no-upgrade is given",
+            "legacy prompts file (no schemaVersion): read as it is and left unchanged "
+            f"(--no-upgrade); without --no-upgrade it is upgraded in place to schemaVersion "
+            f"{newest_known_version()} after a backup",
         )
     dataset = Dataset(
         tasks=content.tasks,

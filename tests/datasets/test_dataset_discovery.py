@@ -46,7 +46,7 @@ def test_discovery_ignores_folders_named_like_files(tmp_path):
 
 
 def test_starter_question_text():
-    assert STARTER_QUESTION == "Create a starter evals file with sample prompts? (Y/n)"
+    assert STARTER_QUESTION == "Create a starter evals file with sample prompts?"  # + [Y/n]
 
 
 def test_starter_file_is_a_valid_document_with_three_prompts(tmp_path):

@@ -60,7 +60,9 @@ def test_no_upgrade_reads_without_rewriting(write, content):
     assert _backups(path) == []
     assert ds.upgrade is not None and ds.upgrade.backup is None
     assert len(ds.tasks) == 2
-    assert any("legacy" in w.message and "--no-upgrade" in w.message for w in ds.warnings)
+    (warning,) = [w.message for w in ds.warnings if "legacy" in w.message]
+    assert "left unchanged (--no-upgrade)" in warning
+    assert "loading it upgrades" not in warning  # it said it would upgrade the file it kept
 
 
 def test_validate_never_rewrites(write):
