@@ -313,6 +313,25 @@ def test_toolset_drops_a_harmful_tool_before_an_unused_one() -> None:
     assert proposal.mutation == {"dropped_tool": "search_web", "why": "harmful"}
 
 
+def test_toolset_removes_the_dropped_tools_instructions_only() -> None:
+    parent = agent(
+        instructions=(
+            "You are a shop assistant.\n"
+            "- Orders: call get_order with the id. For news, call search_web first.\n"
+            "- Use `search_web` for anything else.\n"
+            "- Be brief. search_webby is not a tool."
+        )
+    )
+    used = [failed_example("t1", [("a", "x")], status="pass", calls=[{"name": "get_order"}])]
+    proposal = propose("toolset", context(parent, used))
+    assert proposal.mutation["dropped_tool"] == "search_web"
+    assert proposal.definition.instructions == (
+        "You are a shop assistant.\n"
+        "- Orders: call get_order with the id.\n"
+        "- Be brief. search_webby is not a tool."
+    )
+
+
 def test_toolset_drops_an_unused_tool_and_its_mocks_but_never_one_used_in_a_passing_task() -> None:
     parent = agent(tool_mocks={"get_order": [{"return": "ok"}], "search_web": [{"return": "x"}]})
     used = [failed_example("t1", [("a", "x")], status="pass", calls=[{"name": "get_order"}])]

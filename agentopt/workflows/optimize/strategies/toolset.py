@@ -5,10 +5,14 @@ Harmful: never used in a passing task, and either its calls fail, or the tasks t
 score clearly lower than the tasks that do not (a contrast is needed: when nothing passes and
 every task calls the tool, the traces say nothing about it). Unused: never called. A tool used
 in a passing task is never dropped; screening then checks the guess.
+
+The instructions lose every sentence that names the dropped tool ("call search_web with …"):
+left in, they tell the agent to call a tool it no longer has.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from agentopt.workflows.optimize.strategies.base import (
@@ -78,6 +82,28 @@ def tool_usage(names: list[str], examples: list[Example]) -> dict[str, ToolUse]:
     return usage
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def without_tool_mentions(instructions: str, tool: str) -> str:
+    """`instructions` minus the sentences that name `tool`; a line left empty goes too."""
+    named = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(tool)}(?![A-Za-z0-9_])")
+    lines: list[str] = []
+    for line in instructions.splitlines():
+        if not named.search(line):
+            lines.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        body = line.strip()
+        bullet = ""
+        if body[:2] in ("- ", "* "):
+            bullet, body = body[:2], body[2:]
+        kept = [s for s in _SENTENCE.split(body) if not named.search(s)]
+        if kept:
+            lines.append(indent + bullet + " ".join(kept))
+    return "\n".join(lines)
+
+
 @register_strategy("toolset")
 class DropTool:
     """Drop the most harmful, else an unused, tool."""
@@ -117,8 +143,12 @@ class DropTool:
         mocks = ctx.parent.tool_mocks
         if mocks and drop.name in mocks:
             mocks = {k: v for k, v in mocks.items() if k != drop.name}
+        instructions = ctx.parent.instructions
+        if instructions:
+            instructions = without_tool_mentions(instructions, drop.name)
+        update = {"tools": tools, "tool_mocks": mocks, "instructions": instructions}
         return Proposal(
-            definition=ctx.parent.model_copy(update={"tools": tools, "tool_mocks": mocks}),
+            definition=ctx.parent.model_copy(update=update),
             strategy=f"toolset:-{drop.name}",
             rationale=f"dropped {drop.name} ({why}: {detail})",
             mutation={"dropped_tool": drop.name, "why": why},
