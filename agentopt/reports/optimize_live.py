@@ -1,7 +1,9 @@
 """The live view of `agentopt optimize`: the candidate table growing as candidates finish.
 
 On a terminal it is a rich Live display (the table plus one status line); elsewhere (CI logs,
-pipes) a header and one fixed-width line per candidate. It implements the optimize workflow's
+pipes) a header and one fixed-width line per candidate, and each phase (baseline, a proposal,
+screening, validation, the test split) as a `… ` line when it starts, so a log never sits
+silent for the minutes a phase can take. It implements the optimize workflow's
 sink protocol by shape, so this module needs nothing from the workflow layer.
 """
 
@@ -68,9 +70,10 @@ class LiveOptimizeView:
 
     def status(self, message: str) -> None:
         self._status = redact(message)
-        if not self.interactive and not self.quiet:
-            self._heartbeat.start()  # silent until nothing was printed for a while
-        self._refresh()
+        if self.interactive:
+            self._refresh()
+        elif not self.quiet:
+            self._plain_line(Text(f"  … {self._status}", style="dim"), soft_wrap=True)
 
     def notice(self, message: str) -> None:
         if self.quiet:
