@@ -23,7 +23,8 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg
 background:var(--bg);margin:0;padding:24px;max-width:1400px}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px}
 h3{font-size:14px;margin:14px 0 6px}
-.meta{color:var(--muted);font-size:13px}.meta span{margin-right:14px;white-space:nowrap}
+.meta{color:var(--muted);font-size:13px;display:flex;flex-wrap:wrap;gap:2px 14px}
+.meta span{min-width:0;overflow-wrap:anywhere}
 .warn{color:var(--partial);font-weight:600}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin:16px 0}
 .card{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:10px 14px;
