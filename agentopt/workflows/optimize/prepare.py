@@ -22,6 +22,7 @@ from agentopt.workflows.optimize.targets import (
     resolve_model_name,
     resolve_targets,
 )
+from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, prepare_evaluators
 
 RESUME_OVERRIDES = ("budget_calls", "max_cost", "require_improvement")
@@ -116,6 +117,9 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
     before_cost = sum(p.get("cost_usd", 0.0) for p in (resumed.usage if resumed else {}).values())
     remaining = None if settings.max_cost is None else max(settings.max_cost - before_cost, 0.0)
     calls = call_settings(options, CallFlags(concurrency=opts.concurrency, max_cost=remaining))
+    asked = opts.concurrency or (options.max_concurrent_agent_runs if options else None)
+    if not asked and plays_on_the_embedded_model(inputs.agent, planner):
+        calls.concurrency["agent"] = 1  # the embedded model serves one request at a time
     settings.concurrency = calls.concurrency["agent"]
     if store is None or store.project.resolve() != inputs.project_dir.resolve():
         store = JobStore(inputs.project_dir, opts.resume)

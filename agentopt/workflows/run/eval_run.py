@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentopt import __version__
-from agentopt.agents.base import AgentTarget, make_target
+from agentopt.agents.base import AgentTarget, default_target, make_target
 from agentopt.contracts.run_results import (
     AgentInfo,
     DatasetInfo,
@@ -38,11 +38,17 @@ from agentopt.models.settings import CallSettings, call_settings
 from agentopt.models.types import POOLS
 from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
 from agentopt.workflows.events import Progress, ProgressSink
+from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, RunEngine, prepare_evaluators
 from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
 from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
 from agentopt.workflows.run.plan import RunPlan, plan_run
-from agentopt.workflows.run.results import journal_index, write_results
+from agentopt.workflows.run.results import (
+    journal_index,
+    judged,
+    reported_agent_usage,
+    write_results,
+)
 from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
 
@@ -155,6 +161,9 @@ def _prepare(
     planner = CallLayer(
         project, settings.model_copy(update={"cache_enabled": False}), on_notice=notices.append
     )
+    asked = opts.concurrency or (options.max_concurrent_agent_runs if options else None)
+    if not asked and plays_on_the_embedded_model(inputs.agent, planner):
+        settings.concurrency["agent"] = 1
     plan = plan_run(
         tasks, inputs.dataset, inputs.agent, inputs.evaluators, inputs.judge_model, repeat, planner
     )
@@ -373,6 +382,12 @@ def finish_results(
 ) -> Path:
     offsets, scores = journal_index(store)
     usage = _usage(layer, run_info.usage_before)
+    if (spec.agent.target or default_target(spec.agent)) != "local":
+        reported = reported_agent_usage(store)  # the whole journal: resumed sessions too
+        usage["agent"] = usage["agent"].model_copy(update=reported)
+    if not judged(scores):
+        models = run_info.models.model_copy(update={"judge": None})
+        run_info = run_info.model_copy(update={"models": models})
     stats = summarize_run(
         scores,
         tokens_by_pool=usage,

@@ -96,3 +96,38 @@ def _json(record: BaseModel) -> str:
     """A record as one line, in the layout every agentopt JSON file uses."""
     data: Any = record.model_dump(mode="json")
     return json.dumps(data, ensure_ascii=False)
+
+
+def judged(scores: list[TaskScore]) -> bool:
+    """Whether an LLM judge scored anything (every judge records its `judge_model`): a suite of
+    deterministic checks and embedding-scored criteria names no judge in its reports."""
+    return any(
+        result.details.get("judge_model")
+        for score in scores
+        for turn in score.turns
+        for result in turn.results
+        if isinstance(result.details, dict)
+    )
+
+
+def reported_agent_usage(store: RunStore) -> dict[str, int]:
+    """Requests and tokens of an agent that runs outside agentopt (hosted, endpoint, command,
+    foundry), as its answers reported them: the call layer never sees its model calls, so
+    without this the usage table said 0 agent calls for a run of a hundred turns."""
+    latest: dict[tuple[int, int], dict[str, Any]] = {}
+    if store.journal.exists():
+        with open(store.journal, "rb") as fh:
+            for line in fh:
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a torn last line after a crash
+                latest[(int(entry["task"]), int(entry["repeat"]))] = entry.get("record") or {}
+    calls = tokens_in = tokens_out = 0
+    for record in latest.values():
+        turns = record.get("turns") or [record]
+        calls += sum(1 for t in turns if t.get("response") or t.get("error"))
+        tokens = record.get("tokens") or {}
+        tokens_in += int(tokens.get("input") or 0)
+        tokens_out += int(tokens.get("output") or 0)
+    return {"calls": calls, "input_tokens": tokens_in, "output_tokens": tokens_out}
