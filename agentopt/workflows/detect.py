@@ -331,7 +331,15 @@ def _apply_baseline(
     # the optimizable configuration, which wins for the fields it sets.
     updates = {
         k: getattr(loaded, k)
-        for k in ("model", "instructions", "temperature", "tools_module", "tool_mocks", "config_id")
+        for k in (
+            "model",
+            "instructions",
+            "temperature",
+            "max_tokens",
+            "tools_module",
+            "tool_mocks",
+            "config_id",
+        )
         if getattr(loaded, k) is not None
     }
     for k in ("tools", "skills", "mcp_servers"):

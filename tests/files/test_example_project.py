@@ -114,3 +114,4 @@ def test_detection_in_the_example(tmp_path: Path) -> None:
     assert (found.service, found.kind, found.target) == ("support-agent", "prompt", "local")
     assert found.warnings == []
     assert found.definition is not None and found.definition.model == "local:smollm2-135m"
+    assert found.definition.max_tokens == 60  # the baseline's setting survives the merge
