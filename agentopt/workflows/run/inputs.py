@@ -46,8 +46,8 @@ class RunOptions:
 
     prompts: list[str] | None = None
     expected: list[str] | None = None
-    first_prompt: int = 1
-    """The number of the first --prompts task (`task_<n>`)."""
+    first_prompt: int | None = None
+    """The number of the first --prompts task (`task_<n>`; None: 1). Set by --interactive."""
     prompts_file: Path | None = None
     config: Path | None = None
     agent: str | None = None
@@ -332,7 +332,7 @@ def _dataset(
 ) -> Dataset:
     upgrade = not opts.no_upgrade
     if opts.prompts:
-        return dataset_from_prompts(opts.prompts, opts.expected, first=opts.first_prompt)
+        return dataset_from_prompts(opts.prompts, opts.expected, first=opts.first_prompt or 1)
     if opts.expected:
         raise ConfigError.at("", "--expected", "--expected needs --prompts")
     if opts.prompts_file is not None:
