@@ -22,6 +22,11 @@ def test_prompts_are_numbered_across_the_session(
     interactive.interactive_loop(
         RunOptions(agent_model="mock:echo", evaluators=["ExactMatch"], outputs=[])
     )
-    runs = sorted((project / ".agentopt" / "runs").iterdir())
-    names = [json.loads((r / "results.json").read_text())["tasks"][0]["name"] for r in runs]
-    assert names == ["task_1", "task_2"]
+    tasks = [
+        json.loads((r / "results.json").read_text())["tasks"][0]
+        for r in (project / ".agentopt" / "runs").iterdir()
+    ]
+    assert {t["name"]: t["query"] for t in tasks} == {
+        "task_1": "What is 2+2?",
+        "task_2": "Say hi",
+    }
