@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from agentopt.datasets import newest_known_version
 
 SCRIPT = Path(sys.executable).parent / "agentopt"
@@ -37,15 +35,6 @@ def test_help_lists_the_whole_command_tree() -> None:
         out = agentopt(group, "--help").stdout
         for command in commands:
             assert command in out, f"{group} {command} missing from --help"
-
-
-@pytest.mark.parametrize(
-    "command", [["eval", c] for c in TREE["eval"]] + [["optimize"], ["view"], ["cache", "clear"]]
-)
-def test_every_command_help_has_examples(command: list[str]) -> None:
-    out = agentopt(*command, "--help")
-    assert out.returncode == 0, out.stderr
-    assert "Example" in out.stdout
 
 
 def test_python_dash_m_runs_the_same_cli() -> None:
