@@ -108,8 +108,10 @@ class ModelCallError(AgentoptError):
     Attributes:
         kind: classification used in error counts: "rate_limit", "server", "timeout",
             "connection", "auth", "not_found", "bad_request", "quota", "context_length",
-            "content_filter", "parse", "deadline", "budget", "unknown".
+            "content_filter", "parse", "deadline", "budget", "unsupported", "unknown".
         provider, model: which model failed (never credentials).
+        unsupported: for kind "unsupported", the request parameter the server refused
+            (`response_format`, `tools`, `seed`, ...): the call layer falls back or drops it.
     """
 
     exit_code = 3
@@ -125,9 +127,11 @@ class ModelCallError(AgentoptError):
         status_code: int | None = None,
         retry_after: float | None = None,
         hint: str | None = None,
+        unsupported: str | None = None,
     ) -> None:
         super().__init__(message, hint=hint)
         self.kind = kind
+        self.unsupported = unsupported
         self.provider = provider
         self.model = model
         self.retryable = retryable

@@ -42,6 +42,16 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE INDEX IF NOT EXISTS entries_created ON entries(created_at);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS capabilities (
+    key TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    model TEXT NOT NULL,
+    feature TEXT NOT NULL,
+    value TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL
+);
 """
 BUSY_TIMEOUT_S = 30.0
 
@@ -147,6 +157,21 @@ class ResponseCache:
     ) -> None:
         await self.put_many([(key, kind, provider, model, payload)])
 
+    async def get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:
+        """What a server was found to accept (feature → value), e.g. structured_output."""
+        if self._disabled:
+            return {}
+        return await asyncio.to_thread(self._get_capabilities, provider, base_url, model)
+
+    async def put_capability(
+        self, provider: str, base_url: str, model: str, feature: str, value: str, reason: str
+    ) -> None:
+        """Remember one finding (the probe is then paid once per cache file, not per call)."""
+        if self._disabled:
+            return
+        row = (provider, base_url, model, feature, value, reason)
+        await asyncio.to_thread(self._put_capability, row)
+
     async def aclose(self) -> None:
         """Flush hit counters and close the connection."""
         await asyncio.to_thread(self._close)
@@ -209,6 +234,30 @@ class ResponseCache:
                 conn.execute("ROLLBACK")
                 raise
             self.writes += len(values)
+
+        self._guard("write", run)
+
+    def _get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:
+        def run(conn: sqlite3.Connection) -> dict[str, str]:
+            rows = conn.execute(
+                "SELECT feature, value FROM capabilities"
+                " WHERE provider = ? AND base_url = ? AND model = ?",
+                (provider, base_url, model),
+            ).fetchall()
+            return {str(f): str(v) for f, v in rows}
+
+        return self._guard("read", run) or {}
+
+    def _put_capability(self, row: tuple[str, str, str, str, str, str]) -> None:
+        key = hashlib.sha256(canonical_json(list(row[:4])).encode())
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR REPLACE INTO capabilities"
+                " (key, provider, base_url, model, feature, value, reason, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (key.hexdigest(), *row, time.time()),
+            )
 
         self._guard("write", run)
 

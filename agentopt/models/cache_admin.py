@@ -126,6 +126,9 @@ def cache_stats(project_dir: Path) -> CacheStats:
 def cache_clear(project_dir: Path, older_than: str | float | timedelta | None = None) -> int:
     """Delete cache entries (all, or those created more than `older_than` ago); returns how many.
 
+    Clearing all also forgets the servers' remembered capabilities (structured-output mode,
+    tool calling), so the next call probes again.
+
     A damaged cache file is removed as a whole (its entry count is then unknown: returns 0).
     """
     path = project_cache_file(project_dir)
@@ -143,6 +146,9 @@ def cache_clear(project_dir: Path, older_than: str | float | timedelta | None = 
         if age is None:
             removed = conn.execute("DELETE FROM entries").rowcount
             conn.execute("DELETE FROM counters")
+            # What servers were found to accept is re-probed after a full clear (a server
+            # upgraded since then may accept more).
+            conn.execute("DELETE FROM capabilities")
         else:
             cutoff = time.time() - age.total_seconds()
             removed = conn.execute("DELETE FROM entries WHERE created_at < ?", (cutoff,)).rowcount

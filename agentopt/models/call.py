@@ -27,6 +27,7 @@ from agentopt.core.redaction import redact_data
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
 from agentopt.models.cache import ResponseCache, chat_cache_key, embed_cache_key
 from agentopt.models.calllog import log_limiter_event, log_request, log_response
+from agentopt.models.capabilities import ServerCapabilities
 from agentopt.models.cost import CostEstimate, Ledger, PriceTable, Totals, estimate
 from agentopt.models.limiter import LimiterEvent, PoolLimiter
 from agentopt.models.providers.base import CURRENT_REPEAT
@@ -34,6 +35,7 @@ from agentopt.models.providers.registry import build_provider, is_free
 from agentopt.models.resolve import DEFAULT_EMBED_MODEL, ModelRef, fallback_notice, resolve_model
 from agentopt.models.retry import RetryPolicy
 from agentopt.models.settings import CallSettings, ProviderConfig
+from agentopt.models.structured import bounded
 from agentopt.models.types import POOLS, ChatRequest, ChatResponse, Embeddings, Pool
 
 __all__ = ["CallLayer", "CallSettings", "CallStats", "ProviderConfig"]
@@ -59,6 +61,8 @@ class CallStats(BaseModel):
     unpriced_models: list[str] = Field(default_factory=list)
     """Models the price table does not know: their cost is counted as 0."""
     notices: list[str] = Field(default_factory=list)
+    capabilities: dict[str, dict[str, str]] = Field(default_factory=dict)
+    """Per `provider:model` called: the structured-output mode and tool calling used."""
 
 
 class CallLayer:
@@ -109,6 +113,7 @@ class CallLayer:
         self._refs: dict[tuple[str, str], ModelRef] = {}
         self._fallbacks: set[str] = set()
         self._limiters: dict[str, PoolLimiter] = {}
+        self._servers: dict[str, ServerCapabilities] = {}
         self._events: list[LimiterEvent] = []
         self._cache: ResponseCache | None = (
             ResponseCache.for_project(self.project_dir) if self.settings.cache_enabled else None
@@ -137,10 +142,28 @@ class CallLayer:
     async def complete(
         self, model: str, request: ChatRequest, *, pool: Pool = "agent", repeat: int = 0
     ) -> ChatResponse:
-        """One chat completion through cache → budget → limiter → retry → provider → cost."""
+        """One chat completion, shaped for the server (structured-output ladder, prompted
+        tools, refused parameters: `capabilities`), through cache → budget → limiter → retry →
+        provider → cost. A structured request without `max_tokens` is bounded by its schema."""
         _check_pool(pool)
         ref = self.resolve(model)
         provider = self._provider(ref)
+        request = bounded(request)
+
+        async def send(shaped: ChatRequest) -> ChatResponse:
+            return await self._complete_once(ref, provider, shaped, pool, repeat)
+
+        server = self._server(ref, provider)
+        try:
+            return await (send(request) if server is None else server.complete(request, send))
+        except ModelCallError as exc:
+            if exc.kind == "unsupported":  # counted here: a refusal adapted to is no error
+                self.ledger.record_error(pool)
+            raise
+
+    async def _complete_once(
+        self, ref: ModelRef, provider: Any, request: ChatRequest, pool: str, repeat: int
+    ) -> ChatResponse:
         key = None
         if self._cache is not None:
             key = chat_cache_key(
@@ -280,6 +303,7 @@ class CallLayer:
             ],
             unpriced_models=sorted(self.ledger.unpriced),
             notices=list(self.notices),
+            capabilities={name: server.summary() for name, server in sorted(self._servers.items())},
         )
 
     def limiter_summary(self) -> str:
@@ -317,6 +341,18 @@ class CallLayer:
             provider = build_provider(ref.provider, ref.config, self.settings, env, **kwargs)
             self._providers[key] = provider
         return provider
+
+    def _server(self, ref: ModelRef, provider: Any) -> ServerCapabilities | None:
+        """The capability memory of a remote server + model (None: local and mock models)."""
+        if ref.type in ("local", "mock"):
+            return None
+        name = ref.qualified
+        server = self._servers.get(name)
+        if server is None:
+            key = (ref.type, str(provider.base_url), ref.model)
+            server = ServerCapabilities(ref.provider, key, ref.config, self._cache, self._notice)
+            self._servers[name] = server
+        return server
 
     def _check_run_deadline(self, ref: ModelRef) -> None:
         if self._run_deadline is not None and self._clock() >= self._run_deadline:
@@ -384,7 +420,8 @@ class CallLayer:
                 clock=self._clock,
             )
         except AttemptFailed as failed:
-            self.ledger.record_error(pool, retries=failed.retries)
+            if failed.error.kind != "unsupported":
+                self.ledger.record_error(pool, retries=failed.retries)
             raise failed.error from None
 
     def _cost(self, ref: ModelRef, names: list[str], usage: Any) -> float:
@@ -392,7 +429,7 @@ class CallLayer:
             return 0.0
         cost = self.prices.cost(names, usage)
         if cost is None:
-            if ref.type != "compat":
+            if ref.type not in ("compat", "vllm"):
                 self.ledger.unpriced.add(ref.qualified)
             return 0.0
         return cost

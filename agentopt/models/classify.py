@@ -3,6 +3,10 @@
 The retry loop decides only from `kind`/`retryable`/`retry_after`, never from SDK types:
 429, 5xx, 408/409, timeouts and connection errors are retryable; 400/401/403/404,
 `insufficient_quota`, context-length and content-filter errors, and unreadable answers are not.
+A 400/422/500/501 whose body names a request parameter (`response_format`, `json_schema`,
+`tools`, `tool_choice`, `parallel_tool_calls`, `seed`, ...) is a capability error (kind
+"unsupported", never retried): the server will refuse it however often it is sent, and the
+call layer falls back (structured-output ladder, prompted tools) or drops the parameter.
 Messages name the provider, the model and the cause — never a credential (they are redacted).
 """
 
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -30,6 +35,23 @@ _FILTER_MARKERS = (
     "content_policy_violation",
     "content management policy",
     "responsibleaipolicyviolation",
+)
+
+_CAPABILITY_STATUSES = frozenset({400, 422, 500, 501})
+# The word a server's error names → the request parameter it refuses.
+_CAPABILITY_WORDS: tuple[tuple[str, str], ...] = (
+    ("response_format", "response_format"),
+    ("json_schema", "response_format"),
+    ("json_object", "response_format"),
+    ("guided_json", "response_format"),
+    ("tool_choice", "tool_choice"),
+    ("parallel_tool_calls", "parallel_tool_calls"),
+    ("tools", "tools"),
+    ("tool_calls", "tools"),
+    ("seed", "seed"),
+)
+_CAPABILITY_RES = tuple(
+    (re.compile(rf"(?<![a-z0-9_]){word}(?![a-z0-9_])"), param) for word, param in _CAPABILITY_WORDS
 )
 
 _HINTS = {
@@ -87,6 +109,9 @@ def classify(
     hint = _HINTS.get(kind)
     if hint:
         hint = hint.format(key_hint=key_hint or "its API key or Azure login")
+    unsupported = None
+    if kind == "unsupported":
+        unsupported = unsupported_parameter(cause)
     return ModelCallError(
         message,
         kind=kind,
@@ -96,7 +121,17 @@ def classify(
         status_code=status,
         retry_after=retry_after,
         hint=hint,
+        unsupported=unsupported,
     )
+
+
+def unsupported_parameter(text: str) -> str | None:
+    """The request parameter an error text names (first in `_CAPABILITY_WORDS` order)."""
+    lower = text.lower()
+    for pattern, param in _CAPABILITY_RES:
+        if pattern.search(lower):
+            return param
+    return None
 
 
 def _classify(exc: BaseException, base_url: str) -> tuple[str, bool, int | None, float | None, str]:
@@ -157,6 +192,8 @@ def _classify_status(exc: Any) -> tuple[str, bool, int | None, float | None, str
         return "auth", False, status, None, cause
     if status == 404:
         return "not_found", False, status, None, cause
+    if status in _CAPABILITY_STATUSES and unsupported_parameter(text) is not None:
+        return "unsupported", False, status, None, cause
     if status in (408, 409):
         return "timeout" if status == 408 else "server", True, status, retry_after, cause
     if status >= 500:

@@ -186,12 +186,18 @@ def test_tool_calls_round_trip(openai_env: FakeOpenAI, project: Path) -> None:
     )
     call(project, "openai:gpt-4.1", follow_up)
     messages = srv.last.body["messages"]
-    assert messages[1]["role"] == "assistant" and "content" not in messages[1]
+    # The OpenAI reference: content is null beside tool_calls (the key is always there).
+    assert messages[1]["role"] == "assistant" and messages[1]["content"] is None
     assert messages[1]["tool_calls"][0]["function"] == {
         "name": "get_weather",
         "arguments": '{"city": "Paris"}',
     }
-    assert messages[2] == {"role": "tool", "content": "18C, sunny", "tool_call_id": "call_0"}
+    assert messages[2] == {
+        "role": "tool",
+        "content": "18C, sunny",
+        "tool_call_id": "call_0",
+        "name": "get_weather",
+    }
 
 
 def test_azure_key_auth_uses_api_key_header_and_deployment_url(

@@ -19,7 +19,16 @@ from agentopt.core.plugins import PROVIDERS_GROUP, TARGETS_GROUP, PluginRegistry
 
 BUILTIN_TARGETS = ("local", "hosted", "endpoint", "command", "foundry")
 """The agent targets agentopt ships, in the order files.md lists them."""
-BUILTIN_PROVIDER_TYPES = ("openai", "azure", "foundry", "ollama", "compat", "local", "mock")
+BUILTIN_PROVIDER_TYPES = (
+    "openai",
+    "azure",
+    "foundry",
+    "ollama",
+    "vllm",
+    "compat",
+    "local",
+    "mock",
+)
 """The provider types agentopt ships, in the order models.md lists them."""
 OptimizeTarget = Literal["instructions", "tools", "skills", "model", "toolset"]
 
@@ -43,6 +52,8 @@ def _one_of(builtin: tuple[str, ...], group: str) -> AfterValidator:
 
 AgentTargetName = Annotated[str, _one_of(BUILTIN_TARGETS, TARGETS_GROUP)]
 ProviderType = Annotated[str, _one_of(BUILTIN_PROVIDER_TYPES, PROVIDERS_GROUP)]
+StructuredOutput = Literal["auto", "json_schema", "json_object", "guided_json", "prompt"]
+ToolCalling = Literal["auto", "native", "prompted"]
 
 _STRICT = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
@@ -155,6 +166,15 @@ class ProviderConfig(BaseModel):
     """Treat its models as reasoning models (max_completion_tokens, no temperature)."""
     default: bool = False
     """Bare model names go to this provider (else to the first declared one)."""
+    structured_output: StructuredOutput = "auto"
+    """How JSON answers are asked for: `auto` probes the ladder (json_schema strict →
+    non-strict → json_object + schema in the prompt → schema in the prompt) once and remembers
+    what the server accepted; any other value uses that mode and skips the probe
+    (`guided_json` is vLLM's own)."""
+    tool_calling: ToolCalling = "auto"
+    """`native` sends `tools`; `prompted` describes the tools in the prompt and reads a JSON
+    tool call back; `auto` sends `tools` and falls back to prompted when the server refuses
+    or ignores them."""
 
     @property
     def url(self) -> str | None:

@@ -1,9 +1,12 @@
 """One judge call with structured output, lenient parsing and at most two re-asks.
 
-The request asks for JSON through `response_format` (providers that lack it ignore or translate
-it; models.md §3). A reply that does not parse or has the wrong shape is answered with the parse
-error quoted, at most `MAX_REASKS` times; then the verdict is an error (`judgeParseFailed`). A
-call that fails in the call layer is an error too (`judgeUnavailable`). Never a guessed score.
+The request asks for JSON through `response_format`; the call layer turns that into what the
+server accepts (the structured-output ladder, `agentopt.models.structured`), and the reply is
+validated by the same reply model whatever mode was used. The request is bounded by the most
+tokens its schema needs; a reply cut off there (`finish_reason: length`), or one that does not
+parse or has the wrong shape, is answered with the problem quoted, at most `MAX_REASKS` times;
+then the verdict is an error (`judgeParseFailed`). A call that fails in the call layer is an
+error too (`judgeUnavailable`). Never a guessed score.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from agentopt.contracts.eval_result import EvalCost, EvalError, EvalResult
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
+from agentopt.models.structured import cut_off, schema_max_tokens
 from agentopt.models.types import ChatRequest, Message
 
 M = TypeVar("M", bound=BaseModel)
@@ -121,11 +125,13 @@ async def call_judge(
     """
     outcome: JudgeOutcome[M] = JudgeOutcome()
     conversation = list(messages)
+    max_tokens = schema_max_tokens(schema)
     for _ in range(1 + MAX_REASKS):
         request = ChatRequest(
             messages=conversation,
             temperature=0.0,
             seed=JUDGE_SEED,
+            max_tokens=max_tokens,
             response_format=response_format(schema_name, schema),
         )
         try:
@@ -145,6 +151,9 @@ async def call_judge(
         text = response.text
         outcome.raw.append(text)
         try:
+            truncated = cut_off(response, max_tokens)
+            if truncated:
+                raise JudgeParseError(truncated)
             value = parse_reply(text, reply_model)
             problem = check(value) if check else None
             if problem is None:

@@ -1,4 +1,15 @@
-"""ChatRequest ⇄ chat.completions wire format, shared by every OpenAI-protocol provider."""
+"""ChatRequest ⇄ chat.completions wire format, shared by every OpenAI-protocol provider.
+
+Messages are sent in the shape every server accepts (docs/providers.md, "Message shapes"):
+- one system message, first: system messages elsewhere are merged into it (Mistral, Gemma and
+  Llama-2 chat templates raise on a system message after the first turn);
+- an assistant message that carries `tool_calls` always has a `content` key: `null` as the
+  OpenAI reference says, or `""` for local servers (`string_content`), whose Jinja chat
+  templates concatenate `message['content']` and crash on a missing key or on None
+  (llama-cpp-python's server answers HTTP 500);
+- a tool result carries `tool_call_id` and the tool's `name`, and its content is a string;
+- no `tools: []` (and no `tool_choice` without tools).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +20,15 @@ from agentopt.core.errors import ModelCallError
 from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall
 
 
-def message_to_wire(message: Message) -> dict[str, Any]:
-    """One Message as a chat.completions message dict (unset fields left out)."""
+def message_to_wire(message: Message, *, string_content: bool = False) -> dict[str, Any]:
+    """One Message as a chat.completions message dict."""
     out: dict[str, Any] = {"role": message.role}
-    if message.content is not None or not message.tool_calls:
-        out["content"] = message.content if message.content is not None else ""
+    if message.content is not None:
+        out["content"] = message.content
+    elif message.tool_calls:
+        out["content"] = "" if string_content else None
+    else:
+        out["content"] = ""
     if message.tool_calls:
         out["tool_calls"] = [tc.model_dump() for tc in message.tool_calls]
     if message.tool_call_id is not None:
@@ -23,14 +38,44 @@ def message_to_wire(message: Message) -> dict[str, Any]:
     return out
 
 
-def request_to_wire(model: str, request: ChatRequest, *, reasoning: bool) -> dict[str, Any]:
+def one_system_first(messages: list[Message]) -> list[Message]:
+    """The messages with every system message merged into one at the start."""
+    positions = [i for i, m in enumerate(messages) if m.role == "system"]
+    if positions in ([], [0]):
+        return messages
+    text = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    rest = [m for m in messages if m.role != "system"]
+    return [Message(role="system", content=text), *rest] if text else rest
+
+
+def with_tool_names(messages: list[Message]) -> list[Message]:
+    """Tool results named after the call they answer, when they carry no name."""
+    names: dict[str, str] = {}
+    out = []
+    for m in messages:
+        for call in m.tool_calls or []:
+            names[call.id] = call.function.name
+        if m.role == "tool" and m.name is None and m.tool_call_id in names:
+            m = m.model_copy(update={"name": names[m.tool_call_id or ""]})
+        out.append(m)
+    return out
+
+
+def request_to_wire(
+    model: str, request: ChatRequest, *, reasoning: bool, string_content: bool = False
+) -> dict[str, Any]:
     """Keyword arguments for `client.chat.completions.create`.
 
     Reasoning models get `max_completion_tokens` and no temperature/top_p (they reject both).
+    `response_format` `{"type": "guided_json", "schema": ...}` (the structured-output ladder's
+    vLLM rung) goes out as vLLM's `extra_body={"guided_json": schema}`.
     """
     body: dict[str, Any] = {
         "model": model,
-        "messages": [message_to_wire(m) for m in request.messages],
+        "messages": [
+            message_to_wire(m, string_content=string_content)
+            for m in with_tool_names(one_system_first(request.messages))
+        ],
     }
     if request.tools:
         body["tools"] = [t.model_dump() for t in request.tools]
@@ -45,8 +90,11 @@ def request_to_wire(model: str, request: ChatRequest, *, reasoning: bool) -> dic
         body["max_completion_tokens" if reasoning else "max_tokens"] = request.max_tokens
     if request.seed is not None:
         body["seed"] = request.seed
-    if request.response_format is not None:
-        body["response_format"] = request.response_format
+    fmt = request.response_format
+    if fmt is not None and fmt.get("type") == "guided_json":
+        body["extra_body"] = {"guided_json": fmt.get("schema") or {}}
+    elif fmt is not None:
+        body["response_format"] = fmt
     if request.stop:
         body["stop"] = list(request.stop)
     return body

@@ -1,4 +1,5 @@
-"""`ollama:` and `compat:` — any OpenAI-compatible server (ollama, vLLM, llama.cpp, LM Studio).
+"""`ollama:`, `vllm:` and `compat:` — any OpenAI-compatible server (Ollama, vLLM, llama.cpp,
+LM Studio, LiteLLM's proxy).
 
 The key is optional and read from the env var named by `api_key_env`. The SDK is always given
 an explicit key so it never falls back to `OPENAI_API_KEY` (which must not leak to a local
@@ -15,6 +16,7 @@ from agentopt.models.providers.registry import register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
+VLLM_DEFAULT_URL = "http://localhost:8000/v1"
 NO_KEY = "unused"
 
 
@@ -28,7 +30,7 @@ def ollama_base_url(env: Mapping[str, str]) -> str:
     return host if host.endswith("/v1") else f"{host}/v1"
 
 
-@register_provider("compat")
+@register_provider("compat", "vllm")
 @register_provider("ollama", free=True)
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
@@ -38,6 +40,8 @@ def make_provider(
         base_url = config.base_url
     elif config.type == "ollama":
         base_url = ollama_base_url(env)
+    elif config.type == "vllm":
+        base_url = VLLM_DEFAULT_URL
     else:
         raise ConfigError(
             f"provider '{name}' (compat) has no base_url",
@@ -73,4 +77,7 @@ def make_provider(
         reasoning_patterns=settings.reasoning_models,
         secrets=[*([key] if key else []), *headers.values()],
         key_hint=config.api_key_env or "",
+        # Local servers render messages through Jinja chat templates that concatenate
+        # `content`: a tool-call turn needs "" there, never a missing key or null.
+        string_content=True,
     )

@@ -47,6 +47,8 @@ class OpenAIChatProvider:
         secrets: credential values to mask in error text (in addition to env secrets).
         key_hint: where the credentials come from, for auth error hints ("OPENAI_API_KEY").
         closers: extra async cleanups (Azure credentials, project clients).
+        string_content: send `content: ""` rather than null beside `tool_calls` (local
+            servers whose chat templates need a string).
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class OpenAIChatProvider:
         secrets: list[str] | None = None,
         key_hint: str = "",
         closers: list[Closer] | None = None,
+        string_content: bool = False,
     ) -> None:
         self.id = id
         self.base_url = base_url
@@ -70,6 +73,7 @@ class OpenAIChatProvider:
         self._key_hint = key_hint
         self._closers = list(closers or [])
         self._client: Any = None
+        self._string_content = string_content
 
     @property
     def client(self) -> Any:
@@ -82,7 +86,12 @@ class OpenAIChatProvider:
 
     def wire_request(self, model: str, request: ChatRequest) -> dict[str, Any]:
         """The exact body this provider sends for `request` (also used for debug logs)."""
-        return request_to_wire(model, request, reasoning=self.is_reasoning(model))
+        return request_to_wire(
+            model,
+            request,
+            reasoning=self.is_reasoning(model),
+            string_content=self._string_content,
+        )
 
     async def complete(self, model: str, request: ChatRequest) -> ChatResponse:
         body = self.wire_request(model, request)

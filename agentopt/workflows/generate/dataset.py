@@ -25,6 +25,7 @@ from agentopt.contracts.task import Task
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.datasets.writer import dump_tasks_jsonl
 from agentopt.evaluators.judges.parsing import JudgeParseError, extract_json_object
+from agentopt.models.structured import cut_off
 from agentopt.models.types import ChatRequest
 from agentopt.workflows.generate.dedupe import Deduper
 from agentopt.workflows.generate.prompts import AgentContext, category_description, render_messages
@@ -94,6 +95,8 @@ class GenerationStats(BaseModel):
     duplicates: int = 0
     unreadable: int = 0
     """Replies with no usable JSON."""
+    truncated: int = 0
+    """Of the unreadable replies, those cut off at max_tokens (`finish_reason: length`)."""
     surplus: int = 0
     """Valid tasks beyond what a category still needed."""
     reasons: list[str] = Field(default_factory=list)
@@ -323,6 +326,9 @@ async def _ask(
     )
     state.stats.calls += 1
     response = await layer.complete(model, request, pool="generator")
+    if cut_off(response, request.max_tokens):
+        state.stats.truncated += 1
+        return None
     try:
         data = extract_json_object(response.text)
     except JudgeParseError:
@@ -343,7 +349,8 @@ def _shortfall(state: _State, spec: DatasetSpec) -> GenerationShortfall:
     if s.duplicates:
         parts.append(f"{s.duplicates} repeated earlier tasks")
     if s.unreadable:
-        parts.append(f"{s.unreadable} replies held no readable JSON")
+        cut = f", {s.truncated} of them cut off at max_tokens" if s.truncated else ""
+        parts.append(f"{s.unreadable} replies held no readable JSON{cut}")
     why = f": {'; '.join(parts)}" if parts else ""
     short = ", ".join(
         f"{category}{' (multi-turn)' if kind == 'thread' else ''} {n}"

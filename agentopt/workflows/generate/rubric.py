@@ -16,6 +16,7 @@ from typing import Any
 from agentopt.core.errors import ModelCallError
 from agentopt.core.files.rubric import GENERAL_QUALITY_ID, RubricDimension, parse_rubric
 from agentopt.evaluators.judges.parsing import JudgeParseError, extract_json_object
+from agentopt.models.structured import cut_off
 from agentopt.models.types import ChatRequest, Message
 from agentopt.workflows.generate.dedupe import key_words, normalize_text
 from agentopt.workflows.generate.prompts import AgentContext, render_messages
@@ -152,6 +153,9 @@ async def generate_rubric(
         )
         response = await layer.complete(model, request, pool="generator")
         try:
+            truncated = cut_off(response, request.max_tokens)
+            if truncated:
+                raise JudgeParseError(truncated)
             data = extract_json_object(response.text)
             return repair_rubric(data, ids_from_descriptions=bounded)
         except (JudgeParseError, RubricRejected) as exc:

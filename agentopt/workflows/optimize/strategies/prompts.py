@@ -19,6 +19,7 @@ from agentopt.core.templates import prompt_environment
 from agentopt.evaluators.judges.judge_call import reask_message, response_format
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
 from agentopt.evaluators.judges.prompting import DataBlocks, make_boundary
+from agentopt.models.structured import cut_off, schema_max_tokens
 from agentopt.models.types import ChatRequest, Message
 from agentopt.workflows.optimize.strategies.base import Example, NoProposal, ProposalContext
 from agentopt.workflows.optimize.strategies.traces import example_view
@@ -26,6 +27,8 @@ from agentopt.workflows.optimize.strategies.traces import example_view
 M = TypeVar("M", bound=BaseModel)
 MAX_REASKS = 2
 REFLECTION_TEMPERATURE = 0.7
+REFLECTION_STRING_TOKENS = 1500
+"""Tokens allowed per text of a reflection reply: a rewritten instruction set is long."""
 SYSTEM_TEMPLATE = "_system.j2"
 EXAMPLE_TEMPLATE = "_example.j2"
 
@@ -80,11 +83,15 @@ async def reflect(
         raise NoProposal("no optimization model is configured", exhausted=True)
     conversation = list(messages)
     last_error = ""
+    max_tokens = schema_max_tokens(schema, string_tokens=REFLECTION_STRING_TOKENS)
+    if schema is None:
+        max_tokens = max(max_tokens, 2 * REFLECTION_STRING_TOKENS)
     for _ in range(1 + MAX_REASKS):
         request = ChatRequest(
             messages=conversation,
             temperature=REFLECTION_TEMPERATURE,
             seed=ctx.seed + ctx.number,
+            max_tokens=max_tokens,
             response_format=(
                 response_format(schema_name, schema) if schema else {"type": "json_object"}
             ),
@@ -96,6 +103,9 @@ async def reflect(
         except ModelCallError as exc:
             raise NoProposal(f"the optimization model failed: {exc.message}") from None
         try:
+            truncated = cut_off(response, max_tokens)
+            if truncated:
+                raise JudgeParseError(truncated)
             return parse_reply(response.text, reply_model)
         except JudgeParseError as exc:
             last_error = str(exc)

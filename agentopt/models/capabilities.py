@@ -1,0 +1,244 @@
+"""What a server accepts, found out once and remembered, and requests shaped to fit it.
+
+One `ServerCapabilities` per provider type + base URL + model. On the first structured call
+it probes the structured-output ladder (`structured.LADDERS`): a capability error (kind
+"unsupported", never retried) moves one rung down, and the first rung that answers is written
+to the cache database (`capabilities` table), so the next run starts there with no probe.
+While a mode is unconfirmed, structured calls to that server go one at a time, so sixteen
+concurrent judges cost one probe, not sixteen. The same memory holds the tool-calling mode
+(`native` until the server refuses, ignores or fakes tool calls, then `prompted`) and the
+parameters dropped because the server refused them (`seed`, `parallel_tool_calls`).
+
+Each change is said once per server as a notice ("llama: json_schema not supported (HTTP 500
+…); using json_object with the schema in the prompt"). `options.providers.<name>`
+`structured_output` / `tool_calling` fix a mode and skip the probe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from agentopt.core.errors import ModelCallError
+from agentopt.models.prompted_tools import (
+    forces_tool_call,
+    prompted_request,
+    prompted_response,
+    tool_calls_in_text,
+)
+from agentopt.models.settings import ProviderConfig
+from agentopt.models.structured import (
+    DESCRIPTIONS,
+    Mode,
+    StructuredSpec,
+    apply_mode,
+    ladder,
+    next_mode,
+    structured_spec,
+)
+from agentopt.models.types import ChatRequest, ChatResponse
+
+Send = Callable[[ChatRequest], Awaitable[ChatResponse]]
+
+STRUCTURED = "structured_output"
+TOOLS = "tools"
+DROPPABLE = ("seed",)
+"""Parameters that are safe to drop when a server refuses them: a seed is a determinism hint
+(agentopt never sends `parallel_tool_calls`, the other parameter servers refuse this way)."""
+_STRUCTURED_PARAMS = frozenset({"response_format"})
+_TOOL_PARAMS = frozenset({"tools", "tool_choice"})
+
+
+class ServerCapabilities:
+    """The remembered capabilities of one server + model, and the request shaping they imply.
+
+    Args:
+        provider: the provider name used in notices ("llama", "openai").
+        key: (provider type, base URL, model) — what the memory is keyed by.
+        config: the provider's configuration (its `structured_output` / `tool_calling`).
+        store: the response cache (None = remember for this process only).
+        notice: receives the one-line notices.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        key: tuple[str, str, str],
+        config: ProviderConfig,
+        store: Any,
+        notice: Callable[[str], None],
+    ) -> None:
+        self.provider = provider
+        self.key = key
+        self._store = store
+        self._notice = notice
+        self._rungs = ladder(key[0], config.structured_output)
+        self._fixed_tools = config.tool_calling != "auto"
+        self.mode: Mode = self._rungs[0]
+        self.confirmed = len(self._rungs) == 1
+        self.tool_mode = "prompted" if config.tool_calling == "prompted" else "native"
+        self.dropped: set[str] = set()
+        self._remembered: dict[str, str] = {}
+        self._refusal: str | None = None
+        self._lock = asyncio.Lock()
+        self._loaded = False
+
+    def summary(self) -> dict[str, str]:
+        """What the run's metadata records about this server."""
+        out = {STRUCTURED: self.mode if self.confirmed else f"{self.mode} (unprobed)"}
+        out[TOOLS] = self.tool_mode
+        if self.dropped:
+            out["dropped"] = ", ".join(sorted(self.dropped))
+        return out
+
+    async def load(self) -> None:
+        """Read what an earlier run found (once)."""
+        if self._loaded:
+            return
+        self._loaded = True
+        found = await self._store.get_capabilities(*self.key) if self._store is not None else {}
+        self._remembered = dict(found)
+        mode = found.get(STRUCTURED)
+        if not self.confirmed and mode in self._rungs:
+            self.mode, self.confirmed = mode, True  # type: ignore[assignment]
+        if not self._fixed_tools and found.get(TOOLS) in ("native", "prompted"):
+            self.tool_mode = found[TOOLS]
+        self.dropped = {p for p in DROPPABLE if found.get(f"drop:{p}") == "yes"}
+
+    # -- the request path --------------------------------------------------------------------
+    async def complete(self, request: ChatRequest, send: Send) -> ChatResponse:
+        """Send `request` shaped for this server, falling back on capability errors."""
+        await self.load()
+        if request.tools and self.tool_mode == "prompted":
+            return prompted_response(request, await self.complete(prompted_request(request), send))
+        while True:
+            response = await self._attempt(request, send)
+            if response is None:  # adapted to a refusal: send again, shaped anew
+                if request.tools and self.tool_mode == "prompted":
+                    return await self.complete(request, send)
+                continue
+            if request.tools:
+                return await self._native_tools(request, response, send)
+            return response
+
+    async def _attempt(self, request: ChatRequest, send: Send) -> ChatResponse | None:
+        """One send in the current mode; None when a refusal was adapted to.
+
+        The mode is read, and a refusal adapted to, under the probe gate: a call waiting
+        there sends in the mode the probe settled on."""
+        spec = structured_spec(request)
+        async with self._probe_gate(spec):
+            used = self.mode
+            wire = self._without_dropped(request)
+            if spec is not None:
+                wire = apply_mode(wire, spec, used)
+            try:
+                response = await send(wire)
+            except ModelCallError as exc:
+                if exc.kind == "unsupported" and await self._fall_back(exc, request, used):
+                    return None
+                raise
+            if spec is not None and not self.confirmed:
+                await self._confirm()
+            return response
+
+    @contextlib.asynccontextmanager
+    async def _probe_gate(self, spec: StructuredSpec | None) -> AsyncIterator[None]:
+        if spec is None or self.confirmed:
+            yield
+            return
+        async with self._lock:
+            yield
+
+    def _without_dropped(self, request: ChatRequest) -> ChatRequest:
+        drop = {p: None for p in self.dropped if getattr(request, p, None) is not None}
+        return request.model_copy(update=drop) if drop else request
+
+    async def _native_tools(
+        self, request: ChatRequest, response: ChatResponse, send: Send
+    ) -> ChatResponse:
+        """Accept native tool calls; read JSON-as-text calls; redo a forced call it ignored."""
+        if response.tool_calls:
+            await self._remember(TOOLS, "native", "tool calls came back")
+            return response
+        calls = tool_calls_in_text(request, response)
+        if calls:
+            await self._to_prompted("the server wrote its tool call as text")
+            return response.model_copy(
+                update={
+                    "message": response.message.model_copy(
+                        update={"content": None, "tool_calls": calls}
+                    ),
+                    "finish_reason": "tool_calls",
+                }
+            )
+        if forces_tool_call(request) and not self._fixed_tools:
+            await self._to_prompted("tool_choice asked for a tool call and none came back")
+            return await self.complete(request, send)
+        return response
+
+    # -- falling back ------------------------------------------------------------------------
+    async def _fall_back(self, exc: ModelCallError, request: ChatRequest, used: Mode) -> bool:
+        """Adapt to a refused parameter; False when nothing is left to try."""
+        param = exc.unsupported or ""
+        cause = _cause(exc)
+        if param in DROPPABLE and _sends(request, param):
+            if param not in self.dropped:
+                self.dropped.add(param)
+                await self._remember(f"drop:{param}", "yes", cause)
+                self._notice(f"{self.provider}: {param} not supported ({cause}); sent without it")
+            return True
+        if param in _TOOL_PARAMS and request.tools and not self._fixed_tools:
+            await self._to_prompted(f"{param} not supported ({cause})")
+            return True
+        if param in _STRUCTURED_PARAMS and structured_spec(request) is not None:
+            if used != self.mode:  # another call already moved down: use its mode
+                return True
+            following = next_mode(self._rungs, used, cause)
+            if following is None:
+                return False
+            word = "json_schema (strict)" if following == "json_schema" else _mode_word(used)
+            self._refusal = self._refusal or f"{word} not supported ({cause})"
+            self.mode, self.confirmed = following, False
+            return True
+        return False
+
+    async def _confirm(self) -> None:
+        self.confirmed = True
+        await self._remember(STRUCTURED, self.mode, self._refusal or "accepted")
+        if self._refusal:
+            self._notice(f"{self.provider}: {self._refusal}; using {DESCRIPTIONS[self.mode]}")
+            self._refusal = None
+
+    async def _to_prompted(self, why: str) -> None:
+        if self.tool_mode == "prompted":
+            return
+        self.tool_mode = "prompted"
+        await self._remember(TOOLS, "prompted", why)
+        self._notice(
+            f"{self.provider}: {why}; the agent's tools are described in the prompt and "
+            "called through JSON (prompted tool use)"
+        )
+
+    async def _remember(self, feature: str, value: str, reason: str) -> None:
+        if self._remembered.get(feature) == value:
+            return
+        self._remembered[feature] = value
+        if self._store is not None:
+            await self._store.put_capability(*self.key, feature, value, reason)
+
+
+def _sends(request: ChatRequest, param: str) -> bool:
+    return getattr(request, param, None) is not None
+
+
+def _mode_word(mode: str) -> str:
+    return "json_schema" if mode.startswith("json_schema") else mode
+
+
+def _cause(exc: ModelCallError) -> str:
+    """The server's words, short: "HTTP 500: ... json_schema ..."."""
+    text = exc.message.split(" failed: ", 1)[-1]
+    return text if len(text) <= 160 else text[:157] + "..."
