@@ -120,6 +120,7 @@ class LocalTarget:
             request = ChatRequest(
                 messages=list(messages),
                 tools=tool_defs,
+                tool_choice=self._tool_choice() if rounds == 0 and tool_defs else None,
                 temperature=self.definition.temperature,
                 max_tokens=self.definition.max_tokens,
             )
@@ -153,6 +154,12 @@ class LocalTarget:
                         content=tool_message_content(record),
                     )
                 )
+
+    def _tool_choice(self) -> str | dict[str, Any] | None:
+        choice = self.definition.tool_choice
+        if choice is None or choice in ("auto", "required", "none"):
+            return choice
+        return {"type": "function", "function": {"name": choice}}
 
     async def aclose(self) -> None:
         if self.mcp is not None:

@@ -83,6 +83,7 @@ class ServerCapabilities:
         self._remembered: dict[str, str] = {}
         self._refusal: str | None = None
         self._lock = asyncio.Lock()
+        self._load_lock = asyncio.Lock()
         self._loaded = False
 
     def summary(self) -> dict[str, str]:
@@ -94,10 +95,15 @@ class ServerCapabilities:
         return out
 
     async def load(self) -> None:
-        """Read what an earlier run found (once)."""
+        """Read what an earlier run found (once; concurrent first calls wait for it)."""
         if self._loaded:
             return
-        self._loaded = True
+        async with self._load_lock:
+            if not self._loaded:
+                await self._read()
+                self._loaded = True
+
+    async def _read(self) -> None:
         found = await self._store.get_capabilities(*self.key) if self._store is not None else {}
         self._remembered = dict(found)
         mode = found.get(STRUCTURED)

@@ -37,6 +37,7 @@ METADATA_KEYS = (
     "tools_module",
     "mcp_servers",
     "max_tool_rounds",
+    "tool_choice",
     "name",
     "description",
 )
@@ -98,6 +99,8 @@ def load_agent_config(
     if data.get("max_tool_rounds") is not None:
         rounds = expect_int(c, ("max_tool_rounds",), data["max_tool_rounds"], lo=1) or 8
 
+    tool_choice = _tool_choice(c, data.get("tool_choice"), tools)
+
     problems = c.problems + others
     errors = [p for p in problems if p.severity == "error"]
     if errors:
@@ -119,6 +122,7 @@ def load_agent_config(
         tools_module=str(tools_module) if tools_module else None,
         mcp_servers=mcp,
         max_tool_rounds=rounds,
+        tool_choice=tool_choice,
         config_id=folder.name if in_configs else "baseline",
         source=str(meta_path),
     )
@@ -202,6 +206,9 @@ def _write_into(folder: Path, defn: AgentDefinition) -> None:
         meta["mcp_servers"] = [m.model_dump(exclude_defaults=True) for m in defn.mcp_servers]
     if defn.max_tool_rounds != 8:
         meta["max_tool_rounds"] = defn.max_tool_rounds
+    names = {str((t.get("function") or {}).get("name", "")) for t in defn.tools}
+    if defn.tool_choice in TOOL_CHOICES or defn.tool_choice in names:
+        meta["tool_choice"] = defn.tool_choice  # a forced tool a candidate dropped is dropped
     text = dump_yaml(meta)
     write_text_atomic(folder / METADATA_FILE, text)
 
@@ -271,6 +278,21 @@ def _temperature(c: Collector, raw: Any) -> float | None:
     if isinstance(raw, int | float) and not isinstance(raw, bool) and 0 <= raw <= 2:
         return float(raw)
     c.error(("temperature",), f"expected a number 0–2, found {describe(raw)}")
+    return None
+
+
+TOOL_CHOICES = ("auto", "required", "none")
+
+
+def _tool_choice(c: Collector, raw: Any, tools: list[dict[str, Any]]) -> str | None:
+    """`tool_choice`: auto, required, none, or the name of one of the agent's tools."""
+    if raw is None:
+        return None
+    names = [str((t.get("function") or {}).get("name", "")) for t in tools]
+    if isinstance(raw, str) and (raw in TOOL_CHOICES or raw in names):
+        return raw
+    valid = ", ".join([*TOOL_CHOICES, *names])
+    c.error(("tool_choice",), f"expected one of {valid}; found {describe(raw)}")
     return None
 
 

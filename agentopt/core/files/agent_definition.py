@@ -60,6 +60,10 @@ class AgentDefinition(BaseModel):
     """Path of a tools.py whose functions implement tools."""
     mcp_servers: list[McpServer] = Field(default_factory=list)
     max_tool_rounds: int = 8
+    tool_choice: str | None = None
+    """metadata.yaml `tool_choice` for the first model call of each user turn: auto, required,
+    none, or a tool's name (that tool is forced); later rounds are auto, so the agent can
+    answer after its tool results. None = the server's default (auto)."""
 
     # How to reach it when it is not run locally.
     target: str | None = None
