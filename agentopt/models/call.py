@@ -45,6 +45,7 @@ COMPLETE_FINISH_REASONS = frozenset({"stop", "tool_calls"})
 EMBED_BATCH = 256
 DEFAULT_POOL_LIMIT = 4
 IN_PROCESS_PROVIDERS = frozenset({"local", "mock"})
+GRAMMAR_SERVER_TYPES = frozenset({"compat", "ollama", "vllm"})
 
 
 class CallStats(BaseModel):
@@ -138,6 +139,23 @@ class CallLayer:
                 self._fallbacks.add(ref.model)
                 self._notice(fallback_notice(ref))
         return ref
+
+    def grammar_decoded(self, model: str) -> bool:
+        """Whether `model`'s JSON answers are decoded under a grammar compiled from the schema:
+        the embedded model, and self-hosted servers (llama.cpp, Ollama, vLLM, LM Studio: types
+        compat, ollama, vllm) while the schema is sent. Callers may then send bounded schemas
+        (lengths, counts, patterns) that keep a small model's reply usable."""
+        ref = self.resolve(model)
+        if ref.type == "local":
+            return True
+        if ref.type not in GRAMMAR_SERVER_TYPES:
+            return False
+        server = self._servers.get(ref.qualified)
+        mode = server.mode if server is not None else None
+        return ref.config.structured_output not in ("json_object", "prompt") and mode not in (
+            "json_object",
+            "prompt",
+        )
 
     async def complete(
         self, model: str, request: ChatRequest, *, pool: Pool = "agent", repeat: int = 0

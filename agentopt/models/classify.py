@@ -44,6 +44,7 @@ _CAPABILITY_WORDS: tuple[tuple[str, str], ...] = (
     ("json_schema", "response_format"),
     ("json_object", "response_format"),
     ("guided_json", "response_format"),
+    ("json schema", "response_format"),
     ("tool_choice", "tool_choice"),
     ("parallel_tool_calls", "parallel_tool_calls"),
     ("tools", "tools"),

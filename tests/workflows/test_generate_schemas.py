@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from agentopt.models.call import CallLayer, CallSettings
+from agentopt.models.call import CallLayer, CallSettings, ProviderConfig
 from agentopt.workflows.generate.schemas import (
     answers_schema,
     batch_schema,
@@ -164,13 +164,24 @@ def test_bounded_rubric_and_answers() -> None:
     assert not _valid(answers, {"good": "", "bad": "No idea, try elsewhere."})
 
 
-def test_only_the_embedded_model_is_grammar_decoded(
+def test_the_embedded_model_and_self_hosted_servers_are_grammar_decoded(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     layer = CallLayer(project, CallSettings())
     assert grammar_decoded(layer, "local:smollm2-135m")
     assert grammar_decoded(layer, "gpt-4.1-mini")  # no provider configured: the fallback
     assert not grammar_decoded(layer, "mock:echo")
-    assert not grammar_decoded(layer, "compat:qwen@http://127.0.0.1:9/v1")
+    # llama.cpp, Ollama, vLLM and LM Studio compile the JSON schema into a grammar...
+    assert grammar_decoded(layer, "compat:qwen@http://127.0.0.1:9/v1")
+    assert grammar_decoded(layer, "ollama:qwen2.5")
+    # ...unless the schema is not sent.
+    prompted = CallSettings(
+        providers={
+            "lab": ProviderConfig(
+                type="compat", base_url="http://127.0.0.1:9/v1", structured_output="prompt"
+            )
+        }
+    )
+    assert not grammar_decoded(CallLayer(project, prompted), "lab:qwen")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert not grammar_decoded(CallLayer(project, CallSettings()), "gpt-4.1-mini")

@@ -73,9 +73,10 @@ class JudgeEvaluator(EvaluatorBase):
 
     @property
     def grammar_decoded(self) -> bool:
-        """True when the judge is the embedded model, whose JSON output is decoded under a
-        grammar: schemas may then pin array lengths that strict remote modes could refuse."""
-        return self.layer is not None and self.layer.resolve(self.model).type == "local"
+        """True when the judge's JSON output is decoded under a grammar (the embedded model,
+        self-hosted servers): schemas may then pin array lengths that strict remote modes
+        could refuse."""
+        return self.layer is not None and bool(self.layer.grammar_decoded(self.model))
 
 
 def sample_texts(sample: EvalSample) -> dict[str, str | None]:

@@ -70,16 +70,17 @@ class JudgeOutcome(Generic[M]):
 
 def pin_entries(array_schema: dict[str, Any], key: str, values: list[str]) -> None:
     """Turn an array schema into a tuple with one entry per value, in order, each with `key`
-    fixed to it (`prefixItems` + `const`). Only for grammar-decoded judges (the embedded
-    model): its grammar then cannot skip, repeat or invent an entry."""
-    template = array_schema["items"]
+    fixed to it (`prefixItems` + `const`, exactly that many items). Only for grammar-decoded
+    judges: the grammar then cannot skip, repeat or invent an entry. (No `items: false`:
+    llama.cpp's server refuses a boolean schema there.)"""
+    template = array_schema.pop("items")
     entries = []
     for value in values:
         entry = copy.deepcopy(template)
         entry["properties"][key] = {"const": value}
         entries.append(entry)
     array_schema["prefixItems"] = entries
-    array_schema["items"] = False
+    array_schema["minItems"] = array_schema["maxItems"] = len(values)
 
 
 def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:

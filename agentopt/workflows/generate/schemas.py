@@ -46,10 +46,10 @@ WEIGHTS = (1, 10)
 
 
 def grammar_decoded(layer: Any, model: str) -> bool:
-    """True when `model` resolves to the embedded llama.cpp model, whose output is decoded
-    under a grammar compiled from the request's JSON schema."""
-    resolve = getattr(layer, "resolve", None)
-    return resolve is not None and resolve(model).type == "local"
+    """True when `model`'s output is decoded under a grammar compiled from the request's JSON
+    schema (the embedded model, self-hosted servers: `CallLayer.grammar_decoded`)."""
+    check = getattr(layer, "grammar_decoded", None)
+    return bool(check(model)) if check is not None else False
 
 
 def words(low: int, high: int) -> dict[str, Any]:
