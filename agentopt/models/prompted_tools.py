@@ -9,7 +9,8 @@ rewritten the portable way the embedded model already uses (`providers.local_too
   the system message;
 - a JSON answer constrained by a schema that only admits a listed tool with its arguments or,
   when the model may answer, `{"content": ...}` — sent through the structured-output ladder, so
-  a grammar-decoding server (llama.cpp) can only name real tools;
+  a grammar-decoding server (llama.cpp) can only name real tools; after a tool result (with
+  `tool_choice` auto) a plain answer, which a small model ends by itself;
 - the reply translated back into `ToolCall`s (ids `call_<turn>_<n>`, stable across runs), so
   the agent loop above never knows the difference.
 """
@@ -21,7 +22,6 @@ import re
 from typing import Any
 
 from agentopt.models.providers.local_tools import (
-    ANSWER_SCHEMA,
     history_for_template,
     offered_tools,
     parse_tool_reply,
@@ -33,6 +33,9 @@ from agentopt.models.providers.local_tools import (
 from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall
 
 SCHEMA_NAME = "tool_reply"
+PROMPTED_MAX_TOKENS = 1024
+"""Bound of a prompted tool-call turn without its own max_tokens: a small model writing an
+answer inside JSON may never close the string."""
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?```$", re.S)
 
 
@@ -43,25 +46,28 @@ def forces_tool_call(request: ChatRequest) -> bool:
 
 
 def prompted_request(request: ChatRequest) -> ChatRequest:
-    """`request` (with tools) as a structured request without `tools`."""
+    """`request` (with tools) without `tools`: a JSON reply naming a tool (or answering) when
+    the model may call one, else a plain answer (after a tool result, tool_choice auto)."""
     history = history_for_template(request.messages)
+    update: dict[str, Any] = {"tools": None, "tool_choice": None}
     if wants_tools(request):
         tools = offered_tools(request)
         allow_content = not forces_tool_call(request)
         schema = tool_schema(tools, allow_content=allow_content)
         history = with_system_text(history, tool_prompt(tools, allow_content=allow_content))
-    else:
-        schema = ANSWER_SCHEMA
-        history = with_system_text(history, 'Reply in JSON: {"content": "<your answer>"}.')
-    messages = [Message(role=m["role"], content=m["content"]) for m in history]  # type: ignore[arg-type]
-    fmt = {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "schema": schema}}
-    return request.model_copy(
-        update={"messages": messages, "tools": None, "tool_choice": None, "response_format": fmt}
-    )
+        update["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": SCHEMA_NAME, "schema": schema},
+        }
+        update["max_tokens"] = request.max_tokens or PROMPTED_MAX_TOKENS
+    update["messages"] = [Message(role=m["role"], content=m["content"]) for m in history]  # type: ignore[arg-type]
+    return request.model_copy(update=update)
 
 
 def prompted_response(request: ChatRequest, response: ChatResponse) -> ChatResponse:
-    """The JSON reply to a `prompted_request` as an ordinary answer or tool-call response."""
+    """The reply to a `prompted_request` as an ordinary answer or tool-call response."""
+    if not wants_tools(request):
+        return response
     content, calls = parse_tool_reply(response.text.strip(), _turn(request))
     if calls:
         message = Message(role="assistant", content=None, tool_calls=calls)

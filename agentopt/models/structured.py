@@ -188,7 +188,8 @@ def _tokens(schema: Any, depth: int, free: int) -> int:
         return count * (_tokens(schema.get("items"), depth + 1, free) + 1) + 2 + indent
     if kind == "string":
         limit = schema.get("maxLength")
-        return (int(limit) + 2 if isinstance(limit, int) else free) + indent
+        # At least 2 characters a token, even for junk ("1.1.1.").
+        return (int(limit) // 2 + 4 if isinstance(limit, int) else free) + indent
     if kind in ("integer", "number"):
         return 8 + indent
     if kind in ("boolean", "null"):

@@ -87,7 +87,8 @@ def test_a_server_without_tool_calling_gets_prompted_tools(tmp_path: Path) -> No
             return error(400, "this model does not support tools")
         last = req.body["messages"][-1]["content"]
         if last.startswith("Result of get_order"):
-            return text(json.dumps({"content": "It has shipped."}))
+            assert "response_format" not in req.body  # after a result: a plain answer
+            return text("It has shipped.")
         return text(
             json.dumps({"tool_calls": [{"name": "get_order", "arguments": {"order_id": "12345"}}]})
         )

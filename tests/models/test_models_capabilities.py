@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.evaluators.judges.judge_base import SCORE_EXAMPLE, SCORE_SCHEMA, ScoreReply
-from agentopt.evaluators.judges.judge_call import call_judge
+from agentopt.evaluators.judges.judge_call import JUDGE_TEXT_CHARS, call_judge
 from agentopt.models import CallLayer, CallSettings, ProviderConfig
+from agentopt.models.providers.local_tools import capped_strings
 from agentopt.models.structured import schema_max_tokens
 from agentopt.models.types import ChatRequest, FunctionCall, Message, ToolCall, ToolDef
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, error, text, tool_calls
@@ -186,8 +187,11 @@ def test_judge_requests_are_bounded_and_a_cut_off_reply_is_an_honest_error(
     runaway = '{\n  "reason": "1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1'
     fake.queue(*[text(runaway, finish_reason="length") for _ in range(3)])
     outcomes, _ = judge(project, fake)
-    limit = schema_max_tokens(SCORE_SCHEMA)
-    assert 128 <= limit <= 1000
+    # A self-hosted server decodes under the schema's grammar: the reason is capped too.
+    sent = fake.chat_requests[0].body["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["reason"]["maxLength"] == JUDGE_TEXT_CHARS
+    limit = schema_max_tokens(capped_strings(SCORE_SCHEMA, JUDGE_TEXT_CHARS))
+    assert 128 <= limit <= 400
     assert {r.body["max_tokens"] for r in fake.chat_requests} == {limit}
     error_ = outcomes[0].error
     assert error_ is not None and error_.code == "judgeParseFailed"

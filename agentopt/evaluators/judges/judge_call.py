@@ -22,6 +22,7 @@ from agentopt.contracts.eval_result import EvalCost, EvalError, EvalResult
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
+from agentopt.models.providers.local_tools import capped_strings
 from agentopt.models.structured import cut_off, schema_max_tokens
 from agentopt.models.types import ChatRequest, Message
 
@@ -36,6 +37,9 @@ _JUDGE_CODES = {
     "timeout": "judgeTimeout",
     "deadline": "judgeTimeout",
 }
+JUDGE_TEXT_CHARS = 400
+"""A grammar-decoded judge's free texts (its reasons) are capped at this many characters: a
+small model's reason otherwise runs on until max_tokens and the verdict is lost with it."""
 JUDGE_SEED = 42
 """Fixed seed for every judge call (providers that support seeds are then reproducible)."""
 
@@ -126,6 +130,9 @@ async def call_judge(
     """
     outcome: JudgeOutcome[M] = JudgeOutcome()
     conversation = list(messages)
+    grammar = getattr(layer, "grammar_decoded", None)
+    if grammar is not None and grammar(model):
+        schema = capped_strings(schema, JUDGE_TEXT_CHARS)
     max_tokens = schema_max_tokens(schema)
     for _ in range(1 + MAX_REASKS):
         request = ChatRequest(

@@ -405,6 +405,9 @@ def finish_results(
             "duration_s": round(duration, 3),
         }
     )
+    if layer is not None and layer.stats().capabilities:
+        # How each server was spoken to: structured-output mode, native or prompted tools.
+        run_info["model_capabilities"] = layer.stats().capabilities
     store.write_run(run_info)
     summary = stats.summary(
         usage, limiter="; ".join(f"{p}: {t}" for p, t in limits.items()), duration_s=duration

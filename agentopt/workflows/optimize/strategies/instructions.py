@@ -24,6 +24,7 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 MIN_EXAMPLES, MAX_EXAMPLES = 3, 5
+MIN_REWRITE_TOKENS = 300
 
 
 class InstructionsReply(BaseModel):
@@ -90,6 +91,8 @@ class ReflectInstructions:
             schema=SCHEMA,
             reply_model=InstructionsReply,
             example=EXAMPLE,
+            # Room for instructions twice as long as today's (about 4 characters a token).
+            string_tokens=max(MIN_REWRITE_TOKENS, len(current) // 2),
         )
         new = reply.instructions.strip()
         if new == current.strip():

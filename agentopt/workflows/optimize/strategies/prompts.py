@@ -28,7 +28,7 @@ M = TypeVar("M", bound=BaseModel)
 MAX_REASKS = 2
 REFLECTION_TEMPERATURE = 0.7
 REFLECTION_STRING_TOKENS = 1500
-"""Tokens allowed per text of a reflection reply: a rewritten instruction set is long."""
+"""Tokens allowed per text of a reflection reply unless the caller knows better."""
 SYSTEM_TEMPLATE = "_system.j2"
 EXAMPLE_TEMPLATE = "_example.j2"
 
@@ -74,18 +74,20 @@ async def reflect(
     schema: dict[str, Any] | None,
     reply_model: type[M],
     example: str,
+    string_tokens: int = REFLECTION_STRING_TOKENS,
 ) -> M:
     """Ask the optimization model; NoProposal when it has no usable answer.
 
     `schema` None asks for any JSON object (a strict schema cannot describe a tool's own
-    parameters schema)."""
+    parameters schema). `string_tokens` bounds each text of the reply (max_tokens follows
+    from the schema), e.g. twice the instructions being rewritten."""
     if ctx.layer is None or ctx.optimization_model is None:
         raise NoProposal("no optimization model is configured", exhausted=True)
     conversation = list(messages)
     last_error = ""
-    max_tokens = schema_max_tokens(schema, string_tokens=REFLECTION_STRING_TOKENS)
+    max_tokens = schema_max_tokens(schema, string_tokens=string_tokens)
     if schema is None:
-        max_tokens = max(max_tokens, 2 * REFLECTION_STRING_TOKENS)
+        max_tokens = max(max_tokens, 2 * string_tokens)
     for _ in range(1 + MAX_REASKS):
         request = ChatRequest(
             messages=conversation,
