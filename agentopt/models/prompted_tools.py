@@ -6,7 +6,8 @@ rewritten the portable way the embedded model already uses (`providers.local_too
 
 - the history in system/user/assistant roles only (an assistant tool call becomes its JSON, a
   tool result a user message naming the tool), the tool list and the reply format appended to
-  the system message;
+  the system message; for the plain answer after tool results, the calls are left out and the
+  results handed over in the user's turn (a small model otherwise copies the call's JSON);
 - a JSON answer constrained by a schema that only admits a listed tool with its arguments or,
   when the model may answer, `{"content": ...}` — sent through the structured-output ladder, so
   a grammar-decoding server (llama.cpp) can only name real tools; after a tool result (with
@@ -48,20 +49,45 @@ def forces_tool_call(request: ChatRequest) -> bool:
 def prompted_request(request: ChatRequest) -> ChatRequest:
     """`request` (with tools) without `tools`: a JSON reply naming a tool (or answering) when
     the model may call one, else a plain answer (after a tool result, tool_choice auto)."""
-    history = history_for_template(request.messages)
     update: dict[str, Any] = {"tools": None, "tool_choice": None}
-    if wants_tools(request):
-        tools = offered_tools(request)
-        allow_content = not forces_tool_call(request)
-        schema = tool_schema(tools, allow_content=allow_content)
-        history = with_system_text(history, tool_prompt(tools, allow_content=allow_content))
-        update["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": SCHEMA_NAME, "schema": schema},
-        }
-        update["max_tokens"] = request.max_tokens or PROMPTED_MAX_TOKENS
+    if not wants_tools(request):
+        update["messages"] = answer_history(request.messages)
+        return request.model_copy(update=update)
+    tools = offered_tools(request)
+    allow_content = not forces_tool_call(request)
+    schema = tool_schema(tools, allow_content=allow_content)
+    history = with_system_text(
+        history_for_template(request.messages), tool_prompt(tools, allow_content=allow_content)
+    )
+    update["response_format"] = {
+        "type": "json_schema",
+        "json_schema": {"name": SCHEMA_NAME, "schema": schema},
+    }
+    update["max_tokens"] = request.max_tokens or PROMPTED_MAX_TOKENS
     update["messages"] = [Message(role=m["role"], content=m["content"]) for m in history]  # type: ignore[arg-type]
     return request.model_copy(update=update)
+
+
+def answer_history(messages: list[Message]) -> list[Message]:
+    """The history for a plain answer after tool results: the tool calls left out (a small
+    model copies their JSON instead of answering) and each result given to the model as text
+    in the user's turn."""
+    names = {tc.id: tc.function.name for m in messages for tc in m.tool_calls or []}
+    out: list[Message] = []
+    for m in messages:
+        if m.role == "assistant" and m.tool_calls:
+            continue
+        if m.role == "tool":
+            name = names.get(m.tool_call_id or "", m.name or "the tool")
+            m = Message(role="user", content=f"Result of {name}:\n{m.content or ''}")
+        else:
+            m = Message(role=m.role, content=m.content or "")
+        if out and out[-1].role == m.role == "user":
+            out[-1] = Message(role="user", content=f"{out[-1].content}\n\n{m.content}")
+        else:
+            out.append(m)
+    hint = "Answer the user in plain text, using the tool results above."
+    return [*out[:-1], Message(role="user", content=f"{out[-1].content}\n\n{hint}")]
 
 
 def prompted_response(request: ChatRequest, response: ChatResponse) -> ChatResponse:

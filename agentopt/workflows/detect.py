@@ -339,6 +339,7 @@ def _apply_baseline(
             "tools_module",
             "tool_mocks",
             "config_id",
+            "tool_choice",
         )
         if getattr(loaded, k) is not None
     }

@@ -134,10 +134,13 @@ def check_tool_run(project: Path, relay: FakeOpenAI, out: str) -> None:
     agent_calls = [r.body for r in relay.chat_requests if is_agent_call(r.body)]
     first = agent_calls[0]
     assert first["tool_choice"]["function"]["name"] == "get_order_status"
-    # After the fallback the call and its result travel as text the template can render.
-    later = [m for b in agent_calls[1:] for m in b["messages"]]
-    assert any(m["role"] == "assistant" and "get_order_status" in m["content"] for m in later)
-    assert any(m["role"] == "user" and m["content"].startswith("Result of") for m in later)
+    # After the fallback: the call through a JSON schema naming only real tools, then the
+    # result handed over as text for a plain answer; no `tools` and no tool role.
+    prompted, answer = agent_calls[1], agent_calls[-1]
+    assert "tools" not in prompted and prompted["response_format"]["type"] == "json_schema"
+    assert "tools" not in answer and "response_format" not in answer
+    assert "Result of get_order_status" in answer["messages"][-1]["content"]
+    assert all(m["role"] != "tool" for b in agent_calls[1:] for m in b["messages"])
     for body in (r.body for r in relay.chat_requests):
         for m in body["messages"]:
             assert isinstance(m.get("content"), str) or m.get("tool_calls"), m

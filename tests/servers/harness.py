@@ -125,7 +125,7 @@ def _wait_ready(base_url: str, proc: subprocess.Popen[str], log: Path) -> None:
     raise RuntimeError(f"server at {base_url} never answered /models: {log.read_text()[-2000:]}")
 
 
-def llama_server(log: Path, *, threads: int = 2) -> Iterator[Server]:
+def llama_server(log: Path, *, threads: int = 1) -> Iterator[Server]:
     gguf = gguf_path()
     assert gguf is not None
     cmd = _python_child(

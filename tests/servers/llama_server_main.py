@@ -44,9 +44,12 @@ def main() -> None:
     parser.add_argument("--gguf", required=True)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--alias", default="smollm2")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="1: ggml spins on a busy machine")
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--ctx-per-slot", type=int, default=4096)
+    parser.add_argument(
+        "--n-predict", type=int, default=512, help="tokens for a request without max_tokens"
+    )
     parser.add_argument("--chat-template", default="", help="a Jinja chat template file")
     args = parser.parse_args()
     _die_with_parent()
@@ -59,6 +62,10 @@ def main() -> None:
     params.port = args.port or free_port()
     params.n_parallel = args.parallel
     params.n_ctx = args.ctx_per_slot * args.parallel
+    # As `llama-server -n 512 --no-context-shift`: a request without max_tokens (an agent turn)
+    # ends at 512 tokens; without it a rambling 135M model runs until the client gives up.
+    params.n_predict = args.n_predict
+    params.ctx_shift = False
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.verbosity = int(os.environ.get("LLAMA_VERBOSITY", "0"))
