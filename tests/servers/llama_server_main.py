@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--ctx-per-slot", type=int, default=4096)
     parser.add_argument(
-        "--n-predict", type=int, default=512, help="tokens for a request without max_tokens"
+        "--n-predict", type=int, default=256, help="tokens for a request without max_tokens"
     )
     parser.add_argument("--chat-template", default="", help="a Jinja chat template file")
     args = parser.parse_args()
@@ -62,8 +62,8 @@ def main() -> None:
     params.port = args.port or free_port()
     params.n_parallel = args.parallel
     params.n_ctx = args.ctx_per_slot * args.parallel
-    # As `llama-server -n 512 --no-context-shift`: a request without max_tokens (an agent turn)
-    # ends at 512 tokens; without it a rambling 135M model runs until the client gives up.
+    # As `llama-server -n 256 --no-context-shift`: a request without max_tokens (an agent turn)
+    # ends at 256 tokens; without it a rambling 135M model runs until the client gives up.
     params.n_predict = args.n_predict
     params.ctx_shift = False
     params.cpuparams.n_threads = args.threads

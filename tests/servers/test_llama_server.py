@@ -57,10 +57,13 @@ def test_eval_run_with_llm_judges(llama: Server, relay: FakeOpenAI, tmp_path: Pa
     # Every judge request was bounded by its schema.
     assert all(r.body.get("max_tokens") for r in relay.chat_requests if is_judge_call(r.body))
 
-    # An unchanged rerun is served from the cache: no request reaches the server.
+    # An unchanged rerun is served from the cache: no judge request reaches the server (an
+    # agent answer cut off at the server's -n limit is not cached, so it is asked again,
+    # gets the same answer at temperature 0, and its verdicts come from the cache).
     before = relay.count()
     code, _ = agentopt(project, "eval", "run", "--limit", "3", "--max-errors", "100")
-    assert code in (0, 1) and relay.count() == before
+    assert code in (0, 1)
+    assert not [r for r in relay.chat_requests[before:] if is_judge_call(r.body)]
 
 
 def test_a_tool_using_agent_round_trips_through_prompted_tools(
