@@ -160,12 +160,17 @@ class RunInfo(Record):
     remote: RemoteRunInfo | None = None
     """Set when the run happened in a Foundry project (`--remote`); absent from the file
     otherwise."""
+    model_capabilities: dict[str, dict[str, str]] | None = None
+    """Per `provider:model` called over HTTP: the structured-output mode used and whether tools
+    were native or prompted (docs/providers.md); absent when no such server was called."""
 
     @model_serializer(mode="wrap")
     def _no_remote_key(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
-        if isinstance(data, dict) and data.get("remote") is None:
-            data.pop("remote", None)
+        if isinstance(data, dict):
+            for key in ("remote", "model_capabilities"):
+                if data.get(key) is None:
+                    data.pop(key, None)
         return data
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.agents import RunConfig, Transcript, make_target
+from agentopt.contracts.task import Task, Turn
 from agentopt.core.files.agent_config import load_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
-from agentopt.datasets.task import Task, Turn
 from agentopt.models import CallLayer, ProviderConfig
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, error, text, tool_calls
 from tests.models.helpers import fast_settings

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from agentopt.cli.app import app
@@ -134,16 +135,22 @@ def _agentopt(project: Path, *args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_generate_over_http_writes_a_suite_that_validates_and_runs(project: Path) -> None:
+def test_generate_over_http_writes_a_suite_that_validates_and_runs(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = project / "shoes"  # an azd project (its own repository) with a prompt agent
     (project / ".git").mkdir(parents=True)
     (project / "azure.yaml").write_text(AZURE_YAML, encoding="utf-8")
     model = ShoeStoreModel()
     with FakeOpenAI() as srv:
         srv.handler = model
+        # A hosted API (the portable schemas; a self-hosted `compat` server gets the bounded
+        # ones, tests/workflows/test_generate_schemas.py).
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-e2e")
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         code, out = _agentopt(
             project, "eval", "generate", "-g", INSTRUCTION,
-            "--eval-model", f"compat:gen@{srv.base_url}", "--max-samples", "15",
+            "--eval-model", "openai:gen", "--max-samples", "15",
         )  # fmt: skip
         assert code == 0, out
         # 6 category batches, then one top-up each for core (duplicate) and edge (invalid).
@@ -170,7 +177,7 @@ def test_generate_over_http_writes_a_suite_that_validates_and_runs(project: Path
         assert registry.versions("datasets", f"{name}-eval-seed") == ["1"]
         assert registry.versions("evaluators", f"{name}-quality") == ["1"]
         config, warnings = load_eval_config(project / "eval.yaml")
-        assert warnings == [] and config.options.eval_model == f"compat:gen@{srv.base_url}"
+        assert warnings == [] and config.options.eval_model == "openai:gen"
         assert config.agent is not None and (config.agent.name, config.agent.kind) == (
             "support-agent",
             "prompt",
@@ -178,9 +185,7 @@ def test_generate_over_http_writes_a_suite_that_validates_and_runs(project: Path
 
         before = (project / "eval.yaml").read_bytes()
         asked = len(model.kinds)
-        code, out = _agentopt(
-            project, "eval", "run", "--agent-model", f"compat:agent@{srv.base_url}"
-        )
+        code, out = _agentopt(project, "eval", "run", "--agent-model", "openai:agent")
         assert code in (0, 1), out  # accepted as it is: no bad-input exit (2)
         assert (project / "eval.yaml").read_bytes() == before
         run_calls = model.kinds[asked:]

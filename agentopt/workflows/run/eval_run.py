@@ -403,11 +403,10 @@ def finish_results(
             "finished_at": utc_now_iso(),
             "usage_before": usage,
             "duration_s": round(duration, 3),
+            # How each server was spoken to: structured-output mode, native or prompted tools.
+            "model_capabilities": (layer.stats().capabilities or None) if layer else None,
         }
     )
-    if layer is not None and layer.stats().capabilities:
-        # How each server was spoken to: structured-output mode, native or prompted tools.
-        run_info["model_capabilities"] = layer.stats().capabilities
     store.write_run(run_info)
     summary = stats.summary(
         usage, limiter="; ".join(f"{p}: {t}" for p, t in limits.items()), duration_s=duration
