@@ -27,7 +27,7 @@ from agentopt.core.redaction import redact_data
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
 from agentopt.models.cache import ResponseCache, chat_cache_key, embed_cache_key
 from agentopt.models.calllog import log_limiter_event, log_request, log_response
-from agentopt.models.capabilities import ServerCapabilities
+from agentopt.models.capabilities import SELF_HOSTED_TYPES, ServerCapabilities, grammar_decoded
 from agentopt.models.cost import CostEstimate, Ledger, PriceTable, Totals, estimate
 from agentopt.models.limiter import LimiterEvent, PoolLimiter
 from agentopt.models.providers.base import CURRENT_REPEAT
@@ -45,7 +45,6 @@ COMPLETE_FINISH_REASONS = frozenset({"stop", "tool_calls"})
 EMBED_BATCH = 256
 DEFAULT_POOL_LIMIT = 4
 IN_PROCESS_PROVIDERS = frozenset({"local", "mock"})
-GRAMMAR_SERVER_TYPES = frozenset({"compat", "ollama", "vllm"})
 
 
 class CallStats(BaseModel):
@@ -141,21 +140,10 @@ class CallLayer:
         return ref
 
     def grammar_decoded(self, model: str) -> bool:
-        """Whether `model`'s JSON answers are decoded under a grammar compiled from the schema:
-        the embedded model, and self-hosted servers (llama.cpp, Ollama, vLLM, LM Studio: types
-        compat, ollama, vllm) while the schema is sent. Callers may then send bounded schemas
-        (lengths, counts, patterns) that keep a small model's reply usable."""
+        """Whether `model`'s JSON answers are decoded under a grammar compiled from the schema
+        (`capabilities.grammar_decoded`): callers may then send bounded schemas."""
         ref = self.resolve(model)
-        if ref.type == "local":
-            return True
-        if ref.type not in GRAMMAR_SERVER_TYPES:
-            return False
-        server = self._servers.get(ref.qualified)
-        mode = server.mode if server is not None else None
-        return ref.config.structured_output not in ("json_object", "prompt") and mode not in (
-            "json_object",
-            "prompt",
-        )
+        return grammar_decoded(ref.type, ref.config, self._servers.get(ref.qualified))
 
     async def complete(
         self, model: str, request: ChatRequest, *, pool: Pool = "agent", repeat: int = 0
@@ -364,13 +352,12 @@ class CallLayer:
         """The capability memory of a remote server + model (None: local and mock models)."""
         if ref.type in ("local", "mock"):
             return None
-        name = ref.qualified
-        server = self._servers.get(name)
-        if server is None:
+        if ref.qualified not in self._servers:
             key = (ref.type, str(provider.base_url), ref.model)
-            server = ServerCapabilities(ref.provider, key, ref.config, self._cache, self._notice)
-            self._servers[name] = server
-        return server
+            self._servers[ref.qualified] = ServerCapabilities(
+                ref.provider, key, ref.config, self._cache, self._notice
+            )
+        return self._servers[ref.qualified]
 
     def _check_run_deadline(self, ref: ModelRef) -> None:
         if self._run_deadline is not None and self._clock() >= self._run_deadline:
@@ -447,7 +434,7 @@ class CallLayer:
             return 0.0
         cost = self.prices.cost(names, usage)
         if cost is None:
-            if ref.type not in ("compat", "vllm"):
+            if ref.type not in SELF_HOSTED_TYPES:
                 self.ledger.unpriced.add(ref.qualified)
             return 0.0
         return cost

@@ -47,6 +47,9 @@ TOOLS = "tools"
 DROPPABLE = ("seed",)
 """Parameters that are safe to drop when a server refuses them: a seed is a determinism hint
 (agentopt never sends `parallel_tool_calls`, the other parameter servers refuse this way)."""
+SELF_HOSTED_TYPES = frozenset({"compat", "ollama", "vllm"})
+"""Servers people run themselves (llama.cpp, Ollama, vLLM, LM Studio, a LiteLLM proxy): no
+price table, and JSON decoded under a grammar compiled from the schema."""
 _STRUCTURED_PARAMS = frozenset({"response_format"})
 _TOOL_PARAMS = frozenset({"tools", "tool_choice"})
 
@@ -234,6 +237,21 @@ class ServerCapabilities:
         self._remembered[feature] = value
         if self._store is not None:
             await self._store.put_capability(*self.key, feature, value, reason)
+
+
+def grammar_decoded(
+    provider_type: str, config: ProviderConfig, server: ServerCapabilities | None
+) -> bool:
+    """Whether a model's JSON answers are decoded under a grammar compiled from the schema:
+    the embedded model, and self-hosted servers while the schema is sent (not in the
+    json_object or prompt modes). Bounded schemas (lengths, counts, patterns) then keep a small
+    model's reply usable; hosted APIs get the portable ones."""
+    if provider_type == "local":
+        return True
+    if provider_type not in SELF_HOSTED_TYPES:
+        return False
+    unsent = ("json_object", "prompt")
+    return config.structured_output not in unsent and (server is None or server.mode not in unsent)
 
 
 def _sends(request: ChatRequest, param: str) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -38,8 +37,3 @@ def litellm(llama: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         pytest.skip("LiteLLM's proxy is not installed (make litellm-proxy installs it)")
     with litellm_proxy(binary, llama.base_url, tmp_path_factory.mktemp("litellm")) as proxy:
         yield proxy
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    return tmp_path

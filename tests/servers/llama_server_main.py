@@ -50,7 +50,6 @@ def main() -> None:
     parser.add_argument(
         "--n-predict", type=int, default=256, help="tokens for a request without max_tokens"
     )
-    parser.add_argument("--chat-template", default="", help="a Jinja chat template file")
     args = parser.parse_args()
     _die_with_parent()
 
@@ -71,9 +70,6 @@ def main() -> None:
     params.verbosity = int(os.environ.get("LLAMA_VERBOSITY", "0"))
     params.fit_params = False
     params.use_jinja = True
-    if args.chat_template:
-        with open(args.chat_template, encoding="utf-8") as fh:
-            params.chat_template = fh.read()
     server = xllamacpp.Server(params)
     print(f"listening {server.listening_address}/v1", flush=True)
     signal.sigwait({signal.SIGTERM, signal.SIGINT})
