@@ -46,9 +46,9 @@ def relay(llama: Server) -> Iterator[FakeOpenAI]:
 
 def test_eval_run_with_llm_judges(llama: Server, relay: FakeOpenAI, tmp_path: Path) -> None:
     project = example_project(tmp_path, relay.base_url, evaluators=JUDGES)
-    code, out = agentopt(project, "eval", "run", "--limit", "3", "--max-errors", "100")
+    code, out = agentopt(project, "eval", "run", "--limit", "2", "--max-errors", "100")
     assert code in (0, 1), out
-    data = check_judged_run(project, relay, tasks=3)
+    data = check_judged_run(project, relay, tasks=2)
     assert data["run"]["model_capabilities"]["llama:smollm2"]["structured_output"] == (
         "json_schema_strict"
     )
@@ -61,7 +61,7 @@ def test_eval_run_with_llm_judges(llama: Server, relay: FakeOpenAI, tmp_path: Pa
     # agent answer cut off at the server's -n limit is not cached, so it is asked again,
     # gets the same answer at temperature 0, and its verdicts come from the cache).
     before = relay.count()
-    code, _ = agentopt(project, "eval", "run", "--limit", "3", "--max-errors", "100")
+    code, _ = agentopt(project, "eval", "run", "--limit", "2", "--max-errors", "100")
     assert code in (0, 1)
     assert not [r for r in relay.chat_requests[before:] if is_judge_call(r.body)]
 
@@ -123,6 +123,7 @@ def test_eval_generate_through_the_ladder(llama: Server, relay: FakeOpenAI, tmp_
     project.mkdir()
     code, out = agentopt(
         project, "eval", "generate", "-g", INSTRUCTION, "--max-samples", "3",
+        "--categories", "core",  # one batch: the bounded schema asks one category per call
         "--eval-model", f"compat:{MODEL}@{relay.base_url}",
     )  # fmt: skip
     assert code == 0, out
