@@ -350,7 +350,7 @@ class CallLayer:
 
     def _server(self, ref: ModelRef, provider: Any) -> ServerCapabilities | None:
         """The capability memory of a remote server + model (None: local and mock models)."""
-        if ref.type in ("local", "mock"):
+        if ref.type in IN_PROCESS_PROVIDERS:
             return None
         if ref.qualified not in self._servers:
             key = (ref.type, str(provider.base_url), ref.model)
