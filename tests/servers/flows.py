@@ -18,6 +18,9 @@ from tests.fake_openai import FakeOpenAI
 from tests.servers.harness import MODEL, REPO
 
 EXAMPLE = REPO / "examples" / "support-agent"
+# The example agent has no tools (the demo's story is two missing policies); the tool flow adds
+# the order tools, their mocks and one order-status task from this folder.
+TOOL_AGENT = Path(__file__).parent / "tool_agent"
 EXACT = {"name": "builtin.exact_match", "initialization_parameters": {"mode": "contains"}}
 
 
@@ -113,8 +116,19 @@ def run_tool_agent(root: Path, base_url: str, **provider: Any) -> tuple[Path, in
     """`eval run` on one order-status task; the 135M model would not choose a tool by itself,
     so the first round is forced (metadata.yaml `tool_choice`)."""
     project = example_project(
-        root, base_url, evaluators=[EXACT], tool_choice="get_order_status", **provider
+        root,
+        base_url,
+        evaluators=[EXACT],
+        tools_file="tools.json",
+        tool_choice="get_order_status",
+        **provider,
     )
+    baseline = project / ".agent_configs" / "baseline"
+    for name in ("tools.json", "tool_mocks.json"):
+        shutil.copy(TOOL_AGENT / name, baseline / name)
+    [seed] = (project / "datasets").glob("*/*.jsonl")
+    with seed.open("a", encoding="utf-8") as out:
+        out.write((TOOL_AGENT / "order_status.jsonl").read_text(encoding="utf-8"))
     code, out = agentopt(project, "eval", "run", "--filter", "order_status*", "--limit", "1",
                          "--max-errors", "100")  # fmt: skip
     return project, code, out
