@@ -36,9 +36,10 @@ def test_eval_run_with_llm_judges_through_litellm(relay: FakeOpenAI, tmp_path: P
     project = example_project(
         tmp_path, relay.base_url, evaluators=JUDGES, api_key_env="LITELLM_MASTER_KEY"
     )
-    code, out = agentopt(project, "eval", "run", "--limit", "2", "--max-errors", "100")
+    # One task: the llama.cpp test judges two; through the proxy the modes are what is new.
+    code, out = agentopt(project, "eval", "run", "--limit", "1", "--max-errors", "100")
     assert code in (0, 1), out
-    data = check_judged_run(project, relay, tasks=2)
+    data = check_judged_run(project, relay, tasks=1)
     modes = data["run"]["model_capabilities"][f"llama:{MODEL}"]
     assert modes["structured_output"] == "json_schema_strict"
     assert relay.chat_requests[0].headers["authorization"] == f"Bearer {LITELLM_KEY}"

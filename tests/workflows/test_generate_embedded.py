@@ -2,8 +2,8 @@
 eval model falls back to `local:smollm2-135m`, whose replies are decoded under the grammar of
 the bounded schemas. Quality aside, it must finish and write files that validate.
 
-Kept small (3 tasks, one of them a thread, two categories): about 1.5 minutes on one thread of
-a 2-core machine.
+Kept small (2 tasks, one of them a thread): under a minute on one thread of a 2-core machine.
+How tasks are spread over categories is tested with fake servers.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _agentopt(project: Path, *args: str) -> tuple[int, str]:
 def test_embedded_model_generates_a_valid_suite(project: Path) -> None:
     code, out = _agentopt(
         project, "eval", "generate", "-g", INSTRUCTION,
-        "--max-samples", "3", "--categories", "core,edge", "--multi-turn", "1",
+        "--max-samples", "2", "--categories", "core", "--multi-turn", "1",
     )  # fmt: skip
     assert code == 0, out
     assert "runs on the embedded" in out and "local:smollm2-135m" in out
@@ -52,7 +52,6 @@ def test_embedded_model_generates_a_valid_suite(project: Path) -> None:
     tasks = load_dataset(ds_copy).tasks
     assert [(t.category, t.is_multi_turn) for t in tasks] == [
         ("core", False),
-        ("edge", False),
         ("core", True),
     ]
     # The texts have the bounded schema's form: the grammar, not luck, made them valid.
@@ -61,7 +60,7 @@ def test_embedded_model_generates_a_valid_suite(project: Path) -> None:
         assert 2 <= len(task.criteria) <= 4
         assert all(re.fullmatch(instruction, c.instruction) for c in task.criteria), task
         assert all(re.fullmatch(query, turn.query) for turn in task.turns), task
-    assert len({t.query for t in tasks}) == 3
+    assert len({t.query for t in tasks}) == 2
 
     dims = load_rubric(rubric_copy)
     assert 5 <= len(dims) <= 7 and dims[-1].id == "general_quality"  # 4–6 for the embedded model
