@@ -35,3 +35,18 @@ def test_a_terminal_still_wraps_to_its_width() -> None:
     make_console(stream=pipe).print("word " * 60)
     assert len(pipe.getvalue().splitlines()) == 1
     assert len(tty.getvalue().splitlines()) > 1
+
+
+def test_piped_tables_carry_no_trailing_blanks() -> None:
+    """A table whose last column has one long cell: rich pads every other row to its width."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table("Task", "Why", box=box.SIMPLE_HEAD, show_edge=False)  # as the summaries
+    table.add_row("short", "x")
+    table.add_row("long", "because " * 20)
+    pipe = io.StringIO()
+    make_console(stream=pipe).print(table)
+    lines = pipe.getvalue().splitlines()
+    assert any("short" in line for line in lines)
+    assert [line for line in lines if line != line.rstrip()] == []

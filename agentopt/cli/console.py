@@ -3,14 +3,16 @@
 On a terminal rich measures the window and wraps to it. Anywhere else — a pipe, a file, a CI
 log — there is no window: rich would assume 80 columns and hard-wrap every long line, breaking
 paths, URLs and diffs in the middle. There, text is never wrapped and tables get room to be as
-wide as their content (`COLUMNS` still wins when a user sets it).
+wide as their content (`COLUMNS` still wins when a user sets it), without the blanks rich
+pads a table's last column with (a pasted table would carry 200 trailing spaces a line).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 
@@ -25,8 +27,43 @@ def make_console(*, stderr: bool = False, stream: TextIO | None = None) -> Conso
     if terminal or os.environ.get("COLUMNS"):
         return Console(stderr=stderr, file=stream, highlight=False)
     return Console(
-        stderr=stderr, file=stream, highlight=False, width=UNWRAPPED_WIDTH, soft_wrap=True
+        stderr=stderr,
+        file=_TrimmedLines(stream, stderr=stderr),  # type: ignore[arg-type]
+        highlight=False,
+        width=UNWRAPPED_WIDTH,
+        soft_wrap=True,
     )
+
+
+_TRAILING_BLANKS = re.compile(r"[ \t]+(?=\n)")
+
+
+class _TrimmedLines:
+    """Writes to the stream with each line's trailing blanks dropped. The stream is looked up
+    at each write when none is given, as rich does (tests and callers swap sys.stdout)."""
+
+    def __init__(self, stream: TextIO | None, *, stderr: bool) -> None:
+        self._stream = stream
+        self._stderr = stderr
+
+    @property
+    def target(self) -> TextIO:
+        if self._stream is not None:
+            return self._stream
+        return sys.stderr if self._stderr else sys.stdout
+
+    def write(self, text: str) -> int:
+        self.target.write(_TRAILING_BLANKS.sub("", text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
 
 
 def _isatty(stream: TextIO) -> bool:
