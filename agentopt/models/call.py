@@ -25,11 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact_data
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
-from agentopt.models.cache import ResponseCache, chat_cache_key, embed_cache_key
-from agentopt.models.calllog import log_limiter_event, log_request, log_response
+from agentopt.models.cache import chat_cache_key, embed_cache_key
+from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
+from agentopt.models.calllog import log_request, log_response
 from agentopt.models.capabilities import SELF_HOSTED_TYPES, ServerCapabilities, grammar_decoded
-from agentopt.models.cost import CostEstimate, Ledger, PriceTable, Totals, estimate
-from agentopt.models.limiter import LimiterEvent, PoolLimiter
+from agentopt.models.cost import CostEstimate, PriceTable, Totals, estimate
 from agentopt.models.providers.base import CURRENT_REPEAT
 from agentopt.models.providers.registry import build_provider, is_free
 from agentopt.models.resolve import DEFAULT_EMBED_MODEL, ModelRef, fallback_notice, resolve_model
@@ -43,7 +43,6 @@ __all__ = ["CallLayer", "CallSettings", "CallStats", "ProviderConfig"]
 log = logging.getLogger("agentopt.models")
 COMPLETE_FINISH_REASONS = frozenset({"stop", "tool_calls"})
 EMBED_BATCH = 256
-DEFAULT_POOL_LIMIT = 4
 IN_PROCESS_PROVIDERS = frozenset({"local", "mock"})
 
 
@@ -77,6 +76,8 @@ class CallLayer:
         provider_kwargs: extra keyword arguments per provider type, passed to its factory
             (e.g. `{"azure": {"credential": cred}}`).
         rng: random source of the back-off jitter (tests pass a seeded one).
+        state: the cache, limiters and ledger to share (default: this layer's own). A Ray
+            executor passes a proxy of the cluster's one state (models/call_state.py).
     """
 
     def __init__(
@@ -88,12 +89,12 @@ class CallLayer:
         environ: Mapping[str, str] | None = None,
         provider_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
         rng: random.Random | None = None,
+        state: CallState | None = None,
     ) -> None:
         self.project_dir = Path(project_dir or ".")
         self.settings = settings or CallSettings()
-        self.ledger = Ledger(
-            max_cost_usd=self.settings.max_cost_usd, max_calls=self.settings.max_calls
-        )
+        self.state = state or CallState(self.project_dir, self.settings)
+        self.ledger = self.state.ledger
         self.prices = PriceTable(self.settings.prices)
         self.notices: list[str] = []
         self._on_notice = on_notice
@@ -112,12 +113,8 @@ class CallLayer:
         self._providers: dict[tuple[str, str | None], Any] = {}
         self._refs: dict[tuple[str, str], ModelRef] = {}
         self._fallbacks: set[str] = set()
-        self._limiters: dict[str, PoolLimiter] = {}
         self._servers: dict[str, ServerCapabilities] = {}
-        self._events: list[LimiterEvent] = []
-        self._cache: ResponseCache | None = (
-            ResponseCache.for_project(self.project_dir) if self.settings.cache_enabled else None
-        )
+        self._cache = self.state.cache
 
     async def __aenter__(self) -> CallLayer:
         return self
@@ -298,15 +295,8 @@ class CallLayer:
         return CallStats(
             pools={k: v.model_copy() for k, v in self.ledger.pools.items()},
             total=self.ledger.total,
-            rate_limits={
-                name: lim.state.summary()
-                for name, lim in self._limiters.items()
-                if lim.state.rate_limited
-            },
-            limiter_events=[
-                {"pool": e.pool, "kind": e.kind, "limit": e.limit, "retry_after": e.retry_after}
-                for e in self._events
-            ],
+            rate_limits=self.state.rate_limits(),
+            limiter_events=self.state.limiter_events(),
             unpriced_models=sorted(self.ledger.unpriced),
             notices=list(self.notices),
             capabilities={name: server.summary() for name, server in sorted(self._servers.items())},
@@ -323,8 +313,7 @@ class CallLayer:
             close = getattr(provider, "aclose", None)
             if close is not None:
                 await close()
-        if self._cache is not None:
-            await self._cache.aclose()
+        await self.state.aclose()
 
     # -- internals ---------------------------------------------------------------------------
     def _notice(self, text: str) -> None:
@@ -380,24 +369,7 @@ class CallLayer:
         slot per task run (`run_turns` does it), so `--concurrency` bounds agent runs of every
         target; model calls made inside reuse the held slot."""
         _check_pool(pool)
-        return self._limiter(pool).slot()
-
-    def _limiter(self, pool: str) -> PoolLimiter:
-        limiter = self._limiters.get(pool)
-        if limiter is None:
-            limit = self.limit(pool)
-            limiter = self._limiters[pool] = PoolLimiter(
-                pool,
-                limit,
-                increase_every=self.settings.aimd_increase_every,
-                clock=self._clock,
-                on_event=self._on_limiter_event,
-            )
-        return limiter
-
-    def _on_limiter_event(self, event: LimiterEvent) -> None:
-        self._events.append(event)
-        log_limiter_event(event)
+        return self.state.limiter(pool).slot()
 
     async def _attempts(
         self, ref: ModelRef, provider: Any, pool: str, send: Callable[[], Any]
@@ -413,7 +385,7 @@ class CallLayer:
             return await run_attempts(
                 send,
                 target=target,
-                limiter=self._limiter(pool),
+                limiter=self.state.limiter(pool),
                 policy=self._policy,
                 call_timeout_s=self.settings.call_timeout_s,
                 # In-process models cannot hang like a connection, and a cancelled generation

@@ -110,7 +110,7 @@ def test_pools_adapt_to_a_rate_limited_server(project: Path) -> None:
                 answers = await asyncio.gather(
                     *(layer.complete("fake:m", r, pool="judge") for r in requests)
                 )
-                limits = {p: lim.state.current for p, lim in layer._limiters.items()}
+                limits = {p: lim.state.current for p, lim in layer.state.limiters.items()}
                 return [a.text for a in answers], layer.limiter_summary(), limits
 
         texts, summary, limits = asyncio.run(main())

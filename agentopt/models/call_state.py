@@ -1,0 +1,81 @@
+"""The state every model call of one command shares: the response cache, the AIMD limiter of
+each pool, and the ledger (usage, cost, budgets).
+
+`CallLayer` owns the flow of a call (resolve → cache → budget → limiter → retry → provider →
+cost); this object owns what the calls have in common. Locally there is one per command, inside
+the layer. On a Ray cluster one lives in a coordinator actor on the driver's node and every
+process's layer reaches it through a proxy with the same surface (`workflows/cluster`), so the
+cache is one SQLite file, the limits are global and the budget counts every worker's calls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentopt.models.cache import ResponseCache
+from agentopt.models.calllog import log_limiter_event
+from agentopt.models.cost import Ledger
+from agentopt.models.limiter import LimiterEvent, PoolLimiter
+from agentopt.models.settings import CallSettings
+
+DEFAULT_POOL_LIMIT = 4
+
+
+class CallState:
+    """Cache, limiters and ledger of one command (see the module docstring)."""
+
+    def __init__(
+        self,
+        project_dir: Path,
+        settings: CallSettings,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.ledger = Ledger(max_cost_usd=settings.max_cost_usd, max_calls=settings.max_calls)
+        self.cache: ResponseCache | None = (
+            ResponseCache.for_project(project_dir) if settings.cache_enabled else None
+        )
+        self.events: list[LimiterEvent] = []
+        self.limiters: dict[str, PoolLimiter] = {}
+        self._clock = clock
+
+    def limiter(self, pool: str) -> PoolLimiter:
+        """The pool's limiter, created at its configured limit on first use."""
+        limiter = self.limiters.get(pool)
+        if limiter is None:
+            limit = self.settings.concurrency.get(pool, DEFAULT_POOL_LIMIT)
+            limiter = self.limiters[pool] = PoolLimiter(
+                pool,
+                limit,
+                increase_every=self.settings.aimd_increase_every,
+                clock=self._clock,
+                on_event=self._on_event,
+            )
+        return limiter
+
+    def rate_limits(self) -> dict[str, str]:
+        """Per rate-limited pool: "rate limited 14×, concurrency 16 → 4 → 11"."""
+        return {
+            name: lim.state.summary()
+            for name, lim in self.limiters.items()
+            if lim.state.rate_limited
+        }
+
+    def limiter_events(self) -> list[dict[str, Any]]:
+        return [
+            {"pool": e.pool, "kind": e.kind, "limit": e.limit, "retry_after": e.retry_after}
+            for e in self.events
+        ]
+
+    async def aclose(self) -> None:
+        """Flush the cache's hit counters and close it."""
+        if self.cache is not None:
+            await self.cache.aclose()
+
+    def _on_event(self, event: LimiterEvent) -> None:
+        self.events.append(event)
+        log_limiter_event(event)
