@@ -153,6 +153,16 @@ def run_command(
         float | None,
         typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option("--executor", help="local (default) | ray: play the tasks on a Ray cluster."),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address", help="Ray cluster (default: RAY_ADDRESS, else a local instance)."
+        ),
+    ] = None,
 ) -> None:
     """Run an evaluation suite against the agent and score it.
 
@@ -194,6 +204,8 @@ def run_command(
         no_upgrade=no_upgrade,
         evaluate_only=evaluate_only,
         timeout=timeout,
+        executor=executor,
+        ray_address=ray_address,
         environment=STATE.environment,
         remote=remote,
         no_wait=no_wait,

@@ -133,15 +133,16 @@ class PoolLimiter:
         if id(self) in _HELD.get():
             yield self.state.generation
             return
-        generation = await self._acquire()
+        generation = await self.acquire()
         token = _HELD.set(_HELD.get() | {id(self)})
         try:
             yield generation
         finally:
             _HELD.reset(token)
-            await self._release()
+            await self.release()
 
-    async def _acquire(self) -> int:
+    async def acquire(self) -> int:
+        """Wait for a slot (and for a pause to end); returns the generation to report a 429 with."""
         async with self._cond:
             while True:
                 pause = self.state.wait_time(self._clock())
@@ -154,7 +155,8 @@ class PoolLimiter:
                     return self.state.generation
                 await self._cond.wait()
 
-    async def _release(self) -> None:
+    async def release(self) -> None:
+        """Give a slot back."""
         async with self._cond:
             self.in_flight -= 1
             self._cond.notify_all()

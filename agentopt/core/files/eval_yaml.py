@@ -243,6 +243,8 @@ class Options(BaseModel):
     """Quality gate on the pass rate (like `--min-pass-rate`)."""
     real_tools: bool | None = None
     """Let `optimize` call real tools instead of mocks (like `--real-tools`)."""
+    executor: Literal["local", "ray"] | None = None
+    """Where tasks are played: this process (default) or a Ray cluster (like `--executor`)."""
 
 
 class EvalConfig(BaseModel):

@@ -6,6 +6,10 @@ holds only what is in flight; the pools themselves (agent runs, judge calls) are
 layer's, and nothing here holds a limit of its own.
 A failing task is data; systemic failures (budget, too many errors, Ctrl-C) stop new work,
 let in-flight units finish or cancel cleanly, and propagate.
+
+`run_unit` is the unit of work. Who plays it is the `UnitRunner`: the engine itself (in this
+process), or a cluster runner that plays the same `run_unit` on a Ray worker (`workflows/cluster`)
+— the scheduling, journal and counting above stay here on the driver either way.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from agentopt.agents.base import AgentTarget, RunConfig
 from agentopt.contracts.eval_result import EvalResult
@@ -21,7 +26,7 @@ from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task import Dataset, Task
 from agentopt.contracts.task_record import UnitResult
-from agentopt.contracts.transcript import Transcript
+from agentopt.contracts.transcript import Transcript, TurnError, TurnResult
 from agentopt.core.errors import AgentoptError, TooManyErrors
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.evaluators.aggregate import score_transcript
@@ -54,6 +59,16 @@ class EngineSpec:
     candidate_id: str = "baseline"
 
 
+class UnitRunner(Protocol):
+    """Plays units: `RunEngine` in this process, or a cluster runner on Ray workers."""
+
+    async def run_unit(
+        self, task: Task, repeat: int, answered: Transcript | None = None
+    ) -> UnitResult: ...
+
+    async def aclose(self) -> None: ...
+
+
 @dataclass
 class EngineResult:
     """Scores of the units this engine call finished (resumed ones excluded)."""
@@ -82,6 +97,7 @@ class RunEngine:
         store: RunStore | None,
         sink: ProgressSink,
         evaluators: EvaluatorCache,
+        runner: UnitRunner | None = None,
     ) -> None:
         self.spec = spec
         self.target = target
@@ -90,6 +106,7 @@ class RunEngine:
         self.sink = sink
         self.evaluators = evaluators
         self.cancel = asyncio.Event()
+        self.runner: UnitRunner = runner or self
         self._errors = 0
 
     def units(
@@ -102,6 +119,9 @@ class RunEngine:
             for r in range(self.spec.repeat):
                 if (pos, r) not in done:
                     yield pos, task, r, answered.get((pos, r))
+
+    async def aclose(self) -> None:
+        """Nothing to release as a runner: the target's owner closes the target."""
 
     async def run_unit(
         self, task: Task, repeat: int, answered: Transcript | None = None
@@ -135,6 +155,19 @@ class RunEngine:
             score=score, record=repeat_record(task, transcript, score), transcript=transcript
         )
 
+    def failed_unit(self, task: Task, repeat: int, code: str, message: str) -> UnitResult:
+        """A unit that could not be played at all, as an agent error on its first turn (an
+        error, never a score; --resume runs it again)."""
+        error = TurnError(code=code, message=message)
+        turn = TurnResult(query=task.turns[0].query if task.turns else "", error=error)
+        transcript = Transcript(turns=[turn], target=self.target.name)
+        score = score_transcript(
+            task.name, transcript, [[]], n_turns=len(task.turns), repeat=repeat
+        )
+        return UnitResult(
+            score=score, record=repeat_record(task, transcript, score), transcript=transcript
+        )
+
     async def run(self, progress: Progress) -> EngineResult:
         """Run every unit not yet in the journal."""
         if self.store is None:
@@ -153,7 +186,7 @@ class RunEngine:
                     return
                 pos, task, r, answered = next_unit
                 try:
-                    unit = await self.run_unit(task, r, answered)
+                    unit = await self.runner.run_unit(task, r, answered)
                 except AgentoptError as err:
                     stop.append(err)
                     self.cancel.set()

@@ -38,6 +38,7 @@ from agentopt.models.settings import CallSettings, call_settings
 from agentopt.models.types import POOLS
 from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
 from agentopt.workflows.events import Progress, ProgressSink
+from agentopt.workflows.executor import Executor, ExecutorSettings, open_executor
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, RunEngine, prepare_evaluators
 from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
@@ -89,6 +90,8 @@ def restore_options(opts: RunOptions, store: RunStore) -> RunOptions:
         "dry_run",
         "timeout",
         "no_wait",
+        "executor",
+        "ray_address",
     }
     values = {k: v for k, v in vars(opts).items() if k in keep}
     for key, value in saved.items():
@@ -115,6 +118,7 @@ class PreparedRun:
     notices: list[str]
     target: AgentTarget
     """Built before anything is written, so a bad target is exit 2 with no run folder."""
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
 
 
 def prepare_run(
@@ -157,6 +161,9 @@ def _prepare(
     repeat = opts.repeat or (options.repeat if options and options.repeat else 1)
     seed = opts.seed if opts.seed is not None else (options.seed if options else None) or 0
     settings = call_settings(options, opts.call_flags())
+    executor = ExecutorSettings.of(
+        opts.executor, options.executor if options else None, opts.ray_address
+    )
     notices: list[str] = []
     planner = CallLayer(
         project, settings.model_copy(update={"cache_enabled": False}), on_notice=notices.append
@@ -183,7 +190,9 @@ def _prepare(
         spec, EvaluatorCache(judge_model=inputs.judge_model, layer=planner, project_dir=project)
     )
     target = make_target(spec.agent.target, spec.agent)
-    return PreparedRun(opts, inputs, spec, settings, plan, outputs, seed, store, notices, target)
+    return PreparedRun(
+        opts, inputs, spec, settings, plan, outputs, seed, store, notices, target, executor
+    )
 
 
 def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
@@ -207,24 +216,42 @@ def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
 
 async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
     spec = prepared.spec
-    layer = CallLayer(spec.project_dir, prepared.settings, on_notice=prepared.notices.append)
-    outcome = RunOutcome(inputs=prepared.inputs, plan=prepared.plan, notices=prepared.notices)
-    cache = EvaluatorCache(judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir)
+    executor = await open_executor(
+        prepared.executor,
+        spec.project_dir,
+        prepared.settings,
+        agent=spec.agent,
+        on_notice=sink.notice,
+    )
     try:
-        await _execute(
-            outcome,
-            prepared.target,
-            prepared.opts,
-            spec,
-            cache,
-            layer,
-            prepared.store,
-            sink,
-            prepared.seed,
-            prepared.outputs,
+        layer = CallLayer(
+            spec.project_dir,
+            prepared.settings,
+            on_notice=prepared.notices.append,
+            state=executor.call_state,
         )
+        outcome = RunOutcome(inputs=prepared.inputs, plan=prepared.plan, notices=prepared.notices)
+        cache = EvaluatorCache(
+            judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir
+        )
+        try:
+            await _execute(
+                outcome,
+                prepared.target,
+                prepared.opts,
+                spec,
+                cache,
+                layer,
+                prepared.store,
+                sink,
+                prepared.seed,
+                prepared.outputs,
+                executor,
+            )
+        finally:
+            await layer.aclose()
     finally:
-        await layer.aclose()
+        await executor.aclose()
     return outcome
 
 
@@ -239,6 +266,7 @@ async def _execute(
     sink: ProgressSink,
     seed: int,
     outputs: list[Path],
+    executor: Executor,
 ) -> None:
     inputs = outcome.inputs
     store = store or RunStore(spec.project_dir)
@@ -250,6 +278,7 @@ async def _execute(
     done = len(store.done_keys())
     progress = Progress(total=total, done=done, skipped=done)
     engine = RunEngine(spec, target, layer, store, sink, cache)
+    engine.runner = executor.runner(engine)
     sink.start(progress, f"Running {len(spec.tasks)} tasks × {spec.repeat}")
     status: str = "completed"
     failure: AgentoptError | None = None
@@ -273,6 +302,7 @@ async def _execute(
         failure = err
     finally:
         sink.finish(progress)
+        await engine.runner.aclose()
         await target.aclose()
     outcome.results_path = finish_results(store, run_info, spec, layer, seed, status, started)
     outcome.results = load_results(outcome.results_path)

@@ -88,6 +88,10 @@ class RunOptions:
     """Run in the Foundry project (cloud evaluation) instead of on this machine."""
     no_wait: bool = False
     """--remote: return once the evaluation run is created (follow it with `eval show --watch`)."""
+    executor: str | None = None
+    """`--executor local|ray` (None: eval.yaml `options.executor`, else local)."""
+    ray_address: str | None = None
+    """`--ray-address` (None: RAY_ADDRESS, else a local Ray instance)."""
 
     def call_flags(self) -> CallFlags:
         """The flags of these options that shape the call layer (`models.call_settings`)."""

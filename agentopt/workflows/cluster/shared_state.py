@@ -1,0 +1,314 @@
+"""One call state for a whole Ray cluster: a coordinator actor on the driver's node holds the
+real `CallState` (the SQLite cache file, one AIMD limiter per pool, the ledger), and every
+process's `CallLayer` — each worker's and the driver's — reaches it through `RemoteCallState`,
+which has the surface `CallLayer` expects.
+
+So a rerun on the cluster is served from the same cache as a local one (0 provider calls), a 429
+halves the pool's concurrency for every worker at once, and `--max-cost` / `--budget-calls` count
+every worker's calls. What each part costs, per model call: one awaited RPC for the cache read,
+one per attempt for a limiter slot, one awaited cache write; ledger records are sent without
+waiting (their order does not matter) and awaited when the process closes its layer.
+
+Slots are leases held by a named worker: when a worker dies, the driver tells the coordinator,
+which gives back every slot the dead process held, so a killed worker never shrinks a pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from agentopt.contracts.usage import Usage
+from agentopt.core.errors import BudgetExceeded
+from agentopt.models.call_state import CallState
+from agentopt.models.cost import Ledger, Totals
+from agentopt.models.limiter import AIMDState
+from agentopt.models.settings import CallSettings
+
+PRUNE_EVERY = 256
+"""Fire-and-forget records kept before the finished ones are dropped from the pending list."""
+
+
+@ray.remote(num_cpus=0, max_concurrency=10_000)  # type: ignore[call-overload]
+class CallCoordinator:
+    """The cluster's one `CallState`, served to every process (see the module docstring)."""
+
+    def __init__(self, project_dir: str, settings_json: str) -> None:
+        settings = CallSettings.model_validate_json(settings_json)
+        self.state = CallState(Path(project_dir), settings)
+        self.leases: dict[int, tuple[str, str]] = {}
+        self.lost: set[str] = set()
+        self._next_lease = 0
+
+    async def cache_get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        cache = self.state.cache
+        return await cache.get_many(keys) if cache is not None else {}
+
+    async def cache_put_many(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+        if self.state.cache is not None:
+            await self.state.cache.put_many([tuple(r) for r in rows])  # type: ignore[misc]
+
+    async def acquire(self, pool: str, worker: str) -> tuple[int, int, float, int]:
+        """A slot of `pool` for `worker`: (generation, lease, cluster spend, calls started)."""
+        limiter = self.state.limiter(pool)
+        generation = await limiter.acquire()
+        if worker in self.lost:  # granted after its holder died: give it straight back
+            await limiter.release()
+            return generation, -1, self.state.ledger.spent_usd, self.state.ledger.started
+        lease = self._next_lease
+        self._next_lease += 1
+        self.leases[lease] = (pool, worker)
+        return generation, lease, self.state.ledger.spent_usd, self.state.ledger.started
+
+    async def release(self, lease: int) -> None:
+        held = self.leases.pop(lease, None)
+        if held is not None:
+            await self.state.limiter(held[0]).release()
+
+    async def rate_limited(self, pool: str, retry_after: float | None, generation: int) -> None:
+        await self.state.limiter(pool).rate_limited(retry_after, generation)
+
+    async def succeeded(self, pool: str) -> None:
+        await self.state.limiter(pool).succeeded()
+
+    def record(self, kind: str, pool: str, values: dict[str, Any]) -> None:
+        """One ledger record from a process: "start", "call", "hit", "error" or "unpriced"."""
+        ledger = self.state.ledger
+        if kind == "start":
+            ledger.started += 1
+        elif kind == "call":
+            usage = Usage.model_validate(values["usage"])
+            ledger.record_call(pool, usage, float(values["cost"]), retries=int(values["retries"]))
+        elif kind == "hit":
+            ledger.record_hit(pool, int(values.get("count", 1)))
+        elif kind == "error":
+            ledger.record_error(pool, retries=int(values["retries"]))
+        elif kind == "unpriced":
+            ledger.unpriced.add(str(values["model"]))
+
+    async def worker_lost(self, worker: str) -> int:
+        """Give back every slot `worker` held; returns how many."""
+        self.lost.add(worker)
+        held = [lease for lease, (_, w) in self.leases.items() if w == worker]
+        for lease in held:
+            await self.release(lease)
+        return len(held)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The cluster's totals, for the driver's run summary, progress and budgets."""
+        ledger = self.state.ledger
+        return {
+            "pools": {name: t.model_dump() for name, t in ledger.pools.items()},
+            "started": ledger.started,
+            "unpriced": sorted(ledger.unpriced),
+            "rate_limits": self.state.rate_limits(),
+            "events": self.state.limiter_events(),
+            "in_flight": {name: lim.in_flight for name, lim in self.state.limiters.items()},
+        }
+
+    async def aclose(self) -> None:
+        await self.state.aclose()
+
+
+class _Forwarder:
+    """Sends ledger records to the coordinator without waiting, keeping the refs to await."""
+
+    def __init__(self, coordinator: Any) -> None:
+        self.coordinator = coordinator
+        self.pending: list[Any] = []
+
+    def send(self, kind: str, pool: str = "", **values: Any) -> None:
+        self.pending.append(self.coordinator.record.remote(kind, pool, values))
+        if len(self.pending) >= PRUNE_EVERY:
+            _, self.pending = ray.wait(self.pending, num_returns=len(self.pending), timeout=0)
+
+    async def flush(self) -> None:
+        pending, self.pending = self.pending, []
+        if pending:
+            await asyncio.gather(*pending)
+
+
+class _UnpricedSet(set[str]):
+    def __init__(self, forward: _Forwarder) -> None:
+        super().__init__()
+        self._forward = forward
+
+    def add(self, model: str) -> None:
+        if model not in self:
+            self._forward.send("unpriced", model=model)
+        super().add(model)
+
+
+class SharedLedger(Ledger):
+    """This process's view of the cluster's ledger: records go to the coordinator; totals are
+    the coordinator's last snapshot plus what this process recorded since; budgets are checked
+    against the cluster's spend (at most the calls in flight elsewhere behind, as locally)."""
+
+    def __init__(self, forward: _Forwarder, settings: CallSettings) -> None:
+        super().__init__(max_cost_usd=settings.max_cost_usd, max_calls=settings.max_calls)
+        self._forward = forward
+        self.unpriced = _UnpricedSet(forward)
+        self.cluster_spent = 0.0
+        self.cluster_started = 0
+
+    @property
+    def spent_usd(self) -> float:
+        return max(self.cluster_spent, super().spent_usd)
+
+    def start_call(self) -> None:
+        self.started = max(self.started, self.cluster_started)
+        if self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd:
+            raise BudgetExceeded(
+                f"cost budget reached: ${self.spent_usd:.4f} spent of --max-cost "
+                f"${self.max_cost_usd:.4f} on the cluster; no new model calls were started",
+                hint="raise --max-cost, or resume the run later (cached answers cost nothing)",
+            )
+        super().start_call()
+        self.cluster_started += 1
+        self._forward.send("start")
+
+    def record_call(self, pool: str, usage: Usage, cost: float, *, retries: int = 0) -> None:
+        super().record_call(pool, usage, cost, retries=retries)
+        self.cluster_spent += cost
+        self._forward.send(
+            "call", pool, usage=usage.model_dump(mode="json"), cost=cost, retries=retries
+        )
+
+    def record_hit(self, pool: str, count: int = 1) -> None:
+        super().record_hit(pool, count)
+        self._forward.send("hit", pool, count=count)
+
+    def record_error(self, pool: str, *, retries: int = 0) -> None:
+        super().record_error(pool, retries=retries)
+        self._forward.send("error", pool, retries=retries)
+
+    def adopt(self, snapshot: dict[str, Any]) -> None:
+        """Take the coordinator's totals as this process's view."""
+        self.pools = {name: Totals.model_validate(t) for name, t in snapshot["pools"].items()}
+        self.cluster_started = int(snapshot["started"])
+        self.cluster_spent = sum(t.cost_usd for t in self.pools.values())
+        set.update(self.unpriced, snapshot["unpriced"])
+
+
+class RemoteCache:
+    """The `ResponseCache` surface `CallLayer` uses, served by the coordinator."""
+
+    def __init__(self, coordinator: Any) -> None:
+        self.coordinator = coordinator
+
+    async def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        if not keys:
+            return {}
+        found: dict[str, dict[str, Any]] = await self.coordinator.cache_get_many.remote(keys)
+        return found
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        return (await self.get_many([key])).get(key)
+
+    async def put_many(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+        # Awaited: a worker killed right after its call must still leave the answer cached.
+        if rows:
+            await self.coordinator.cache_put_many.remote(rows)
+
+    async def put(
+        self, key: str, *, kind: str, provider: str, model: str, payload: dict[str, Any]
+    ) -> None:
+        await self.put_many([(key, kind, provider, model, payload)])
+
+    async def aclose(self) -> None:
+        """The coordinator owns the file: nothing to close here."""
+
+
+class RemoteLimiter:
+    """The `PoolLimiter` surface `run_attempts` uses, with slots leased from the coordinator."""
+
+    def __init__(self, owner: RemoteCallState, pool: str) -> None:
+        self.owner = owner
+        self.pool = pool
+        self.state = AIMDState(pool=pool, limit=owner.settings.concurrency.get(pool, 4))
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[int]:
+        coordinator = self.owner.coordinator
+        ref = coordinator.acquire.remote(self.pool, self.owner.worker)
+        try:
+            generation, lease, spent, started = await ref
+        except asyncio.CancelledError:
+            # The coordinator may still grant the slot: give it back when it does.
+            self.owner.background(self._give_back(ref))
+            raise
+        self.owner.ledger.cluster_spent = max(self.owner.ledger.cluster_spent, spent)
+        self.owner.ledger.cluster_started = max(self.owner.ledger.cluster_started, started)
+        try:
+            yield generation
+        finally:
+            self.owner.forward.pending.append(coordinator.release.remote(lease))
+
+    async def _give_back(self, ref: Any) -> None:
+        _, lease, _, _ = await ref
+        await self.owner.coordinator.release.remote(lease)
+
+    async def rate_limited(self, retry_after: float | None, generation: int) -> None:
+        await self.owner.coordinator.rate_limited.remote(self.pool, retry_after, generation)
+
+    async def succeeded(self) -> None:
+        self.owner.forward.pending.append(self.owner.coordinator.succeeded.remote(self.pool))
+
+
+class RemoteCallState(CallState):
+    """A `CallState` whose cache, limiters and ledger are the coordinator's.
+
+    Args:
+        coordinator: the `CallCoordinator` actor handle.
+        settings: the command's call settings (the same on every process).
+        worker: who holds the slots this process leases ("driver" or a worker id).
+    """
+
+    def __init__(self, coordinator: Any, settings: CallSettings, worker: str) -> None:
+        self.settings = settings
+        self.coordinator = coordinator
+        self.worker = worker
+        self.forward = _Forwarder(coordinator)
+        self.ledger: SharedLedger = SharedLedger(self.forward, settings)
+        self.cache = RemoteCache(coordinator) if settings.cache_enabled else None  # type: ignore[assignment]
+        self.events = []
+        self.limiters = {}
+        self._remote_limiters: dict[str, RemoteLimiter] = {}
+        self._snapshot: dict[str, Any] = {"rate_limits": {}, "events": []}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def limiter(self, pool: str) -> RemoteLimiter:  # type: ignore[override]
+        limiter = self._remote_limiters.get(pool)
+        if limiter is None:
+            limiter = self._remote_limiters[pool] = RemoteLimiter(self, pool)
+        return limiter
+
+    def rate_limits(self) -> dict[str, str]:
+        return dict(self._snapshot["rate_limits"])
+
+    def limiter_events(self) -> list[dict[str, Any]]:
+        return list(self._snapshot["events"])
+
+    def background(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def refresh(self) -> dict[str, Any]:
+        """Send what is pending, then take the cluster's totals as this process's view."""
+        await self.forward.flush()
+        snapshot: dict[str, Any] = await self.coordinator.snapshot.remote()
+        self._snapshot = snapshot
+        self.ledger.adopt(snapshot)
+        return snapshot
+
+    async def aclose(self) -> None:
+        """Wait until every record and slot release reached the coordinator."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.forward.flush()

@@ -1,0 +1,168 @@
+"""What crosses the process boundary between the driver and a Ray worker, as JSON: the engine
+spec a worker builds its `RunEngine` from (once per candidate), a task record per unit, and the
+unit's result (or the systemic error that stopped it) back.
+
+JSON rather than pickles, so each side validates what it receives into the same typed records
+and a version skew between driver and workers is an error, not a silent misreading. No secret
+is ever part of it: providers are named by their settings (`api_key_env`), never by a key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from agentopt.contracts.scores import TaskScore
+from agentopt.contracts.task import Dataset
+from agentopt.core import errors
+from agentopt.core.errors import AgentoptError
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.evaluators.base import EvaluatorUse
+from agentopt.workflows.run.engine import EngineSpec, UnitResult
+
+
+class UnitSpec(BaseModel):
+    """Everything a worker needs to play one candidate's units (the tasks come one by one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    project_dir: str
+    """The driver's project folder: paths under it are moved to the worker's copy."""
+    dataset: Dataset
+    """Without its tasks: dataset-level settings (format, default evaluators) only."""
+    agent: AgentDefinition
+    evaluators: list[EvaluatorUse]
+    judge_model: str | None
+    concurrency: int
+    real_tools: bool | None
+    turn_timeout_s: float
+    candidate_id: str
+
+    @classmethod
+    def of(cls, spec: EngineSpec) -> UnitSpec:
+        dataset = spec.dataset.model_copy(
+            update={"tasks": [], "document": None, "warnings": [], "upgrade": None}
+        )
+        return cls(
+            project_dir=str(Path(spec.project_dir).resolve()),
+            dataset=dataset,
+            agent=spec.agent,
+            evaluators=spec.evaluators,
+            judge_model=spec.judge_model,
+            concurrency=spec.concurrency,
+            real_tools=spec.real_tools,
+            turn_timeout_s=spec.turn_timeout_s,
+            candidate_id=spec.candidate_id,
+        )
+
+    def engine_spec(self, root: Path) -> EngineSpec:
+        """The engine spec on a worker whose copy of the project is `root`."""
+        move = _Mover(Path(self.project_dir), root)
+        agent = self.agent.model_copy(
+            update={
+                "folder": Path(move(str(self.agent.folder))),
+                "tools_module": move(self.agent.tools_module),
+                "command": [move(a) for a in self.agent.command] if self.agent.command else None,
+                "startup_command": _move_command(self.agent.startup_command, move),
+                "mcp_servers": [
+                    s.model_copy(
+                        update={"command": move(s.command), "args": list(map(move, s.args))}
+                    )
+                    for s in self.agent.mcp_servers
+                ],
+                # Several workers share a machine: a hosted agent gets a free port each start.
+                "port": 0 if self.agent.target == "hosted" else self.agent.port,
+            }
+        )
+        evaluators = [
+            u.model_copy(update={"local_uri": move(u.local_uri)}) if u.local_uri else u
+            for u in self.evaluators
+        ]
+        return EngineSpec(
+            project_dir=root,
+            dataset=self.dataset,
+            tasks=[],
+            agent=agent,
+            evaluators=evaluators,
+            judge_model=self.judge_model,
+            concurrency=self.concurrency,
+            real_tools=self.real_tools,
+            turn_timeout_s=self.turn_timeout_s,
+            candidate_id=self.candidate_id,
+        )
+
+
+class _Mover:
+    """Rewrites a path (or a command word) under the driver's project to the worker's copy;
+    anything else is left as it is (it works on a one-machine cluster only; docs/scale-out.md)."""
+
+    def __init__(self, source: Path, root: Path) -> None:
+        self.source = str(source).rstrip("/")
+        self.root = str(root).rstrip("/")
+
+    def __call__(self, value: str | None) -> Any:
+        if value is None or self.source == self.root:
+            return value
+        if value == self.source:
+            return self.root
+        if value.startswith(self.source + "/"):
+            return self.root + value[len(self.source) :]
+        return value
+
+
+def _move_command(command: str | list[str] | None, move: _Mover) -> str | list[str] | None:
+    if command is None or isinstance(command, str):
+        return command
+    return [move(word) for word in command]
+
+
+class RaisedError(BaseModel):
+    """A systemic error a unit raised on a worker (budget reached, interrupted, …)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    message: str
+    hint: str | None = None
+
+    @classmethod
+    def of(cls, err: AgentoptError) -> RaisedError:
+        return cls(kind=type(err).__name__, message=err.message, hint=err.hint)
+
+    def error(self) -> AgentoptError:
+        """The same kind of error on the driver (the base class for kinds it does not know)."""
+        kind = getattr(errors, self.kind, None)
+        simple = (
+            errors.BudgetExceeded,
+            errors.TooManyErrors,
+            errors.Interrupted,
+            errors.AgentError,
+            errors.ConfigError,
+        )
+        if isinstance(kind, type) and issubclass(kind, simple):
+            return kind(self.message, hint=self.hint)
+        return errors.AgentError(self.message, hint=self.hint)
+
+
+class UnitReply(BaseModel):
+    """A worker's answer for one unit: its result, or the error that stopped it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    score: TaskScore | None = None
+    record: dict[str, Any] | None = None
+    raised: RaisedError | None = None
+
+    @classmethod
+    def of(cls, unit: UnitResult) -> UnitReply:
+        score, record = unit
+        return cls(score=score, record=record)
+
+    def unit(self) -> UnitResult:
+        """The unit's result, or the worker's error raised again here."""
+        if self.raised is not None:
+            raise self.raised.error()
+        assert self.score is not None and self.record is not None
+        return self.score, self.record
