@@ -1,0 +1,90 @@
+"""A real Ray cluster for the scale-out tests: one local instance on 127.0.0.1 with 2 worker
+CPUs for the whole session, started through agentopt's own supervised host (`ray_host`) and
+stopped with nothing of it left running.
+
+Ray reads its network and auth settings when it is first imported, so these tests import
+nothing that imports Ray at module level: the cluster fixture applies the host's environment
+first. Without the `ray` extra every test here is skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+CLUSTER_SECRET = "sk-cluster-secret-0123456789abcdef"
+"""LAB_KEY in the environment the cluster's processes run in (as an operator would set it)."""
+needs_ray = pytest.mark.skipif(
+    not HAVE_RAY, reason="the `ray` extra is not installed (pip install 'agentopt[ray]')"
+)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes of a process group (Linux /proc)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def wait_gone(pgid: int, timeout: float = 30.0) -> list[int]:
+    """Wait until no process of the group is left; returns the survivors at the deadline."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = group_members(pgid)
+        if not left:
+            return []
+        time.sleep(0.2)
+    return group_members(pgid)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    address: str
+    session_dir: Path
+    """Ray's temp folder of this instance (its logs are under it)."""
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Cluster]:
+    """A 2-CPU local Ray instance (this process's environment set to reach it)."""
+    if not HAVE_RAY:
+        pytest.skip("the `ray` extra is not installed (pip install 'agentopt[ray]')")
+    from agentopt.workflows.cluster.ray_host import LocalRayHost
+
+    temp = Path(tempfile.mkdtemp(prefix="ao-ray-"))  # short: Ray's socket paths are limited
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("LAB_KEY", CLUSTER_SECRET)
+        host = LocalRayHost.start(num_cpus=2, temp_dir=temp / "r", log=temp / "host.log")
+    saved = {name: os.environ.get(name) for name in host.driver_env}
+    os.environ.update(host.driver_env)
+    try:
+        yield Cluster(host.address, temp / "r")
+    finally:
+        pgid = host.process.pid
+        host.stop()
+        survivors = wait_gone(pgid)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(temp, ignore_errors=True)
+        assert survivors == [], f"Ray processes outlived the cluster fixture: {survivors}"
