@@ -141,30 +141,37 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     parent = os.getppid()
     _die_with_parent()
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, _end_group)
+    _on_signals()
     if os.getppid() != parent:  # agentopt died before the parent-death signal was set
         _end_group()
-    import ray
+    try:
+        import ray
 
-    ray.init(
-        num_cpus=args.num_cpus,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        _temp_dir=args.temp_dir,
-        logging_level=logging.WARNING,
-        log_to_driver=False,
-    )
-    address = ray.get_runtime_context().gcs_address
-    sys.stdout.write(json.dumps({"address": address}) + "\n")
-    sys.stdout.flush()
-    sys.stdin.buffer.read()  # returns when the lifeline closes, however agentopt ended
-    signal.signal(signal.SIGALRM, _end_group)
-    signal.alarm(int(STOP_TIMEOUT_S / 2))  # a shutdown that hangs ends the group all the same
-    with contextlib.suppress(Exception):
-        ray.shutdown()
-    _end_group()
+        ray.init(
+            num_cpus=args.num_cpus,
+            include_dashboard=False,
+            _temp_dir=args.temp_dir,
+            logging_level=logging.WARNING,
+            log_to_driver=False,
+        )
+        # ray.init installs its own SIGTERM handler (exit without ending its agents): ours win.
+        _on_signals()
+        address = ray.get_runtime_context().gcs_address
+        sys.stdout.write(json.dumps({"address": address}) + "\n")
+        sys.stdout.flush()
+        sys.stdin.buffer.read()  # returns when the lifeline closes, however agentopt ended
+        signal.signal(signal.SIGALRM, _end_group)
+        signal.alarm(int(STOP_TIMEOUT_S / 2))  # a shutdown that hangs ends the group anyway
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+    finally:
+        _end_group()
     return 0
+
+
+def _on_signals() -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, _end_group)
 
 
 if __name__ == "__main__":

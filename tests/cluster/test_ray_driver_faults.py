@@ -1,0 +1,131 @@
+"""Faults of the driver on Ray: SIGKILL then `--resume` repeats no answered call, and the local
+Ray instance agentopt starts never outlives it, even when agentopt is killed with SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cluster.conftest import Cluster, group_members, needs_ray, wait_gone
+from tests.cluster.test_ray_eval_run import cli, on_ray, results, write_tasks
+from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply
+from tests.workflows.fake_agent_server import last_user
+
+pytestmark = [pytest.mark.slow, needs_ray]
+
+
+def agentopt(
+    project: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentopt", "-C", str(project), "--no-prompt", "eval", "run", *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or {**os.environ, "CI": "1"},
+    )  # fmt: skip
+
+
+def journal_lines(project: Path) -> int:
+    runs = project / ".agentopt" / "runs"
+    journal = list(runs.glob("*/journal.jsonl")) if runs.exists() else []
+    return journal[0].read_text().count("\n") if journal else 0
+
+
+def test_driver_sigkill_then_resume_repeats_no_answered_call(
+    tmp_path: Path, ray_cluster: Cluster
+) -> None:
+    project = tmp_path / "p"
+    write_tasks(project, 20)
+    hold = threading.Event()
+    answered: list[str] = []
+    lock = threading.Lock()
+    with FakeOpenAI() as srv:
+
+        def handler(req: RecordedRequest) -> Reply | None:
+            query = last_user(req)
+            if query == "item 10" and not hold.is_set():
+                hold.wait(60)  # in flight on a worker when the driver is killed
+                return None
+            with lock:
+                answered.append(query)
+            return None
+
+        srv.handler = handler
+        suite = ["--prompts-file", "tasks.jsonl", "--agent-model", f"compat:fake@{srv.base_url}",
+                 "--evaluator", "ExactMatch", "--concurrency", "1"]  # fmt: skip
+        suite += on_ray(ray_cluster)
+        proc = agentopt(project, *suite)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if journal_lines(project) >= 10 and srv.count() >= 11:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        hold.set()
+        before = list(answered)
+        assert len(before) == 10, "the driver was not killed mid-run"
+        run_id = next((project / ".agentopt" / "runs").iterdir()).name
+        code, out = cli(project, "--resume", run_id, *on_ray(ray_cluster))
+        assert code == 0, out
+    resumed = answered[len(before) :]
+    assert not set(resumed) & set(before), "a call answered before the kill was sent again"
+    assert sorted(resumed) == sorted(f"item {i}" for i in range(10, 20))
+    final = results(project)
+    assert len(final["tasks"]) == 20 and final["summary"]["passed"] == 20
+
+
+def ray_host_of(pid: int, timeout: float = 120.0) -> int | None:
+    """The pid of the `ray_host` child agentopt started (its process group id)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                status = (entry / "status").read_text()
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if f"\nPPid:\t{pid}\n" in status and b"ray_host" in cmdline:
+                return int(entry.name)
+        time.sleep(0.1)
+    return None
+
+
+def test_the_local_ray_instance_dies_with_a_sigkilled_agentopt(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    write_tasks(project, 20)
+    release = threading.Event()
+    with FakeOpenAI() as srv:
+        srv.handler = lambda req: (release.wait(60), None)[1] if srv.count() > 3 else None
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+        proc = agentopt(
+            project, "--prompts-file", "tasks.jsonl",
+            "--agent-model", f"compat:fake@{srv.base_url}", "--evaluator", "ExactMatch",
+            "--executor", "ray", env={**env, "CI": "1"},
+        )  # fmt: skip
+        try:
+            host = ray_host_of(proc.pid)
+            assert host is not None, "agentopt started no local Ray instance"
+            deadline = time.monotonic() + 180
+            while journal_lines(project) < 3 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert journal_lines(project) >= 3, "the run on the local instance made no progress"
+            members = group_members(host)
+            assert len(members) > 3, "the Ray processes are not in the host's process group"
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+            survivors = wait_gone(host, timeout=60)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert survivors == [], f"Ray processes outlived agentopt: {survivors}"
+    assert json.loads((project / "tasks.jsonl").read_text().splitlines()[0])["name"] == "t000"
