@@ -122,6 +122,16 @@ def optimize_command(
         float | None,
         typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option("--executor", help="local (default) | ray: evaluate on a Ray cluster."),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address", help="Ray cluster (default: RAY_ADDRESS, else a local instance)."
+        ),
+    ] = None,
 ) -> None:
     """Score the baseline, propose candidates, screen them, evaluate the promising ones fully,
     rank them on quality and cost.
@@ -151,6 +161,8 @@ def optimize_command(
         resume=resume,
         require_improvement=require_improvement,
         dry_run=dry_run,
+        executor=executor,
+        ray_address=ray_address,
     )
     if no_wait and not remote:
         raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote jobs")

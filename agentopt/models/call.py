@@ -205,6 +205,7 @@ class CallLayer:
             update={"provider": ref.provider, "latency_s": outcome.latency_s, "cost_usd": cost}
         )
         self.ledger.record_call(pool, response.usage, cost, retries=outcome.retries)
+        await self.state.sync()
         log_response(
             provider=ref.provider,
             model=ref.model,
@@ -273,6 +274,7 @@ class CallLayer:
                 )
             cost = self._cost(ref, [ref.model], result.usage)
             self.ledger.record_call(pool, result.usage, cost, retries=outcome.retries)
+            await self.state.sync()
             found.update(zip(batch, result.vectors, strict=True))
             if self._cache is not None:
                 await self._cache.put_many(

@@ -71,6 +71,10 @@ class CallState:
             for e in self.events
         ]
 
+    async def sync(self) -> None:
+        """Wait until what this process recorded counts everywhere (a shared state's records
+        travel; here they already do)."""
+
     async def aclose(self) -> None:
         """Flush the cache's hit counters and close it."""
         if self.cache is not None:

@@ -12,14 +12,16 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call_state import CallState
 from agentopt.models.settings import CallSettings
 from agentopt.workflows.cluster.ray_host import LocalRayHost
-from agentopt.workflows.run.engine import RunEngine, UnitRunner
+
+if TYPE_CHECKING:  # the engine imports this module's users; only its types are needed here
+    from agentopt.workflows.run.engine import RunEngine, UnitRunner
 
 ExecutorKind = Literal["local", "ray"]
 EXECUTORS: tuple[str, ...] = ("local", "ray")
@@ -60,6 +62,9 @@ class Executor(Protocol):
 
     def runner(self, engine: RunEngine) -> UnitRunner: ...
 
+    async def sync(self) -> None:
+        """Bring this process's view of the call totals up to date (before a budget check)."""
+
     async def aclose(self) -> None: ...
 
 
@@ -70,6 +75,9 @@ class LocalExecutor:
 
     def runner(self, engine: RunEngine) -> UnitRunner:
         return engine
+
+    async def sync(self) -> None:
+        return None
 
     async def aclose(self) -> None:
         return None

@@ -203,6 +203,9 @@ class RayExecutor:
             self._refreshed = now
             await self.state.refresh()
 
+    async def sync(self) -> None:
+        await self.refresh(force=True)
+
     async def aclose(self) -> None:
         """Close the workers, then the coordinator (it flushes the cache), then the session."""
         try:

@@ -307,6 +307,11 @@ class RemoteCallState(CallState):
         self.ledger.adopt(snapshot)
         return snapshot
 
+    async def sync(self) -> None:
+        """After each answered call: the coordinator has its record before the caller goes
+        on, so a budget checked anywhere in the cluster counts it, as it would locally."""
+        await self.forward.flush()
+
     async def aclose(self) -> None:
         """Wait until every record and slot release reached the coordinator."""
         if self._tasks:

@@ -32,9 +32,10 @@ from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.models.providers.registry import is_free
 from agentopt.workflows.events import NullSink
+from agentopt.workflows.executor import Executor, LocalExecutor
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.splits import Splits
-from agentopt.workflows.run.engine import EngineSpec, RunEngine
+from agentopt.workflows.run.engine import EngineSpec, RunEngine, UnitRunner
 
 T = TypeVar("T")
 ERROR_RERUNS = 1
@@ -133,6 +134,8 @@ class EvalContext:
     budget: CallBudget
     real_tools: bool
     turn_timeout_s: float = 120.0
+    executor: Executor = field(default_factory=LocalExecutor)
+    """Who plays the units (this process, or Ray workers)."""
     stop_requested: bool = False
     """Set by the first Ctrl-C."""
     inflight: dict[tuple[str, str], asyncio.Future[UnitResult]] = field(default_factory=dict)
@@ -147,6 +150,7 @@ class CandidateRun:
         self.definition = definition
         self._target: AgentTarget | None = None
         self._engines: dict[int, RunEngine] = {}
+        self._runners: list[UnitRunner] = []
 
     async def __aenter__(self) -> CandidateRun:
         return self
@@ -155,6 +159,9 @@ class CandidateRun:
         await self.aclose()
 
     async def aclose(self) -> None:
+        runners, self._runners = self._runners, []
+        for runner in runners:
+            await runner.aclose()
         if self._target is not None:
             target, self._target = self._target, None
             await target.aclose()
@@ -177,6 +184,8 @@ class CandidateRun:
                 candidate_id=self.cand_id,
             )
             engine = RunEngine(spec, self._target, self.ctx.layer, None, NullSink(), self.ctx.cache)
+            engine.runner = self.ctx.executor.runner(engine)
+            self._runners.append(engine.runner)
             self._engines[key] = engine
         return engine
 
@@ -198,15 +207,17 @@ class CandidateRun:
             async with ctx.layer.slot("agent"):
                 if ctx.stop_requested:
                     raise StopRequested("interrupted: no new evaluation was started")
+                await ctx.executor.sync()  # the cluster's calls so far (no-op locally)
                 ctx.budget.check(final=final)
                 task, dataset = ctx.splits.task(name)
-                engine = self._engine(dataset)
-                unit = await engine.run_unit(task, 0)
+                runner = self._engine(dataset).runner
+                unit = await runner.run_unit(task, 0)
                 for _ in range(ERROR_RERUNS):
                     if not unit.score.errors() or ctx.stop_requested:
                         break
+                    await ctx.executor.sync()
                     ctx.budget.check(final=final)
-                    unit = await engine.run_unit(task, 0)
+                    unit = await runner.run_unit(task, 0)
             ctx.store.append(UnitEntry.of(self.cand_id, name, unit))
             ctx.book.put(*key, unit)
             future.set_result(unit)

@@ -17,6 +17,7 @@ from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted, TooMa
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
+from agentopt.workflows.executor import Executor, open_executor
 from agentopt.workflows.optimize.candidates import fill_validation
 from agentopt.workflows.optimize.evaluation import (
     CallBudget,
@@ -94,7 +95,9 @@ def _new_job(prepared: PreparedJob) -> JobRecord:
     )
 
 
-def _context(prepared: PreparedJob, layer: CallLayer, sink: OptimizeSink) -> JobContext:
+def _context(
+    prepared: PreparedJob, layer: CallLayer, sink: OptimizeSink, executor: Executor
+) -> JobContext:
     inputs, settings = prepared.inputs, prepared.settings
     resumed = prepared.resumed
     job = _new_job(prepared)
@@ -125,6 +128,7 @@ def _context(prepared: PreparedJob, layer: CallLayer, sink: OptimizeSink) -> Job
         budget=budget,
         real_tools=settings.real_tools,
         turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
+        executor=executor,
     )
     return JobContext(
         job=job,
@@ -213,14 +217,29 @@ def _on_ctrl_c(ctx: JobContext) -> Callable[[], None]:
 
 
 async def _run(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:
+    executor = await open_executor(
+        prepared.executor,
+        prepared.inputs.project_dir,
+        prepared.call_settings,
+        agent=prepared.inputs.agent,
+        on_notice=sink.notice,
+    )
+    try:
+        return await _run_on(prepared, sink, executor)
+    finally:
+        await executor.aclose()
+
+
+async def _run_on(prepared: PreparedJob, sink: OptimizeSink, executor: Executor) -> OptimizeOutcome:
     shown = set(prepared.notices)  # the planner's notices were printed with the plan
     layer = CallLayer(
         prepared.inputs.project_dir,
         prepared.call_settings,
         on_notice=lambda message: None if message in shown else sink.notice(message),
+        state=executor.call_state,
     )
     prepared.store.create()
-    ctx = _context(prepared, layer, sink)
+    ctx = _context(prepared, layer, sink, executor)
     ctx.save()
     loop = asyncio.get_running_loop()
     try:

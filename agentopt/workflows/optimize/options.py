@@ -48,13 +48,17 @@ class OptimizeOptions:
     resume: str | None = None
     require_improvement: bool = False
     dry_run: bool = False
+    executor: str | None = None
+    """`--executor local|ray` (None: eval.yaml `options.executor`, else local)."""
+    ray_address: str | None = None
+    """`--ray-address` (None: RAY_ADDRESS, else a local Ray instance)."""
 
     def snapshot(self) -> dict[str, Any]:
         """The options as recorded in job.json (paths as text), for --resume."""
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if value is None or f.name in ("resume", "dry_run"):
+            if value is None or f.name in ("resume", "dry_run", "executor", "ray_address"):
                 continue
             out[f.name] = str(value) if isinstance(value, Path) else value
         return out

@@ -10,7 +10,7 @@ from pathlib import Path
 from agentopt.contracts.optimize_job import JobRecord, OptimizePlan
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
-from agentopt.models.settings import CallFlags, CallSettings, call_settings
+from agentopt.workflows.executor import ExecutorSettings
 from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_optimize_inputs
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.options import OptimizeOptions, OptimizeSettings, resolve_settings
@@ -25,7 +25,7 @@ from agentopt.workflows.optimize.targets import (
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, prepare_evaluators
 
-RESUME_OVERRIDES = ("budget_calls", "max_cost", "require_improvement")
+RESUME_OVERRIDES = ("budget_calls", "max_cost", "require_improvement", "executor", "ray_address")
 """Flags of the resuming command that win over the job's recorded ones."""
 
 
@@ -43,6 +43,7 @@ class PreparedJob:
     store: JobStore
     resumed: JobRecord | None = None
     notices: list[str] = field(default_factory=list)
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
 
 
 def _restore(opts: OptimizeOptions, cwd: Path) -> tuple[OptimizeOptions, JobStore, JobRecord]:
@@ -123,6 +124,9 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
     settings.concurrency = calls.concurrency["agent"]
     if store is None or store.project.resolve() != inputs.project_dir.resolve():
         store = JobStore(inputs.project_dir, opts.resume)
+    executor = ExecutorSettings.of(
+        opts.executor, options.executor if options else None, opts.ray_address
+    )
     return PreparedJob(
-        opts, inputs, settings, splits, targets, plan, calls, store, resumed, notices
+        opts, inputs, settings, splits, targets, plan, calls, store, resumed, notices, executor
     )

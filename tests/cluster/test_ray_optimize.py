@@ -1,0 +1,56 @@
+"""`optimize --executor ray` reaches the same job outcome as the local executor on the scripted
+benchmark world (bench/gepa_peer/scripted.py): same candidates, scores, winner and stop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentopt.contracts.optimize_job import JobRecord
+from agentopt.workflows.optimize import (
+    NullOptimizeSink,
+    OptimizeOptions,
+    prepare_optimize,
+    run_optimize,
+)
+from bench.gepa_peer.scripted import ScriptedServer, make_tasks
+from bench.optimizer_efficiency import write_project
+from tests.cluster.conftest import Cluster, needs_ray
+from tests.fake_openai import FakeOpenAI
+
+pytestmark = [pytest.mark.slow, needs_ray]
+SEED = 2
+
+
+def outcome(job: JobRecord) -> dict[str, Any]:
+    """What a user reads off a finished job: every candidate and its scores, the winner."""
+    return {
+        "status": job.status,
+        "stop": job.termination_reason,
+        "best": job.best,
+        "candidates": [
+            (c.id, c.status, c.validation.score if c.validation else None) for c in job.candidates
+        ],
+        "test": (job.test.baseline_score, job.test.best_score) if job.test else None,
+    }
+
+
+def run(root: Path, **executor: Any) -> tuple[dict[str, Any], dict[str, int]]:
+    tasks = make_tasks()
+    with FakeOpenAI() as srv:
+        script = ScriptedServer(SEED, {t.name: t for t in tasks})
+        srv.handler = script
+        project = write_project(root, tasks, srv.base_url)
+        opts = OptimizeOptions(budget_calls=200, max_candidates=4, seed=SEED, **executor)
+        job = run_optimize(prepare_optimize(opts, project, None), NullOptimizeSink()).job
+    return outcome(job), dict(script.counts)
+
+
+def test_optimize_on_ray_gives_the_local_outcome(tmp_path: Path, ray_cluster: Cluster) -> None:
+    here, here_calls = run(tmp_path / "local")
+    there, there_calls = run(tmp_path / "ray", executor="ray", ray_address=ray_cluster.address)
+    assert there == here
+    assert there_calls == here_calls
+    assert len(here["candidates"]) > 1, "the search evaluated no candidate"
