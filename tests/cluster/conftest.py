@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -28,31 +29,17 @@ needs_ray = pytest.mark.skipif(
 )
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live processes of a process group (Linux /proc)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            members.append(int(entry.name))
-    return members
+def wait_gone(sid: int, timeout: float = 30.0) -> list[int]:
+    """Wait until no process of the session is left; returns the survivors at the deadline."""
+    from agentopt.workflows.cluster.ray_host import session_members
 
-
-def wait_gone(pgid: int, timeout: float = 30.0) -> list[int]:
-    """Wait until no process of the group is left; returns the survivors at the deadline."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        left = group_members(pgid)
+        left = session_members(sid)
         if not left:
             return []
         time.sleep(0.2)
-    return group_members(pgid)
+    return session_members(sid)
 
 
 @dataclass(frozen=True)
@@ -69,6 +56,8 @@ def ray_cluster() -> Iterator[Cluster]:
         pytest.skip("the `ray` extra is not installed (pip install 'agentopt[ray]')")
     from agentopt.workflows.cluster.ray_host import LocalRayHost
 
+    assert "ray" not in sys.modules, "a test module imported ray before the cluster was set up"
+
     temp = Path(tempfile.mkdtemp(prefix="ao-ray-"))  # short: Ray's socket paths are limited
     with pytest.MonkeyPatch.context() as env:
         env.setenv("LAB_KEY", CLUSTER_SECRET)
@@ -78,9 +67,9 @@ def ray_cluster() -> Iterator[Cluster]:
     try:
         yield Cluster(host.address, temp / "r")
     finally:
-        pgid = host.process.pid
+        sid = host.process.pid  # the host leads its own session
         host.stop()
-        survivors = wait_gone(pgid)
+        survivors = wait_gone(sid)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.conftest import Cluster, group_members, needs_ray, wait_gone
+from agentopt.workflows.cluster.ray_host import session_members
+from tests.cluster.conftest import Cluster, needs_ray, wait_gone
 from tests.cluster.test_ray_eval_run import cli, on_ray, results, write_tasks
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply
 from tests.workflows.fake_agent_server import last_user
@@ -118,8 +119,8 @@ def test_the_local_ray_instance_dies_with_a_sigkilled_agentopt(tmp_path: Path) -
             while journal_lines(project) < 3 and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert journal_lines(project) >= 3, "the run on the local instance made no progress"
-            members = group_members(host)
-            assert len(members) > 3, "the Ray processes are not in the host's process group"
+            names = [_name(pid) for pid in session_members(host)]
+            assert any("UnitWorker" in n for n in names), f"no Ray worker in the session: {names}"
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
             survivors = wait_gone(host, timeout=60)
@@ -129,3 +130,41 @@ def test_the_local_ray_instance_dies_with_a_sigkilled_agentopt(tmp_path: Path) -
                 proc.kill()
     assert survivors == [], f"Ray processes outlived agentopt: {survivors}"
     assert json.loads((project / "tasks.jsonl").read_text().splitlines()[0])["name"] == "t000"
+
+
+def test_ctrl_c_stops_the_run_on_the_cluster_and_it_resumes(
+    tmp_path: Path, ray_cluster: Cluster
+) -> None:
+    project = tmp_path / "p"
+    write_tasks(project, 12)
+    release = threading.Event()
+    with FakeOpenAI() as srv:
+        # From the 5th request on, the server holds every call: units stay in flight.
+        srv.handler = lambda req: (release.wait(60), None)[1] if srv.count() > 4 else None
+        suite = ["--prompts-file", "tasks.jsonl", "--agent-model", f"compat:fake@{srv.base_url}",
+                 "--evaluator", "ExactMatch", "--concurrency", "2"]  # fmt: skip
+        proc = agentopt(project, *suite, *on_ray(ray_cluster))
+        deadline = time.monotonic() + 120
+        while journal_lines(project) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert journal_lines(project) >= 4
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        code = proc.wait(timeout=60)
+        stopped_in = time.monotonic() - started
+        release.set()
+        assert code == 130
+        assert stopped_in < 30, f"Ctrl-C took {stopped_in:.0f}s: the held units were awaited"
+        run = next((project / ".agentopt" / "runs").iterdir())
+        assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+        code, out = cli(project, "--resume", run.name, *on_ray(ray_cluster))
+        assert code == 0, out
+    final = results(project)
+    assert len(final["tasks"]) == 12 and final["summary"]["passed"] == 12
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""

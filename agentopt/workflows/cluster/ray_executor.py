@@ -29,7 +29,7 @@ from agentopt.models.settings import CallSettings
 from agentopt.workflows.cluster.pool import UnitLost, WorkerPool
 from agentopt.workflows.cluster.ray_host import LocalRayHost
 from agentopt.workflows.cluster.shared_state import CallCoordinator, RemoteCallState
-from agentopt.workflows.cluster.wire import UnitReply, UnitSpec
+from agentopt.workflows.cluster.wire import UnitReply, UnitSpec, env_names
 from agentopt.workflows.run.engine import RunEngine, UnitResult
 
 EXCLUDES = [
@@ -44,32 +44,7 @@ EXCLUDES = [
     ".ruff_cache/",
 ]
 """Never sent to workers: run state and caches stay with the driver; environments are big."""
-MODEL_ENV = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_API_VERSION",
-    "AZURE_OPENAI_ENDPOINT",
-    "AZURE_OPENAI_API_KEY",
-    "AZURE_CLIENT_ID",
-    "AZURE_TENANT_ID",
-    "AZURE_CLIENT_SECRET",
-    "FOUNDRY_PROJECT_ENDPOINT",
-    "AZURE_AI_PROJECT_ENDPOINT",
-    "OLLAMA_HOST",
-    "AGENTOPT_LOCAL_GGUF",
-)
-"""Environment the call layer resolves models and keys from: a worker that lacked one the
-driver has would resolve a model differently (or fall back to the embedded one)."""
 REFRESH_EVERY_S = 0.25
-
-
-def env_names(settings: CallSettings, agent: AgentDefinition | None) -> list[str]:
-    """Names (never values) of the driver's environment that every worker must also have."""
-    wanted = set(MODEL_ENV)
-    wanted |= {p.api_key_env for p in settings.providers.values() if p.api_key_env}
-    if agent is not None:
-        wanted |= set(agent.headers_from_env.values())
-    return sorted(name for name in wanted if name in os.environ)
 
 
 class RaySession:

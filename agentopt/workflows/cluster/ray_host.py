@@ -3,10 +3,11 @@
 `ray.init()` started in agentopt's own process would leave some of Ray's processes running
 when agentopt is killed with SIGKILL (measured with ray 2.60: its dashboard and runtime-env
 agents survived their raylet). So agentopt starts Ray in a child, `python -m
-agentopt.workflows.cluster.ray_host`, in a process group of its own, and connects to it as a
-driver. The host ends that whole group — every Ray process and whatever they started — when
-its lifeline (standard input, a pipe from agentopt) closes, which happens however agentopt
-ends, SIGKILL included; on Linux a parent-death signal is a second trigger.
+agentopt.workflows.cluster.ray_host`, in a session of its own, and connects to it as a driver.
+The host ends that whole session — every Ray process and whatever they started (Ray's workers
+put themselves in process groups of their own, but stay in the session) — when its lifeline
+(standard input, a pipe from agentopt) closes, which happens however agentopt ends, SIGKILL
+included; on Linux a parent-death signal is a second trigger.
 
 The instance listens on 127.0.0.1 only (Ray's single-machine mode), with Ray's token
 authentication and a token made for this instance alone: a stale token another Ray left in
@@ -129,8 +130,29 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def session_members(sid: int) -> list[int]:
+    """Live processes of session `sid` (Linux /proc; empty elsewhere)."""
+    members = []
+    proc = Path("/proc")
+    for entry in proc.iterdir() if proc.is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            members.append(int(entry.name))
+    return members
+
+
 def _end_group(*_: object) -> None:
-    """Kill this process group: every Ray process and this host."""
+    """Kill this session: every Ray process, whatever they started, and this host last."""
+    me = os.getpid()
+    for pid in session_members(os.getsid(0)):
+        if pid != me:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
     os.killpg(os.getpgid(0), signal.SIGKILL)
 
 

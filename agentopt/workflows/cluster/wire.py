@@ -9,6 +9,7 @@ is ever part of it: providers are named by their settings (`api_key_env`), never
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,34 @@ from agentopt.core import errors
 from agentopt.core.errors import AgentoptError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.evaluators.base import EvaluatorUse
+from agentopt.models.settings import CallSettings
 from agentopt.workflows.run.engine import EngineSpec, UnitResult
+
+MODEL_ENV = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_VERSION",
+    "AZURE_OPENAI_ENDPOINT",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_CLIENT_ID",
+    "AZURE_TENANT_ID",
+    "AZURE_CLIENT_SECRET",
+    "FOUNDRY_PROJECT_ENDPOINT",
+    "AZURE_AI_PROJECT_ENDPOINT",
+    "OLLAMA_HOST",
+    "AGENTOPT_LOCAL_GGUF",
+)
+"""Environment the call layer resolves models and keys from: a worker that lacked one the
+driver has would resolve a model differently (or fall back to the embedded one)."""
+
+
+def env_names(settings: CallSettings, agent: AgentDefinition | None) -> list[str]:
+    """Names (never values) of the driver's environment that every worker must also have."""
+    wanted = set(MODEL_ENV)
+    wanted |= {p.api_key_env for p in settings.providers.values() if p.api_key_env}
+    if agent is not None:
+        wanted |= set(agent.headers_from_env.values())
+    return sorted(name for name in wanted if name in os.environ)
 
 
 class UnitSpec(BaseModel):
