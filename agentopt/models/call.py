@@ -205,7 +205,6 @@ class CallLayer:
             update={"provider": ref.provider, "latency_s": outcome.latency_s, "cost_usd": cost}
         )
         self.ledger.record_call(pool, response.usage, cost, retries=outcome.retries)
-        await self.state.sync()
         log_response(
             provider=ref.provider,
             model=ref.model,
@@ -222,6 +221,7 @@ class CallLayer:
             await self._cache.put(
                 key, kind="chat", provider=ref.type, model=ref.model, payload=payload
             )
+        await self.state.sync()
         return response
 
     async def embed(
@@ -274,7 +274,6 @@ class CallLayer:
                 )
             cost = self._cost(ref, [ref.model], result.usage)
             self.ledger.record_call(pool, result.usage, cost, retries=outcome.retries)
-            await self.state.sync()
             found.update(zip(batch, result.vectors, strict=True))
             if self._cache is not None:
                 await self._cache.put_many(
@@ -283,6 +282,7 @@ class CallLayer:
                         for t, v in zip(batch, result.vectors, strict=True)
                     ]
                 )
+            await self.state.sync()
         return [found[t] for t in texts]
 
     def estimate(

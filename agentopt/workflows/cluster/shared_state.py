@@ -5,9 +5,10 @@ which has the surface `CallLayer` expects.
 
 So a rerun on the cluster is served from the same cache as a local one (0 provider calls), a 429
 halves the pool's concurrency for every worker at once, and `--max-cost` / `--budget-calls` count
-every worker's calls. What each part costs, per model call: one awaited RPC for the cache read,
-one per attempt for a limiter slot, one awaited cache write; ledger records are sent without
-waiting (their order does not matter) and awaited when the process closes its layer.
+every worker's calls. Messages per answered model call: three — the cache read, a limiter slot
+(one per attempt), the cache write. Ledger records and slot releases are queued in the process
+and ride along with its next message (`sync()` sends them when none is due), so the coordinator
+has a call's record before the caller goes on, as a local ledger would.
 
 Slots are leases held by a named worker: when a worker dies, the driver tells the coordinator,
 which gives back every slot the dead process held, so a killed worker never shrinks a pool.
@@ -30,13 +31,17 @@ from agentopt.models.cost import Ledger, Totals
 from agentopt.models.limiter import AIMDState
 from agentopt.models.settings import CallSettings
 
-PRUNE_EVERY = 256
-"""Fire-and-forget records kept before the finished ones are dropped from the pending list."""
+Batch = list[tuple[str, str, dict[str, Any]]]
+"""Queued records: (kind, pool, values)."""
 
 
 @ray.remote(num_cpus=0, max_concurrency=10_000)  # type: ignore[call-overload]
 class CallCoordinator:
-    """The cluster's one `CallState`, served to every process (see the module docstring)."""
+    """The cluster's one `CallState`, served to every process (see the module docstring).
+
+    Every method takes `batch` first: the records the caller queued since its last message,
+    applied before the method's own work (a release before the next acquire, always).
+    """
 
     def __init__(self, project_dir: str, settings_json: str) -> None:
         settings = CallSettings.model_validate_json(settings_json)
@@ -45,62 +50,52 @@ class CallCoordinator:
         self.lost: set[str] = set()
         self._next_lease = 0
 
-    async def cache_get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+    async def cache_get_many(self, batch: Batch, keys: list[str]) -> dict[str, dict[str, Any]]:
+        await self._apply(batch)
         cache = self.state.cache
         return await cache.get_many(keys) if cache is not None else {}
 
-    async def cache_put_many(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+    async def cache_put_many(
+        self, batch: Batch, rows: list[tuple[str, str, str, str, dict[str, Any]]]
+    ) -> None:
+        await self._apply(batch)
         if self.state.cache is not None:
             await self.state.cache.put_many([tuple(r) for r in rows])  # type: ignore[misc]
 
-    async def acquire(self, pool: str, worker: str) -> tuple[int, int, float, int]:
+    async def acquire(self, batch: Batch, pool: str, worker: str) -> tuple[int, int, float, int]:
         """A slot of `pool` for `worker`: (generation, lease, cluster spend, calls started)."""
+        await self._apply(batch)
         limiter = self.state.limiter(pool)
         generation = await limiter.acquire()
+        ledger = self.state.ledger
         if worker in self.lost:  # granted after its holder died: give it straight back
             await limiter.release()
-            return generation, -1, self.state.ledger.spent_usd, self.state.ledger.started
+            return generation, -1, ledger.spent_usd, ledger.started
         lease = self._next_lease
         self._next_lease += 1
         self.leases[lease] = (pool, worker)
-        return generation, lease, self.state.ledger.spent_usd, self.state.ledger.started
+        return generation, lease, ledger.spent_usd, ledger.started
 
-    async def release(self, lease: int) -> None:
-        held = self.leases.pop(lease, None)
-        if held is not None:
-            await self.state.limiter(held[0]).release()
-
-    async def rate_limited(self, pool: str, retry_after: float | None, generation: int) -> None:
+    async def rate_limited(
+        self, batch: Batch, pool: str, retry_after: float | None, generation: int
+    ) -> None:
+        await self._apply(batch)
         await self.state.limiter(pool).rate_limited(retry_after, generation)
 
-    async def succeeded(self, pool: str) -> None:
-        await self.state.limiter(pool).succeeded()
-
-    def record(self, kind: str, pool: str, values: dict[str, Any]) -> None:
-        """One ledger record from a process: "start", "call", "hit", "error" or "unpriced"."""
-        ledger = self.state.ledger
-        if kind == "start":
-            ledger.started += 1
-        elif kind == "call":
-            usage = Usage.model_validate(values["usage"])
-            ledger.record_call(pool, usage, float(values["cost"]), retries=int(values["retries"]))
-        elif kind == "hit":
-            ledger.record_hit(pool, int(values.get("count", 1)))
-        elif kind == "error":
-            ledger.record_error(pool, retries=int(values["retries"]))
-        elif kind == "unpriced":
-            ledger.unpriced.add(str(values["model"]))
+    async def flush(self, batch: Batch) -> None:
+        await self._apply(batch)
 
     async def worker_lost(self, worker: str) -> int:
         """Give back every slot `worker` held; returns how many."""
         self.lost.add(worker)
         held = [lease for lease, (_, w) in self.leases.items() if w == worker]
         for lease in held:
-            await self.release(lease)
+            await self._release(lease)
         return len(held)
 
-    def snapshot(self) -> dict[str, Any]:
+    async def snapshot(self, batch: Batch) -> dict[str, Any]:
         """The cluster's totals, for the driver's run summary, progress and budgets."""
+        await self._apply(batch)
         ledger = self.state.ledger
         return {
             "pools": {name: t.model_dump() for name, t in ledger.pools.items()},
@@ -108,39 +103,58 @@ class CallCoordinator:
             "unpriced": sorted(ledger.unpriced),
             "rate_limits": self.state.rate_limits(),
             "events": self.state.limiter_events(),
-            "in_flight": {name: lim.in_flight for name, lim in self.state.limiters.items()},
         }
 
     async def aclose(self) -> None:
         await self.state.aclose()
 
+    async def _apply(self, batch: Batch) -> None:
+        ledger = self.state.ledger
+        for kind, pool, values in batch:
+            if kind == "release":
+                await self._release(int(values["lease"]))
+            elif kind == "succeeded":
+                await self.state.limiter(pool).succeeded()
+            elif kind == "start":
+                ledger.started += 1
+            elif kind == "call":
+                usage = Usage.model_validate(values["usage"])
+                ledger.record_call(pool, usage, float(values["cost"]), retries=values["retries"])
+            elif kind == "hit":
+                ledger.record_hit(pool, int(values.get("count", 1)))
+            elif kind == "error":
+                ledger.record_error(pool, retries=int(values["retries"]))
+            elif kind == "unpriced":
+                ledger.unpriced.add(str(values["model"]))
 
-class _Forwarder:
-    """Sends ledger records to the coordinator without waiting, keeping the refs to await."""
+    async def _release(self, lease: int) -> None:
+        held = self.leases.pop(lease, None)
+        if held is not None:
+            await self.state.limiter(held[0]).release()
 
-    def __init__(self, coordinator: Any) -> None:
-        self.coordinator = coordinator
-        self.pending: list[Any] = []
+
+class _Queue:
+    """Records waiting for this process's next message to the coordinator."""
+
+    def __init__(self) -> None:
+        self.items: Batch = []
 
     def send(self, kind: str, pool: str = "", **values: Any) -> None:
-        self.pending.append(self.coordinator.record.remote(kind, pool, values))
-        if len(self.pending) >= PRUNE_EVERY:
-            _, self.pending = ray.wait(self.pending, num_returns=len(self.pending), timeout=0)
+        self.items.append((kind, pool, values))
 
-    async def flush(self) -> None:
-        pending, self.pending = self.pending, []
-        if pending:
-            await asyncio.gather(*pending)
+    def take(self) -> Batch:
+        items, self.items = self.items, []
+        return items
 
 
 class _UnpricedSet(set[str]):
-    def __init__(self, forward: _Forwarder) -> None:
+    def __init__(self, queue: _Queue) -> None:
         super().__init__()
-        self._forward = forward
+        self._queue = queue
 
     def add(self, model: str) -> None:
         if model not in self:
-            self._forward.send("unpriced", model=model)
+            self._queue.send("unpriced", model=model)
         super().add(model)
 
 
@@ -149,10 +163,10 @@ class SharedLedger(Ledger):
     the coordinator's last snapshot plus what this process recorded since; budgets are checked
     against the cluster's spend (at most the calls in flight elsewhere behind, as locally)."""
 
-    def __init__(self, forward: _Forwarder, settings: CallSettings) -> None:
+    def __init__(self, queue: _Queue, settings: CallSettings) -> None:
         super().__init__(max_cost_usd=settings.max_cost_usd, max_calls=settings.max_calls)
-        self._forward = forward
-        self.unpriced = _UnpricedSet(forward)
+        self._queue = queue
+        self.unpriced = _UnpricedSet(queue)
         self.cluster_spent = 0.0
         self.cluster_started = 0
 
@@ -170,22 +184,22 @@ class SharedLedger(Ledger):
             )
         super().start_call()
         self.cluster_started += 1
-        self._forward.send("start")
+        self._queue.send("start")
 
     def record_call(self, pool: str, usage: Usage, cost: float, *, retries: int = 0) -> None:
         super().record_call(pool, usage, cost, retries=retries)
         self.cluster_spent += cost
-        self._forward.send(
+        self._queue.send(
             "call", pool, usage=usage.model_dump(mode="json"), cost=cost, retries=retries
         )
 
     def record_hit(self, pool: str, count: int = 1) -> None:
         super().record_hit(pool, count)
-        self._forward.send("hit", pool, count=count)
+        self._queue.send("hit", pool, count=count)
 
     def record_error(self, pool: str, *, retries: int = 0) -> None:
         super().record_error(pool, retries=retries)
-        self._forward.send("error", pool, retries=retries)
+        self._queue.send("error", pool, retries=retries)
 
     def adopt(self, snapshot: dict[str, Any]) -> None:
         """Take the coordinator's totals as this process's view."""
@@ -198,13 +212,16 @@ class SharedLedger(Ledger):
 class RemoteCache:
     """The `ResponseCache` surface `CallLayer` uses, served by the coordinator."""
 
-    def __init__(self, coordinator: Any) -> None:
-        self.coordinator = coordinator
+    def __init__(self, owner: RemoteCallState) -> None:
+        self.owner = owner
 
     async def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         if not keys:
             return {}
-        found: dict[str, dict[str, Any]] = await self.coordinator.cache_get_many.remote(keys)
+        batch = self.owner.queue.take()
+        found: dict[str, dict[str, Any]] = await self.owner.coordinator.cache_get_many.remote(
+            batch, keys
+        )
         return found
 
     async def get(self, key: str) -> dict[str, Any] | None:
@@ -213,7 +230,8 @@ class RemoteCache:
     async def put_many(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
         # Awaited: a worker killed right after its call must still leave the answer cached.
         if rows:
-            await self.coordinator.cache_put_many.remote(rows)
+            batch = self.owner.queue.take()
+            await self.owner.coordinator.cache_put_many.remote(batch, rows)
 
     async def put(
         self, key: str, *, kind: str, provider: str, model: str, payload: dict[str, Any]
@@ -234,30 +252,35 @@ class RemoteLimiter:
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[int]:
-        coordinator = self.owner.coordinator
-        ref = coordinator.acquire.remote(self.pool, self.owner.worker)
+        owner = self.owner
+        ref = owner.coordinator.acquire.remote(owner.queue.take(), self.pool, owner.worker)
         try:
             generation, lease, spent, started = await ref
         except asyncio.CancelledError:
             # The coordinator may still grant the slot: give it back when it does.
-            self.owner.background(self._give_back(ref))
+            owner.background(self._give_back(ref))
             raise
-        self.owner.ledger.cluster_spent = max(self.owner.ledger.cluster_spent, spent)
-        self.owner.ledger.cluster_started = max(self.owner.ledger.cluster_started, started)
+        owner.ledger.cluster_spent = max(owner.ledger.cluster_spent, spent)
+        owner.ledger.cluster_started = max(owner.ledger.cluster_started, started)
         try:
             yield generation
         finally:
-            self.owner.forward.pending.append(coordinator.release.remote(lease))
+            owner.queue.send("release", lease=lease)
+            owner.flush_soon()
 
     async def _give_back(self, ref: Any) -> None:
         _, lease, _, _ = await ref
-        await self.owner.coordinator.release.remote(lease)
+        self.owner.queue.send("release", lease=lease)
+        await self.owner.sync()
 
     async def rate_limited(self, retry_after: float | None, generation: int) -> None:
-        await self.owner.coordinator.rate_limited.remote(self.pool, retry_after, generation)
+        owner = self.owner
+        await owner.coordinator.rate_limited.remote(
+            owner.queue.take(), self.pool, retry_after, generation
+        )
 
     async def succeeded(self) -> None:
-        self.owner.forward.pending.append(self.owner.coordinator.succeeded.remote(self.pool))
+        self.owner.queue.send("succeeded", self.pool)
 
 
 class RemoteCallState(CallState):
@@ -273,14 +296,15 @@ class RemoteCallState(CallState):
         self.settings = settings
         self.coordinator = coordinator
         self.worker = worker
-        self.forward = _Forwarder(coordinator)
-        self.ledger: SharedLedger = SharedLedger(self.forward, settings)
-        self.cache = RemoteCache(coordinator) if settings.cache_enabled else None  # type: ignore[assignment]
+        self.queue = _Queue()
+        self.ledger: SharedLedger = SharedLedger(self.queue, settings)
+        self.cache = RemoteCache(self) if settings.cache_enabled else None  # type: ignore[assignment]
         self.events = []
         self.limiters = {}
         self._remote_limiters: dict[str, RemoteLimiter] = {}
         self._snapshot: dict[str, Any] = {"rate_limits": {}, "events": []}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._flush_due = False
 
     def limiter(self, pool: str) -> RemoteLimiter:  # type: ignore[override]
         limiter = self._remote_limiters.get(pool)
@@ -299,21 +323,34 @@ class RemoteCallState(CallState):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def flush_soon(self) -> None:
+        """A slot was given back: make sure the coordinator hears of it soon. Usually the
+        caller's next message (the cache write) carries it before this runs; on a failed
+        attempt nothing else would, and a slot held by an idle worker would starve the pool."""
+        if not self._flush_due:
+            self._flush_due = True
+            self.background(self._deferred_flush())
+
+    async def _deferred_flush(self) -> None:
+        await asyncio.sleep(0)  # let the caller's next message take the queue first
+        self._flush_due = False
+        await self.sync()
+
+    async def sync(self) -> None:
+        """Send the queued records now (after a call whose records no message carried)."""
+        batch = self.queue.take()
+        if batch:
+            await self.coordinator.flush.remote(batch)
+
     async def refresh(self) -> dict[str, Any]:
-        """Send what is pending, then take the cluster's totals as this process's view."""
-        await self.forward.flush()
-        snapshot: dict[str, Any] = await self.coordinator.snapshot.remote()
+        """Send what is queued, then take the cluster's totals as this process's view."""
+        snapshot: dict[str, Any] = await self.coordinator.snapshot.remote(self.queue.take())
         self._snapshot = snapshot
         self.ledger.adopt(snapshot)
         return snapshot
 
-    async def sync(self) -> None:
-        """After each answered call: the coordinator has its record before the caller goes
-        on, so a budget checked anywhere in the cluster counts it, as it would locally."""
-        await self.forward.flush()
-
     async def aclose(self) -> None:
-        """Wait until every record and slot release reached the coordinator."""
+        """Send every queued record and slot release to the coordinator."""
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self.forward.flush()
+        await self.sync()

@@ -87,7 +87,7 @@ class UnitWorker:
         future = self.engines.pop(key, None)
         if future is not None and future.done() and future.exception() is None:
             await future.result().target.aclose()
-        await self.state.forward.flush()
+        await self.state.sync()
 
     async def aclose(self) -> None:
         """Close every engine's target and send every pending call record."""
