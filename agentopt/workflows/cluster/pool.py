@@ -21,6 +21,7 @@ from ray.exceptions import ActorUnavailableError, RayActorError, WorkerCrashedEr
 
 from agentopt import __version__
 from agentopt.core.errors import AgentError, ConfigError, Interrupted
+from agentopt.workflows.cluster.shared_state import held_pools
 from agentopt.workflows.cluster.unit_worker import UnitWorker
 
 MAX_UNIT_ATTEMPTS = 3
@@ -121,10 +122,11 @@ class WorkerPool:
 
     async def run(self, key: str, spec: Any, task_json: str, repeat: int) -> str:
         """One unit on a live worker, again on another one if the worker dies."""
+        held = held_pools()
         for _ in range(MAX_UNIT_ATTEMPTS):
             worker = await self._pick()
             worker.in_flight += 1
-            ref = worker.handle.run_unit.remote(key, [spec], task_json, repeat)
+            ref = worker.handle.run_unit.remote(key, [spec], task_json, repeat, held)
             try:
                 reply: str = await ref
                 return reply

@@ -12,13 +12,17 @@ has a call's record before the caller goes on, as a local ledger would.
 
 Slots are leases held by a named worker: when a worker dies, the driver tells the coordinator,
 which gives back every slot the dead process held, so a killed worker never shrinks a pool.
+A slot is re-entrant within its context, as `PoolLimiter`'s is, and the pools a unit holds on
+the driver (optimize holds an agent slot per unit) are held for it on the worker that plays it
+(`held_pools` / `holding`): a unit never waits for a second slot of a pool it already holds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +37,23 @@ from agentopt.models.settings import CallSettings
 
 Batch = list[tuple[str, str, dict[str, Any]]]
 """Queued records: (kind, pool, values)."""
+_HELD: ContextVar[frozenset[str]] = ContextVar("agentopt_held_remote_pools", default=frozenset())
+"""Pools whose slot the current context holds (here, or on the driver for this unit)."""
+
+
+def held_pools() -> list[str]:
+    """The pools the current context holds a slot of (sent with a unit to its worker)."""
+    return sorted(_HELD.get())
+
+
+@contextlib.contextmanager
+def holding(pools: list[str]) -> Iterator[None]:
+    """Run a unit as holding `pools` already (their slot is the driver's, for this unit)."""
+    token = _HELD.set(_HELD.get() | set(pools))
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
 
 
 @ray.remote(num_cpus=0, max_concurrency=10_000)  # type: ignore[call-overload]
@@ -252,6 +273,9 @@ class RemoteLimiter:
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[int]:
+        if self.pool in _HELD.get():
+            yield self.state.generation
+            return
         owner = self.owner
         ref = owner.coordinator.acquire.remote(owner.queue.take(), self.pool, owner.worker)
         try:
@@ -262,9 +286,12 @@ class RemoteLimiter:
             raise
         owner.ledger.cluster_spent = max(owner.ledger.cluster_spent, spent)
         owner.ledger.cluster_started = max(owner.ledger.cluster_started, started)
+        self.state.generation = generation
+        token = _HELD.set(_HELD.get() | {self.pool})
         try:
             yield generation
         finally:
+            _HELD.reset(token)
             owner.queue.send("release", lease=lease)
             owner.flush_soon()
 

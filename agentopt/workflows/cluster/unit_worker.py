@@ -24,7 +24,7 @@ from agentopt.core.errors import AgentoptError
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings
-from agentopt.workflows.cluster.shared_state import RemoteCallState
+from agentopt.workflows.cluster.shared_state import RemoteCallState, holding
 from agentopt.workflows.cluster.wire import RaisedError, UnitReply, UnitSpec
 from agentopt.workflows.events import NullSink
 from agentopt.workflows.run.engine import RunEngine
@@ -70,16 +70,20 @@ class UnitWorker:
             "missing_env": [name for name in env_names if name not in os.environ],
         }
 
-    async def run_unit(self, key: str, spec: list[Any], task_json: str, repeat: int) -> str:
+    async def run_unit(
+        self, key: str, spec: list[Any], task_json: str, repeat: int, held: list[str]
+    ) -> str:
         """One (task, repeat) of the candidate `key`; `spec` holds the UnitSpec's object ref
-        (inside a list, so Ray fetches it only the first time this worker meets `key`)."""
+        (inside a list, so Ray fetches it only the first time this worker meets `key`); `held`
+        are the pools whose slot the driver holds for this unit."""
         try:
             entry = await self._engine(key, spec[0])
             task = Task.model_validate_json(task_json)
-            unit = await entry.engine.run_unit(task, repeat)
+            with holding(held):
+                unit = await entry.engine.run_unit(task, repeat)
         except AgentoptError as err:
             return UnitReply(raised=RaisedError.of(err)).model_dump_json()
-        return UnitReply.of(unit).model_dump_json()
+        return UnitReply(result=unit).model_dump_json()
 
     async def close_engine(self, key: str) -> None:
         """Release what the candidate `key` opened here (its hosted agent, MCP servers), and
@@ -112,9 +116,7 @@ class UnitWorker:
         unit_spec = UnitSpec.model_validate_json(spec_json)
         root = self.root or Path(unit_spec.project_dir)
         spec = unit_spec.engine_spec(root)
-        target = make_target(
-            spec.agent.target, spec.agent, max_concurrent_agent_runs=spec.concurrency
-        )
+        target = make_target(spec.agent.target, spec.agent)
         cache = EvaluatorCache(judge_model=spec.judge_model, layer=self.layer, project_dir=root)
         engine = RunEngine(spec, target, self.layer, None, NullSink(), cache)
         return _Engine(engine, target)

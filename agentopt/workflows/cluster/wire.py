@@ -15,14 +15,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task import Dataset
+from agentopt.contracts.task_record import UnitResult
 from agentopt.core import errors
 from agentopt.core.errors import AgentoptError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.models.settings import CallSettings
-from agentopt.workflows.run.engine import EngineSpec, UnitResult
+from agentopt.workflows.run.engine import EngineSpec
 
 MODEL_ENV = (
     "OPENAI_API_KEY",
@@ -63,7 +63,6 @@ class UnitSpec(BaseModel):
     agent: AgentDefinition
     evaluators: list[EvaluatorUse]
     judge_model: str | None
-    concurrency: int
     real_tools: bool | None
     turn_timeout_s: float
     candidate_id: str
@@ -79,7 +78,6 @@ class UnitSpec(BaseModel):
             agent=spec.agent,
             evaluators=spec.evaluators,
             judge_model=spec.judge_model,
-            concurrency=spec.concurrency,
             real_tools=spec.real_tools,
             turn_timeout_s=spec.turn_timeout_s,
             candidate_id=spec.candidate_id,
@@ -115,7 +113,6 @@ class UnitSpec(BaseModel):
             agent=agent,
             evaluators=evaluators,
             judge_model=self.judge_model,
-            concurrency=self.concurrency,
             real_tools=self.real_tools,
             turn_timeout_s=self.turn_timeout_s,
             candidate_id=self.candidate_id,
@@ -175,22 +172,16 @@ class RaisedError(BaseModel):
 
 
 class UnitReply(BaseModel):
-    """A worker's answer for one unit: its result, or the error that stopped it."""
+    """A worker's answer for one unit: its typed result, or the error that stopped it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    score: TaskScore | None = None
-    record: dict[str, Any] | None = None
+    result: UnitResult | None = None
     raised: RaisedError | None = None
-
-    @classmethod
-    def of(cls, unit: UnitResult) -> UnitReply:
-        score, record = unit
-        return cls(score=score, record=record)
 
     def unit(self) -> UnitResult:
         """The unit's result, or the worker's error raised again here."""
         if self.raised is not None:
             raise self.raised.error()
-        assert self.score is not None and self.record is not None
-        return self.score, self.record
+        assert self.result is not None
+        return self.result

@@ -10,6 +10,7 @@ from pathlib import Path
 from agentopt.contracts.optimize_job import JobRecord, OptimizePlan
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
+from agentopt.models.settings import CallFlags, CallSettings, call_settings
 from agentopt.workflows.executor import ExecutorSettings
 from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_optimize_inputs
 from agentopt.workflows.optimize.journal import JobStore
