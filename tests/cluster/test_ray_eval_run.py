@@ -190,3 +190,4 @@ def test_a_key_the_workers_lack_is_a_clear_error_before_any_call(
     assert code == 2, out
     assert "lacks environment variables set here: OTHER_LAB_KEY" in out
     assert "sk-only-on-the-driver" not in out
+    assert list((project / ".agentopt" / "runs").iterdir()) == [], "a refused run left a folder"

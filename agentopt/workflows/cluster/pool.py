@@ -72,7 +72,6 @@ class WorkerPool:
         self.lost_workers = 0
         self.retried_units = 0
         self._ids = itertools.count()
-        self._changed = asyncio.Condition()
         self._starting: set[asyncio.Future[None]] = set()
 
     async def start(self) -> None:
@@ -124,7 +123,7 @@ class WorkerPool:
         """One unit on a live worker, again on another one if the worker dies."""
         held = held_pools()
         for _ in range(MAX_UNIT_ATTEMPTS):
-            worker = await self._pick()
+            worker = self._pick()
             worker.in_flight += 1
             ref = worker.handle.run_unit.remote(key, [spec], task_json, repeat, held)
             try:
@@ -142,19 +141,16 @@ class WorkerPool:
                 worker.in_flight -= 1
         raise UnitLost(f"its Ray worker died {MAX_UNIT_ATTEMPTS} times while running it")
 
-    async def _pick(self) -> _Worker:
-        async with self._changed:
-            while True:
-                live = [w for w in self.workers if w.alive]
-                if live:
-                    return min(live, key=lambda w: w.in_flight)
-                if self.replacements_left <= 0:
-                    raise AgentError(
-                        f"every Ray worker died ({self.lost_workers} lost)",
-                        hint="see the workers' logs (`ray logs`); finished units are saved: "
-                        "resume the run",
-                    )
-                await self._changed.wait()
+    def _pick(self) -> _Worker:
+        """The least busy live worker (a dead one's replacement is live from its start: its
+        units wait in Ray's queue until it is up)."""
+        live = [w for w in self.workers if w.alive]
+        if not live:
+            raise AgentError(
+                f"every Ray worker died ({self.lost_workers} lost, no replacement left)",
+                hint="see the workers' logs (`ray logs`); finished units are saved: resume the run",
+            )
+        return min(live, key=lambda w: w.in_flight)
 
     async def _lost(self, worker: _Worker, exc: BaseException) -> None:
         if not worker.alive:
@@ -173,8 +169,6 @@ class WorkerPool:
             task = asyncio.ensure_future(self._ready(fresh))
             self._starting.add(task)
             task.add_done_callback(self._starting.discard)
-        async with self._changed:
-            self._changed.notify_all()
 
     async def _ready(self, worker: _Worker) -> None:
         try:

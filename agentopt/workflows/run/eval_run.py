@@ -216,13 +216,17 @@ def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
 
 async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
     spec = prepared.spec
-    executor = await open_executor(
-        prepared.executor,
-        spec.project_dir,
-        prepared.settings,
-        agent=spec.agent,
-        on_notice=sink.notice,
-    )
+    try:
+        executor = await open_executor(
+            prepared.executor,
+            spec.project_dir,
+            prepared.settings,
+            agent=spec.agent,
+            on_notice=sink.notice,
+        )
+    except BaseException:
+        _drop_if_empty(prepared.store)  # a cluster that refused the run leaves no run folder
+        raise
     try:
         layer = CallLayer(
             spec.project_dir,
@@ -253,6 +257,11 @@ async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
     finally:
         await executor.aclose()
     return outcome
+
+
+def _drop_if_empty(store: RunStore | None) -> None:
+    if store is not None and store.dir.is_dir() and not any(store.dir.iterdir()):
+        store.dir.rmdir()
 
 
 async def _execute(
