@@ -119,13 +119,15 @@ class WorkerPool:
                 "cluster's nodes run in (before `ray start`, or a Kubernetes secret with KubeRay)",
             )
 
-    async def run(self, key: str, spec: Any, task_json: str, repeat: int) -> str:
+    async def run(
+        self, key: str, spec: Any, task_json: str, repeat: int, answered: str | None
+    ) -> str:
         """One unit on a live worker, again on another one if the worker dies."""
         held = held_pools()
         for _ in range(MAX_UNIT_ATTEMPTS):
             worker = self._pick()
             worker.in_flight += 1
-            ref = worker.handle.run_unit.remote(key, [spec], task_json, repeat, held)
+            ref = worker.handle.run_unit.remote(key, [spec], task_json, repeat, held, answered)
             try:
                 reply: str = await ref
                 return reply

@@ -22,6 +22,8 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from agentopt.contracts.task import Task
+from agentopt.contracts.task_record import UnitResult
+from agentopt.contracts.transcript import Transcript
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call_state import CallState
@@ -30,7 +32,7 @@ from agentopt.workflows.cluster.pool import UnitLost, WorkerPool
 from agentopt.workflows.cluster.ray_host import LocalRayHost
 from agentopt.workflows.cluster.shared_state import CallCoordinator, RemoteCallState
 from agentopt.workflows.cluster.wire import UnitReply, UnitSpec, env_names
-from agentopt.workflows.run.engine import RunEngine, UnitResult
+from agentopt.workflows.run.engine import RunEngine, UnitRunner
 
 EXCLUDES = [
     ".agentopt/",
@@ -168,7 +170,7 @@ class RayExecutor:
             raise
         return executor
 
-    def runner(self, engine: RunEngine) -> ClusterRunner:
+    def runner(self, engine: RunEngine) -> UnitRunner:
         return ClusterRunner(self, engine)
 
     async def refresh(self, *, force: bool = False) -> None:
@@ -211,11 +213,13 @@ class ClusterRunner:
         self.key = uuid.uuid4().hex
         self.spec = ray.put(UnitSpec.of(engine.spec).model_dump_json())
 
-    async def run_unit(self, task: Task, repeat: int) -> UnitResult:
+    async def run_unit(
+        self, task: Task, repeat: int, answered: Transcript | None = None
+    ) -> UnitResult:
+        answers = answered.model_dump_json() if answered is not None else None
         try:
-            reply = await self.executor.pool.run(
-                self.key, self.spec, task.model_dump_json(), repeat
-            )
+            pool = self.executor.pool
+            reply = await pool.run(self.key, self.spec, task.model_dump_json(), repeat, answers)
         except UnitLost as lost:
             return self.engine.failed_unit(task, repeat, "workerLost", f"task {task.name}: {lost}")
         unit = UnitReply.model_validate_json(reply).unit()

@@ -56,6 +56,8 @@ class LocalRayHost:
         cls, *, num_cpus: int | None = None, temp_dir: Path | None = None, log: Path | None = None
     ) -> LocalRayHost:
         """Start the host and wait until Ray is up; raises AgentError naming the log."""
+        from agentopt.agents import process_guard  # not in the host itself: it stays light
+
         argv = [sys.executable, "-m", "agentopt.workflows.cluster.ray_host"]
         if num_cpus:
             argv += ["--num-cpus", str(num_cpus)]
@@ -63,6 +65,7 @@ class LocalRayHost:
             argv += ["--temp-dir", str(temp_dir)]
         token = secrets.token_hex(32)
         env = {**os.environ, **LOOPBACK_ENV, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token}
+        env = process_guard.child_env(env)
         stderr: IO[bytes] | int = subprocess.DEVNULL
         if log is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -79,6 +82,7 @@ class LocalRayHost:
         finally:
             if not isinstance(stderr, int):
                 stderr.close()
+        process_guard.register(process.pid)  # SIGTERM/SIGHUP of agentopt reach the host too
         assert process.stdout is not None
         address = _read_address(process, process.stdout)
         if address is None:
@@ -92,6 +96,8 @@ class LocalRayHost:
 
     def stop(self) -> None:
         """Close the lifeline and wait for the host to end its group; force it if it hangs."""
+        from agentopt.agents import process_guard
+
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
                 self.process.stdin.close()
@@ -101,6 +107,7 @@ class LocalRayHost:
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=STOP_TIMEOUT_S)
+        process_guard.unregister(self.process.pid)
         if self.process.stdout is not None:
             self.process.stdout.close()
 

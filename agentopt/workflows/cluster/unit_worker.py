@@ -20,6 +20,7 @@ import ray
 from agentopt import __version__
 from agentopt.agents.base import AgentTarget, make_target
 from agentopt.contracts.task import Task
+from agentopt.contracts.transcript import Transcript
 from agentopt.core.errors import AgentoptError
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
@@ -71,16 +72,26 @@ class UnitWorker:
         }
 
     async def run_unit(
-        self, key: str, spec: list[Any], task_json: str, repeat: int, held: list[str]
+        self,
+        key: str,
+        spec: list[Any],
+        task_json: str,
+        repeat: int,
+        held: list[str],
+        answered_json: str | None,
     ) -> str:
         """One (task, repeat) of the candidate `key`; `spec` holds the UnitSpec's object ref
         (inside a list, so Ray fetches it only the first time this worker meets `key`); `held`
-        are the pools whose slot the driver holds for this unit."""
+        are the pools whose slot the driver holds for this unit; `answered_json` the journaled
+        answers of a resumed unit whose evaluators only must run again."""
         try:
             entry = await self._engine(key, spec[0])
             task = Task.model_validate_json(task_json)
+            answered = (
+                Transcript.model_validate_json(answered_json) if answered_json is not None else None
+            )
             with holding(held):
-                unit = await entry.engine.run_unit(task, repeat)
+                unit = await entry.engine.run_unit(task, repeat, answered)
         except AgentoptError as err:
             return UnitReply(raised=RaisedError.of(err)).model_dump_json()
         return UnitReply(result=unit).model_dump_json()
