@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from agentopt.cli.app import app
 from tests.cluster.conftest import CLUSTER_SECRET, Cluster, needs_ray
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, error, text
-from tests.workflows.fake_agent_server import last_user
+from tests.workflows.fake_agent_server import judge_reply, last_user
 
 pytestmark = [pytest.mark.slow, needs_ray]
 runner = CliRunner()
@@ -191,3 +191,30 @@ def test_a_key_the_workers_lack_is_a_clear_error_before_any_call(
     assert "lacks environment variables set here: OTHER_LAB_KEY" in out
     assert "sk-only-on-the-driver" not in out
     assert list((project / ".agentopt" / "runs").iterdir()) == [], "a refused run left a folder"
+
+
+def test_pool_limits_are_global_across_workers_and_a_429_halves_them_everywhere(
+    tmp_path: Path, ray_cluster: Cluster
+) -> None:
+    """--judge-concurrency 1 on two workers means one judge call at a time on the cluster (a
+    limit per worker would allow two); a judge service that takes one request at a time and
+    429s the rest halves the cluster's judge pool, and the run's summary says so."""
+    project = tmp_path / "p"
+    write_tasks(project, 12)
+    with FakeOpenAI() as agent, FakeOpenAI(latency=0.2) as judge:
+        judge.handler = judge_reply
+        suite = ["--prompts-file", "tasks.jsonl", "--agent-model", f"compat:fake@{agent.base_url}",
+                 "--eval-model", f"compat:judge@{judge.base_url}", "--evaluator", "Relevance",
+                 "--concurrency", "4", *on_ray(ray_cluster)]  # fmt: skip
+        code, out = cli(project, *suite, "--judge-concurrency", "1")
+        assert code == 0, out
+        assert judge.count() == 12 and judge.peak_in_flight == 1
+
+        judge.max_in_flight, judge.retry_after = 1, 0.1
+        code, out = cli(project, *suite, "--judge-concurrency", "4", "--no-cache")
+        assert code == 0, out
+        assert judge.rejected > 0
+    summary = results(project)["summary"]
+    assert summary["errors"] == 0
+    assert summary["limiter"].startswith("judge: rate limited"), summary["limiter"]
+    assert "concurrency 4 → " in summary["limiter"]
