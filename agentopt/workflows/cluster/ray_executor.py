@@ -47,6 +47,8 @@ EXCLUDES = [
 ]
 """Never sent to workers: run state and caches stay with the driver; environments are big."""
 REFRESH_EVERY_S = 0.25
+"""How often finished units refresh the driver's view of the cluster's totals (progress);
+budget checks refresh it every time (`sync`)."""
 
 
 class RaySession:
