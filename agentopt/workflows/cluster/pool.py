@@ -70,7 +70,6 @@ class WorkerPool:
         self.workers: list[_Worker] = []
         self.replacements_left = 2 * self.size
         self.lost_workers = 0
-        self.retried_units = 0
         self._ids = itertools.count()
         self._starting: set[asyncio.Future[None]] = set()
 
@@ -138,7 +137,6 @@ class WorkerPool:
                 raise Interrupted("interrupted: the unit was cancelled") from None
             except LOST as exc:
                 await self._lost(worker, exc)
-                self.retried_units += 1
             finally:
                 worker.in_flight -= 1
         raise UnitLost(f"its Ray worker died {MAX_UNIT_ATTEMPTS} times while running it")
