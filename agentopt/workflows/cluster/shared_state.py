@@ -83,6 +83,18 @@ class CallCoordinator:
         if self.state.cache is not None:
             await self.state.cache.put_many([tuple(r) for r in rows])  # type: ignore[misc]
 
+    async def get_capabilities(
+        self, batch: Batch, provider: str, base_url: str, model: str
+    ) -> dict[str, str]:
+        await self._apply(batch)
+        cache = self.state.cache
+        return await cache.get_capabilities(provider, base_url, model) if cache else {}
+
+    async def put_capability(self, batch: Batch, row: tuple[str, str, str, str, str, str]) -> None:
+        await self._apply(batch)
+        if self.state.cache is not None:
+            await self.state.cache.put_capability(*row)
+
     async def acquire(self, batch: Batch, pool: str, worker: str) -> tuple[int, int, float, int]:
         """A slot of `pool` for `worker`: (generation, lease, cluster spend, calls started)."""
         await self._apply(batch)
@@ -258,6 +270,19 @@ class RemoteCache:
         self, key: str, *, kind: str, provider: str, model: str, payload: dict[str, Any]
     ) -> None:
         await self.put_many([(key, kind, provider, model, payload)])
+
+    async def get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:
+        """What a server was found to accept: probed once per cache file, cluster-wide."""
+        found: dict[str, str] = await self.owner.coordinator.get_capabilities.remote(
+            self.owner.queue.take(), provider, base_url, model
+        )
+        return found
+
+    async def put_capability(
+        self, provider: str, base_url: str, model: str, feature: str, value: str, reason: str
+    ) -> None:
+        row = (provider, base_url, model, feature, value, reason)
+        await self.owner.coordinator.put_capability.remote(self.owner.queue.take(), row)
 
     async def aclose(self) -> None:
         """The coordinator owns the file: nothing to close here."""
