@@ -40,7 +40,7 @@ litellm-proxy:
 	    || { echo "warning: LiteLLM's proxy did not install; its tests will be skipped"; rm -rf $(LITELLM_VENV); }; \
 	fi
 
-# AGENTOPT_REQUIRE_LOCAL: the embedded-model tests must run here, never skip.
+# AGENTOPT_REQUIRE_LOCAL: the embedded-model and Ray cluster tests must run here, never skip.
 test: local litellm-proxy
 	AGENTOPT_REQUIRE_LOCAL=1 AGENTOPT_LITELLM=$(LITELLM_VENV)/bin/litellm $(BIN)/python -m pytest -q
 

