@@ -34,8 +34,6 @@ class ExecutorSettings:
     kind: ExecutorKind = "local"
     address: str | None = None
     """A running cluster (`host:port`, `auto`); None: `RAY_ADDRESS`, else a local instance."""
-    workers: int | None = None
-    """Ray workers (default: one per CPU of the cluster)."""
 
     @classmethod
     def of(cls, flag: str | None, configured: str | None, address: str | None) -> ExecutorSettings:
@@ -118,7 +116,6 @@ async def open_executor(
         address=address,
         host=host,
         saved_env=saved,
-        workers=settings.workers,
         agent=agent,
         on_notice=on_notice,
     )

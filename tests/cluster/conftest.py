@@ -1,5 +1,6 @@
 """A real Ray cluster for the scale-out tests: one local instance on 127.0.0.1 with 2 worker
-CPUs for the whole session, started through agentopt's own supervised host (`ray_host`) and
+CPUs for the whole of tests/cluster (package scope: it stops when the last of them ends, not
+at the end of the suite), started through agentopt's own supervised host (`ray_host`) and
 stopped with nothing of it left running.
 
 Ray reads its network and auth settings when it is first imported, so these tests import
@@ -51,7 +52,7 @@ class Cluster:
     """The session id of the host: every Ray process of the instance is in it."""
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_cluster() -> Iterator[Cluster]:
     """A 2-CPU local Ray instance (this process's environment set to reach it)."""
     if not HAVE_RAY:

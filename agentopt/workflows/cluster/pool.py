@@ -49,7 +49,7 @@ class WorkerPool:
     Args:
         coordinator: the cluster's `CallCoordinator` (each worker's call layer reaches it).
         settings_json: the command's call settings.
-        size: how many workers (one per CPU of the cluster by default; see executor).
+        size: how many workers (the executor starts one per CPU of the cluster).
         env_names: environment names set on the driver that workers must also have.
         on_notice: receives one line per lost worker.
     """

@@ -144,7 +144,6 @@ class RayExecutor:
         address: str | None,
         host: LocalRayHost | None,
         saved_env: dict[str, str | None],
-        workers: int | None,
         agent: AgentDefinition | None,
         on_notice: Callable[[str], None],
     ) -> RayExecutor:
@@ -161,7 +160,7 @@ class RayExecutor:
                 scheduling_strategy=here
             ).remote(str(project), settings_json)
             state = RemoteCallState(coordinator, settings, "driver")
-            size = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+            size = max(1, int(ray.cluster_resources().get("CPU", 1)))  # one worker per CPU
             pool = WorkerPool(
                 coordinator, settings_json, size, env_names(settings, agent), on_notice
             )
