@@ -195,7 +195,7 @@ class CallLayer:
             model=ref.model,
             pool=pool,
             attempt=1,
-            body=_wire_body(provider, ref.model, request),
+            body=lambda: _wire_body(provider, ref.model, request),
             secrets=secrets,
         )
         CURRENT_REPEAT.set(repeat)
@@ -213,7 +213,7 @@ class CallLayer:
             model=ref.model,
             pool=pool,
             latency_s=outcome.latency_s,
-            body=response.model_dump(mode="json", exclude_none=True),
+            body=lambda: response.model_dump(mode="json", exclude_none=True),
             secrets=secrets,
         )
         if key is not None and self._cache is not None and _is_complete(response):

@@ -84,7 +84,9 @@ def write_outputs(
 ) -> list[OutputFile]:
     """Write each requested report; `.json` is the filled M365 document when one is given."""
     targets = check_output_paths(paths, flag=flag)
-    safe = redacted(results)
+    if not targets:
+        return []
+    safe = redacted(results)  # only what is written is redacted, once
     written = []
     for path in targets:
         ext = path.suffix.lower()
