@@ -21,6 +21,7 @@ from agentopt.contracts.run_results import (
     UsageBucket,
     load_results,
 )
+from agentopt.core.aio import run_loop
 from agentopt.core.errors import (
     AgentoptError,
     BudgetExceeded,
@@ -194,7 +195,7 @@ def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
     """
     store = prepared.store = prepared.store or RunStore(prepared.spec.project_dir)
     try:
-        return asyncio.run(_run(prepared, sink))
+        return run_loop(_run(prepared, sink))
     except KeyboardInterrupt:
         if store.run_json.exists():
             run_info = store.read_run()
