@@ -3,20 +3,14 @@
 Typical use by the run workflow, per task and repeat: `select_evaluators(task, configured=...,
 dataset=...)` gives the evaluators of each turn; `EvaluatorCache.get(use)` builds each once;
 `samples_from_run(task, transcript)` gives each turn's `EvalSample`; `evaluate_sample(evaluators,
-sample)` returns the results; `score_transcript(...)` makes the `TaskScore`, and
-`summarize_run(task_scores, ...)` the `RunStats` (whose `summary(usage)` is results.json's).
+sample)` returns the results; `score_transcript(...)` makes the `TaskScore`; a `RunTally` counts
+each unit as it finishes and its `stats()` (or `summarize_run(task_scores, ...)`) gives the
+`RunStats`, whose `summary(usage)` is results.json's.
 """
 
 from agentopt.contracts.eval_result import EvalCost, EvalError, EvalResult
 from agentopt.contracts.scores import TaskScore, TaskStatus, TurnScore
-from agentopt.evaluators.aggregate import (
-    RepeatStats,
-    RunStats,
-    score_task,
-    score_transcript,
-    score_turn,
-    summarize_run,
-)
+from agentopt.evaluators.aggregate import score_task, score_transcript, score_turn
 from agentopt.evaluators.base import (
     BuildContext,
     EvalSample,
@@ -36,6 +30,7 @@ from agentopt.evaluators.registry import (
     registered,
     valid_names,
 )
+from agentopt.evaluators.run_stats import RepeatStats, RunStats, RunTally, summarize_run
 from agentopt.evaluators.samples import evaluate_sample, samples_from_run
 from agentopt.evaluators.selection import select_evaluators
 from agentopt.evaluators.stats import (
@@ -61,6 +56,7 @@ __all__ = [
     "PairedDelta",
     "RepeatStats",
     "RunStats",
+    "RunTally",
     "TaskScore",
     "TaskStatus",
     "TurnScore",
