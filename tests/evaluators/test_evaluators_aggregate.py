@@ -315,6 +315,8 @@ def test_the_vectorised_bootstrap_gives_the_python_interval_bit_for_bit(n, seed,
     assert (ci.low, ci.high) == (min(low, mean), max(high, mean))
     base = [v * 0.5 for v in values]
     delta = paired_bootstrap_ci(base, values, seed, resamples=300)
-    d_low, d_high = _python_interval([b - a for a, b in zip(base, values)], seed, resamples=300)
-    d_mean = sum(b - a for a, b in zip(base, values)) / n
+    d_low, d_high = _python_interval(
+        [b - a for a, b in zip(base, values, strict=True)], seed, resamples=300
+    )
+    d_mean = sum(b - a for a, b in zip(base, values, strict=True)) / n
     assert (delta.low, delta.high) == (min(d_low, d_mean), max(d_high, d_mean))
