@@ -14,20 +14,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.run_overhead import child_env
+
 REPEATS = 5
 
 
 def _cpu(argv: list[str], cwd: Path) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(argv, cwd=cwd, capture_output=True, check=False, env=_env())
+    subprocess.run(argv, cwd=cwd, capture_output=True, check=False, env=child_env())
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def _env() -> dict[str, str]:
-    # A user's installed agentopt has compiled bytecode; this machine's PYTHONDONTWRITEBYTECODE
-    # would make every run recompile agentopt's sources, which no user pays.
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run(repeats: int = REPEATS) -> list[dict[str, Any]]:
