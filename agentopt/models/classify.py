@@ -20,7 +20,6 @@ import ssl
 import sys
 import time
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from agentopt.core.errors import ModelCallError
@@ -89,6 +88,8 @@ def parse_retry_after(
         return max(0.0, float(value))
     except ValueError:
         pass
+    from email.utils import parsedate_to_datetime  # an HTTP date: rare, and email is heavy
+
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
-from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]
 
 from agentopt import __version__
 
@@ -55,7 +54,11 @@ def direct_route(base_url: str, env: Mapping[str, str]) -> bool:
     if not (proxies.get(parts.scheme) or proxies.get("all")):
         return True
     no_proxy = proxies.get("no", "")
-    return bool(no_proxy) and bool(proxy_bypass_environment(parts.hostname, {"no": no_proxy}))
+    if not no_proxy:
+        return False
+    from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]
+
+    return bool(proxy_bypass_environment(parts.hostname, {"no": no_proxy}))
 
 
 class HTTPStatusError(Exception):

@@ -53,8 +53,6 @@ class EngineSpec:
     candidate_id: str = "baseline"
 
 
-
-
 def prepare_evaluators(spec: EngineSpec, cache: EvaluatorCache) -> None:
     """Build every evaluator any task will use before the first call, so a bad name or
     definition is a configuration error (exit 2) rather than a failure mid-run."""
