@@ -39,6 +39,8 @@ class BatchWriter(Generic[T]):
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._closing = False
+        self._idle = False
+        """The thread is waiting for items (only then does `submit` need to wake it)."""
 
     def submit(self, item: T) -> None:
         """Queue one item (returns at once)."""
@@ -51,7 +53,8 @@ class BatchWriter(Generic[T]):
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
                 self._thread.start()
-            self._cond.notify_all()
+            elif self._idle:
+                self._cond.notify_all()
 
     @property
     def pending(self) -> int:
@@ -88,7 +91,9 @@ class BatchWriter(Generic[T]):
         while True:
             with self._cond:
                 while not self._items and not self._closing:
+                    self._idle = True
                     self._cond.wait()
+                    self._idle = False
                 batch, self._items = self._items, []
                 if not batch and self._closing:
                     return

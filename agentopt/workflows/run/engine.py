@@ -159,7 +159,7 @@ class RunEngine:
                 progress.done += 1
                 progress.passed += score.status == "pass"
                 progress.errors = self._errors
-                progress.cost_usd = self.layer.stats().total.cost_usd
+                progress.cost_usd = self.layer.ledger.spent_usd
                 self.sink.update(progress, f"{task.name}: {score.status}")
                 limit = self.spec.stop_after_errors
                 if limit is not None and self._errors > limit:

@@ -33,7 +33,7 @@ from agentopt.core.errors import (
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.evaluators.registry import canonical_name
-from agentopt.evaluators.stats import paired_bootstrap_ci
+from agentopt.evaluators.stats import paired_bootstrap_ci, prefetch_numpy
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings, call_settings
 from agentopt.models.types import POOLS
@@ -48,6 +48,8 @@ from agentopt.workflows.run.plan import RunPlan, plan_run
 from agentopt.workflows.run.results import write_results
 from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
+
+PREFETCH_AFTER_S = 0.5
 
 
 @dataclass
@@ -251,6 +253,10 @@ async def _execute(
     done = len(store.done_keys())
     progress = Progress(total=total, done=done, skipped=done)
     engine = RunEngine(spec, target, layer, store, sink, cache)
+    if total > 1:
+        # The bootstrap at the end needs numpy: load it while calls are waited on, once the
+        # first requests are out (the import would otherwise hold the GIL during the ramp).
+        asyncio.get_running_loop().call_later(PREFETCH_AFTER_S, prefetch_numpy)
     sink.start(progress, f"Running {len(spec.tasks)} tasks × {spec.repeat}")
     status: str = "completed"
     failure: AgentoptError | None = None
