@@ -6,6 +6,8 @@
    ideal tasks × latency / concurrency, each repetition with the load average it ran under.
 3. The same work split over two agentopt processes (500 tasks, concurrency 32 each, started
    together): what a 2-process engine would gain over one event loop (issue 19, item 6).
+4. A code evaluator that burns 10 ms of CPU per task (500 tasks, 200 ms, concurrency 64), on
+   the run's process pool (the default) and kept on a thread (`AGENTOPT_EVALUATOR_PROCESSES=0`).
 
 Each run happens in its own measuring wrapper (`bench.peers.measure`), so the fake server's CPU
 (in this process) is never counted and one run's peak memory never hides another's.
@@ -107,6 +109,51 @@ def run(tasks: int = TASKS, repeat: int = REPEAT) -> list[dict[str, Any]]:
             )
         )
         rows.append(_two_processes(root, srv.base_url, tasks, ideal))
+        rows.extend(_cpu_evaluator(root, srv.base_url))
+    return rows
+
+
+BURNER = """
+import time
+
+
+class Burner:
+    def __init__(self, *, model_config=None, threshold=0.5, options=None):
+        pass
+
+    def __call__(self, *, response="", expected_response="", **_):
+        end = time.thread_time() + 0.010
+        while time.thread_time() < end:
+            pass
+        return {"score": 1.0 if response == expected_response else 0.0, "reason": "burnt"}
+"""
+
+
+def _cpu_evaluator(root: Path, base_url: str, tasks: int = 500) -> list[dict[str, Any]]:
+    """A CPU-bound code evaluator on the pool and on a thread, 200 ms × 64."""
+    rows = []
+    ideal = tasks * LATENCY_S / CONCURRENCY
+    for label, workers in (("process pool", None), ("thread (no pool)", "0")):
+        folder = project(root / f"burn-{workers}", tasks)
+        evaluators = folder / "custom-evaluators" / "burner"
+        evaluators.mkdir(parents=True)
+        (evaluators / "burner.py").write_text(BURNER)
+        argv = [
+            sys.executable, "-m", "agentopt", "-C", str(folder), "-q", "--no-prompt", "eval",
+            "run", "--prompts-file", "tasks.jsonl", "--agent-model", f"compat:fake@{base_url}",
+            "--evaluator", "burner", "--concurrency", str(CONCURRENCY),
+        ]  # fmt: skip
+        env = child_env() | ({"AGENTOPT_EVALUATOR_PROCESSES": workers} if workers else {})
+        load = os.getloadavg()[0]
+        m = measure(argv, cwd=folder, env=env, timeout=1800, logs=folder / "logs", label="burn")
+        rows.append(
+            _row(
+                f"{tasks} tasks, a 10 ms-CPU code evaluator each, 200 ms, c{CONCURRENCY}: {label}",
+                f"{m.wall_s / ideal:.2f}× ideal",
+                f"wall {m.wall_s:.2f} s vs ideal {ideal:.2f} s, cpu {m.cpu_s:.2f} s (workers "
+                f"included), exit {m.exit_code}, load {load:.1f}",
+            )
+        )
     return rows
 
 

@@ -40,6 +40,7 @@ from agentopt.models.types import POOLS
 from agentopt.reports.formatting import SummaryTasks
 from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
 from agentopt.workflows.events import Progress, ProgressSink
+from agentopt.workflows.run.cpu_pool import CpuPool, pool_from_env
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, RunEngine, prepare_evaluators
 from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
@@ -194,9 +195,10 @@ def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
     Ctrl-C normally arrives as a cancellation handled inside the loop; a KeyboardInterrupt
     that escapes it (raised from a thread or a second Ctrl-C) still saves what finished.
     """
+    pool = pool_from_env()  # a bad AGENTOPT_EVALUATOR_PROCESSES fails before any file
     store = prepared.store = prepared.store or RunStore(prepared.spec.project_dir)
     try:
-        return run_loop(_run(prepared, sink))
+        return run_loop(_run(prepared, sink, pool))
     except KeyboardInterrupt:
         if store.run_json.exists():
             run_info = store.read_run()
@@ -208,11 +210,13 @@ def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
         ) from None
 
 
-async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
+async def _run(prepared: PreparedRun, sink: ProgressSink, pool: CpuPool | None) -> RunOutcome:
     spec = prepared.spec
     layer = CallLayer(spec.project_dir, prepared.settings, on_notice=prepared.notices.append)
     outcome = RunOutcome(inputs=prepared.inputs, plan=prepared.plan, notices=prepared.notices)
-    cache = EvaluatorCache(judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir)
+    cache = EvaluatorCache(
+        judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir, offload=pool
+    )
     try:
         await _execute(
             outcome,
@@ -227,6 +231,8 @@ async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
             prepared.outputs,
         )
     finally:
+        if pool is not None:
+            pool.close()
         await layer.aclose()
     return outcome
 
