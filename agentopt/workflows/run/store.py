@@ -3,8 +3,9 @@ results.json}` (files.md §7).
 
 The journal gets one line per finished (task, repeat), written with the others that finished
 meanwhile by one writer thread (one write and one fsync per batch, `core.batch_writer`), so a
-crash or Ctrl-C loses at most the units of the last few milliseconds — whose model calls are in
-the cache, so `--resume` repeats no paid call. The store keeps what the journal holds as it
+crash loses at most the units finished in the last few milliseconds, which `--resume` plays
+again like the calls that were in flight (Ctrl-C loses nothing: the run flushes on the way
+out). The store keeps what the journal holds as it
 goes: each unit's line offset and its verdict counted in a `RunTally`, from one scan of an
 existing journal (`--resume`) plus every append, so the end of the run reads the journal only to
 write results.json, streaming, never holding every transcript in memory.
