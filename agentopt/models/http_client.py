@@ -219,6 +219,11 @@ class _Connection(asyncio.Protocol):
             out += buf[start : start + size]
             pos = start + size + 2
 
+    @property
+    def unsolicited(self) -> bool:
+        """Whether the server sent something while no request was waiting."""
+        return bool(self._buf) and self._waiter is None
+
     def close(self) -> None:
         self.closed = True
         if self.transport is not None:
@@ -293,6 +298,9 @@ class LeanClient:
         while self._idle:
             conn = self._idle.pop()
             if conn.closed or conn.transport is None or conn.transport.is_closing():
+                continue
+            if conn.unsolicited:  # bytes no request asked for (a 408 before a close)
+                conn.close()
                 continue
             try:
                 return await self._exchange(conn, request)

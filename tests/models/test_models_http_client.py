@@ -246,3 +246,25 @@ def test_connection_refused_names_the_server(project: Path) -> None:
 
     err = asyncio.run(main())
     assert err.kind == "connection" and f"127.0.0.1:{port}" in err.message
+
+
+def test_an_answer_nobody_asked_for_is_never_given_to_the_next_request() -> None:
+    """A server that says 408 on an idle keep-alive connection (then closes it later): the
+    next request goes out on a fresh connection and gets its own answer."""
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(_answer(b'{"n": 1}'))
+        writer.write(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.5)  # the close comes late
+
+    async def work(base: str) -> None:
+        client = LeanClient(base)
+        assert json.loads((await client.post("/x", b"{}")).body) == {"n": 1}
+        await asyncio.sleep(0.05)
+        second = await client.post("/x", b"{}")
+        assert second.status == 200 and json.loads(second.body) == {"n": 1}
+        await client.aclose()
+
+    assert len(asyncio.run(_serve(script, work))) == 2

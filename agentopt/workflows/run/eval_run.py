@@ -430,14 +430,8 @@ def finish_results(
     repeat_stats = {r.name: r for r in stats.repeats}
     kept: list[TaskOutcome] = []
     shown = SummaryTasks()
-    path = write_results(
-        store,
-        spec.tasks,
-        repeat_stats,
-        run_info.info(),
-        summary,
-        keep=kept.append if keep_all else shown.add,
-    )
-    store.close()
     info = run_info.info()
+    keep = kept.append if keep_all else shown.add
+    path = write_results(store, spec.tasks, repeat_stats, info, summary, keep=keep)
+    store.close()
     return path, RunResults(run=info, summary=summary, tasks=kept if keep_all else shown.tasks())
