@@ -119,6 +119,8 @@ def connect(path: Path) -> sqlite3.Connection:
 
 Row = tuple[str, str, str, str, dict[str, Any]]
 """(key, kind, provider, model, payload)."""
+Capability = tuple[str, str, str, str, str, str]
+"""(provider, base_url, model, feature, value, reason)."""
 
 
 class ResponseCache:
@@ -137,7 +139,7 @@ class ResponseCache:
         self._flushed_misses = 0
         self._unwritten: dict[str, dict[str, Any]] = {}
         """Rows queued for the writer thread and not yet committed (served to reads)."""
-        self._writer: BatchWriter[Row] | None = None
+        self._writer: BatchWriter[Row | Capability] | None = None
 
     @classmethod
     def for_project(cls, project_dir: Path) -> ResponseCache:
@@ -172,11 +174,10 @@ class ResponseCache:
         readable at once)."""
         if self._disabled or not rows:
             return
-        if self._writer is None:
-            self._writer = BatchWriter(self._write_batch, name="agentopt-cache-writer")
+        writer = self._writer_queue()
         for row in rows:
             self._unwritten[row[0]] = row[4]
-            self._writer.submit(row)
+            writer.submit(row)
 
     async def put(
         self, key: str, *, kind: str, provider: str, model: str, payload: dict[str, Any]
@@ -187,16 +188,28 @@ class ResponseCache:
         """What a server was found to accept (feature → value), e.g. structured_output."""
         if self._disabled:
             return {}
-        return await asyncio.to_thread(self._get_capabilities, provider, base_url, model)
+        if self._reader is None and not self._open_reader():
+            return {}
+        reader = self._reader
+        assert reader is not None
+        rows = self._guard(
+            "read",
+            lambda: reader.execute(
+                "SELECT feature, value FROM capabilities"
+                " WHERE provider = ? AND base_url = ? AND model = ?",
+                (provider, base_url, model),
+            ).fetchall(),
+        )
+        return {str(f): str(v) for f, v in rows or []}
 
     async def put_capability(
         self, provider: str, base_url: str, model: str, feature: str, value: str, reason: str
     ) -> None:
-        """Remember one finding (the probe is then paid once per cache file, not per call)."""
+        """Remember one finding (the probe is then paid once per cache file, not per call);
+        committed by the writer thread with the next batch of rows."""
         if self._disabled:
             return
-        row = (provider, base_url, model, feature, value, reason)
-        await asyncio.to_thread(self._put_capability, row)
+        self._writer_queue().submit((provider, base_url, model, feature, value, reason))
 
     async def aclose(self) -> None:
         """Write what is queued, flush hit counters and close the connections."""
@@ -230,14 +243,25 @@ class ResponseCache:
         return result is not None
 
     # -- writes, on the writer thread --------------------------------------------------------
+    def _writer_queue(self) -> BatchWriter[Row | Capability]:
+        if self._writer is None:
+            self._writer = BatchWriter(self._write_batch, name="agentopt-cache-writer")
+        return self._writer
+
     def _writer_connection(self) -> sqlite3.Connection:
         if self._writer_conn is None:
             self._writer_conn = connect(self.path)
         return self._writer_conn
 
-    def _write_batch(self, rows: Sequence[Row]) -> None:
+    def _write_batch(self, items: Sequence[Row | Capability]) -> None:
         now = time.time()
+        rows = [item for item in items if len(item) == 5]
         values = [(k, kind, p, m, canonical_json(payload), now) for k, kind, p, m, payload in rows]
+        capabilities = [
+            (hashlib.sha256(canonical_json(list(c[:4])).encode()).hexdigest(), *c, now)
+            for c in items
+            if len(c) == 6
+        ]
 
         def run() -> None:
             conn = self._writer_connection()
@@ -247,6 +271,12 @@ class ResponseCache:
                     "INSERT OR REPLACE INTO entries"
                     " (key, kind, provider, model, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                     values,
+                )
+                conn.executemany(
+                    "INSERT OR REPLACE INTO capabilities"
+                    " (key, provider, base_url, model, feature, value, reason, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    capabilities,
                 )
                 conn.execute("COMMIT")
             except BaseException:
@@ -258,8 +288,8 @@ class ResponseCache:
             self._guard("write", run)
         finally:
             with self._lock:
-                for key, *_ in rows:
-                    self._unwritten.pop(key, None)
+                for row in rows:
+                    self._unwritten.pop(row[0], None)
 
     def _guard(self, what: str, fn: Any) -> Any:
         if self._disabled:
@@ -279,30 +309,6 @@ class ResponseCache:
                     exc,
                 )
             return None
-
-    def _get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:
-        def run(conn: sqlite3.Connection) -> dict[str, str]:
-            rows = conn.execute(
-                "SELECT feature, value FROM capabilities"
-                " WHERE provider = ? AND base_url = ? AND model = ?",
-                (provider, base_url, model),
-            ).fetchall()
-            return {str(f): str(v) for f, v in rows}
-
-        return self._guard("read", run) or {}
-
-    def _put_capability(self, row: tuple[str, str, str, str, str, str]) -> None:
-        key = hashlib.sha256(canonical_json(list(row[:4])).encode())
-
-        def run(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT OR REPLACE INTO capabilities"
-                " (key, provider, base_url, model, feature, value, reason, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key.hexdigest(), *row, time.time()),
-            )
-
-        self._guard("write", run)
 
     def _close(self) -> None:
         writer, self._writer = self._writer, None

@@ -143,7 +143,7 @@ class CallLayer:
         """Whether `model`'s JSON answers are decoded under a grammar compiled from the schema
         (`capabilities.grammar_decoded`): callers may then send bounded schemas."""
         ref = self.resolve(model)
-        return grammar_decoded(ref.type, ref.config, self._servers.get(ref.qualified))
+        return grammar_decoded(ref.type, ref.config)
 
     async def complete(
         self, model: str, request: ChatRequest, *, pool: Pool = "agent", repeat: int = 0

@@ -207,7 +207,10 @@ def test_direct_route_leaves_proxied_hosts_to_the_sdk(
 
 def test_status_errors_are_classified_like_the_sdks(fake: FakeOpenAI, project: Path) -> None:
     """A 429 with Retry-After and a 400 with an error body keep their kind, code and wait."""
-    fake.queue(rate_limited(retry_after=0.05), error(400, "bad tools", code="invalid_request"))
+    fake.queue(
+        rate_limited(retry_after=0.05),
+        error(400, "temperature is out of range", code="invalid_request"),
+    )
 
     async def main() -> ModelCallError:
         async with CallLayer(project, fast_settings(fake, cache_enabled=False)) as layer:
@@ -222,7 +225,7 @@ def test_status_errors_are_classified_like_the_sdks(fake: FakeOpenAI, project: P
     err = asyncio.run(main())
     assert fake.count() == 2  # the 429 was retried after its Retry-After
     assert err.kind == "bad_request" and err.status_code == 400
-    assert "invalid_request" in err.message and "bad tools" in err.message
+    assert "invalid_request" in err.message and "temperature is out of range" in err.message
 
 
 def test_connection_refused_names_the_server(project: Path) -> None:
