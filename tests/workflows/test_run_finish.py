@@ -15,6 +15,9 @@ from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RunInfo, RunResults
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task_record import RepeatOutcome, TaskOutcome
+from agentopt.contracts.transcript import Transcript, TurnResult
+from agentopt.core.journal import append_entry
+from agentopt.core.redaction import MASK
 from agentopt.evaluators import EvalResult, RunTally, score_task, score_turn, summarize_run
 from agentopt.reports.formatting import SummaryTasks, flaky_tasks, slowest_tasks, worst_tasks
 from agentopt.workflows.run.store import RunStore
@@ -133,3 +136,36 @@ def test_eval_run_writes_results_once_and_never_reads_them_back(
     saved = json.loads((run_dir / "results.json").read_text())
     assert saved["summary"]["passed"] == 30 and len(saved["tasks"]) == 30
     assert "Slowest tasks" in result.output
+
+
+def test_a_secret_in_tasks_and_answers_reaches_no_file_of_the_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal, results.json, answers.jsonl and the cache are masked as they are written
+    (the task text comes from the dataset, the answer echoes it), and so is optimize's
+    journal (`core.journal`)."""
+    secret = "Zq81xT0pL3mN5vB7cR9dW2"
+    monkeypatch.setenv("SHOP_API_KEY", secret)
+    rows = [{"name": "t0", "query": f"my key is {secret}", "ground_truth": secret}]
+    (project / "tasks.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    with FakeOpenAI() as srv:
+        args = ["-C", str(project), "--no-prompt", "eval", "run", "--prompts-file", "tasks.jsonl"]
+        args += ["--agent-model", f"compat:fake@{srv.base_url}", "--evaluator", "ExactMatch"]
+        result = runner.invoke(app, args)
+        assert secret in srv.last.body["messages"][-1]["content"]  # the agent was asked it
+    assert result.exit_code in (0, 1), result.output
+    run_dir = sorted((project / ".agentopt" / "runs").iterdir())[-1]
+    written = {p.name: p.read_bytes() for p in run_dir.iterdir()}
+    assert {"journal.jsonl", "results.json"} <= set(written)
+    assert [name for name, data in written.items() if secret.encode() in data] == []
+    assert b"my key is ***" in written["results.json"]
+    assert secret.encode() not in (project / ".agentopt" / "cache.sqlite").read_bytes()
+    assert secret not in result.output
+    # answers.jsonl (kept only beside an evaluator error) is masked the same way.
+    store = RunStore(project, "answers-only")
+    store.append_answer(0, 0, Transcript(system_prompt=secret, turns=[TurnResult(query=secret)]))
+    store.close()
+    assert secret not in store.answers.read_text() and MASK in store.answers.read_text()
+    journal = project / "optimize-journal.jsonl"
+    append_entry(journal, {"candidate": {"instructions": f"use {secret}"}})
+    assert secret not in journal.read_text() and "use ***" in journal.read_text()

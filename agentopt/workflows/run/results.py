@@ -4,6 +4,7 @@ The journal is in completion order; the store knows each unit's line offset, so 
 written in dataset order by seeking to their lines. Memory holds one task's repeats at a time;
 each finished `TaskOutcome` is also handed to `keep` (the tasks the caller still needs: the
 terminal summary's few, or all of them for reports), so nothing reads results.json back.
+What is written and kept is masked (`core.redaction`), like the journal it comes from.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -23,9 +24,12 @@ from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RunInfo, RunSummary
 from agentopt.contracts.task import Task
 from agentopt.contracts.task_record import TaskOutcome
+from agentopt.core.redaction import redact_data
 from agentopt.evaluators.run_stats import RepeatStats
 from agentopt.workflows.run.records import task_record
 from agentopt.workflows.run.store import RunStore
+
+R = TypeVar("R", bound=BaseModel)
 
 
 def write_results(
@@ -46,8 +50,8 @@ def write_results(
         if not store.journal.exists():  # stopped before the first unit finished
             store.journal.touch()
         with os.fdopen(fd, "w", encoding="utf-8") as out, open(store.journal, "rb") as journal:
-            out.write(f'{{"schema_version": {SCHEMA_VERSION}, "run": {_json(run)}')
-            out.write(f',\n"summary": {_json(summary)}')
+            out.write(f'{{"schema_version": {SCHEMA_VERSION}, "run": {_masked(run)[1]}')
+            out.write(f',\n"summary": {_masked(summary)[1]}')
             out.write(',\n"tasks": [')
             first = True
             for pos, task in enumerate(tasks):
@@ -57,8 +61,8 @@ def write_results(
                 for _, at in sorted(by_task[pos]):
                     journal.seek(at)
                     repeats.append(RunJournalEntry.model_validate_json(journal.readline()).record)
-                record = task_record(task, repeats, repeat_stats.get(task.name))
-                out.write(("\n" if first else ",\n") + _json(record))
+                record, line = _masked(task_record(task, repeats, repeat_stats.get(task.name)))
+                out.write(("\n" if first else ",\n") + line)
                 first = False
                 if keep is not None:
                     keep(record)
@@ -72,7 +76,12 @@ def write_results(
     return target
 
 
-def _json(record: BaseModel) -> str:
-    """A record as one line, in the layout every agentopt JSON file uses."""
+def _masked(record: R) -> tuple[R, str]:
+    """The record with secrets masked (the same object when there were none: the task's own
+    fields come from the dataset, not the masked journal) and its line, in the layout every
+    agentopt JSON file uses."""
     data: Any = record.model_dump(mode="json")
-    return json.dumps(data, ensure_ascii=False)
+    masked = redact_data(data)
+    if masked is not data:
+        record = type(record).model_validate(masked)
+    return record, json.dumps(masked, ensure_ascii=False)

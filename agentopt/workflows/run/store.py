@@ -1,6 +1,9 @@
 """On-disk state of one `eval run`: `.agentopt/runs/<run-id>/{run.json, journal.jsonl,
 results.json}` (files.md §7).
 
+Every line is masked as it is written (`core.redaction`): a secret in a task, an answer or an
+error never reaches the journal, answers.jsonl or the results.json written from the journal.
+
 The journal gets one line per finished (task, repeat), written with the others that finished
 meanwhile by one writer thread (one write and one fsync per batch, `core.batch_writer`), so a
 crash loses at most the units finished in the last few milliseconds, which `--resume` plays
@@ -31,6 +34,7 @@ from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import read_numbered
 from agentopt.core.paths import inside_project, runs_dir
+from agentopt.core.redaction import redact_data
 from agentopt.evaluators.run_stats import RunTally
 
 UnitKey = tuple[int, int]
@@ -100,7 +104,7 @@ class RunStore:
         """One finished (task, repeat): counted now, written by the writer thread."""
         self._scan()
         assert self._offsets is not None
-        data = entry.model_dump(mode="json")
+        data = redact_data(entry.model_dump(mode="json"))  # the write boundary: masked once
         line = (json.dumps(data, ensure_ascii=False) + "\n").encode()
         if self._end is None:
             self._end = self._journal_end()
@@ -162,7 +166,7 @@ class RunStore:
         line = {
             "task": position,
             "repeat": repeat,
-            "transcript": transcript.model_dump(mode="json"),
+            "transcript": redact_data(transcript.model_dump(mode="json")),
         }
         if self._answers is None:
             self._answers = BatchWriter(self._write_answers, name=f"agentopt-answers-{self.run_id}")
