@@ -10,7 +10,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-BENCHES = ["call_layer", "run_overhead", "peers.run_peers", "optimizer_efficiency", "scale_out"]
+BENCHES = [
+    "startup",
+    "call_layer",
+    "run_overhead",
+    "scaling",
+    "peers.run_peers",
+    "optimizer_efficiency",
+    "scale_out",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
