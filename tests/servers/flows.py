@@ -62,7 +62,7 @@ def example_project(
     (project / "eval.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     meta_path = project / ".agent_configs" / "baseline" / "metadata.yaml"
     meta = yaml.safe_load(meta_path.read_text())
-    meta.update(model=f"llama:{MODEL}", **agent)
+    meta.update({"model": f"llama:{MODEL}", **agent})
     meta_path.write_text(yaml.safe_dump(meta, sort_keys=False))
     return project
 
