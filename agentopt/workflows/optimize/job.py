@@ -30,7 +30,8 @@ from agentopt.workflows.optimize.evaluation import (
 from agentopt.workflows.optimize.events import OptimizeSink
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.prepare import PreparedJob
-from agentopt.workflows.optimize.search import Rotation, Search
+from agentopt.workflows.optimize.rotation import Rotation
+from agentopt.workflows.optimize.search import Search
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.test_split import evaluate_test_split
 
