@@ -157,6 +157,12 @@ def test_this_version_writes_the_same_bytes(
     project, files = written
     old = masked((FIXTURES / name).read_text(encoding="utf-8"), FIXTURE_PROJECT)
     new = masked(files[name].read_text(encoding="utf-8"), str(project))
+    if name.startswith("optimize-"):
+        # The optimizer itself changed since e2ad180 (issue 18: the baseline runs on
+        # validation only, rules are worded anew), so the job's values and lines differ; what
+        # must not change is the shape every record is written in.
+        assert_same_shape(old, new, name.endswith(".jsonl"))
+        return
     assert [_layout(line) for line in new.splitlines()] == [
         _layout(line) for line in old.splitlines()
     ]
@@ -192,6 +198,51 @@ def assert_same(old: object, new: object, where: str = "") -> None:
             assert_same(a, b, f"{where}[{i}]")
     else:
         assert new == old, where
+
+
+def assert_same_shape(old: str, new: str, lines: bool) -> None:
+    """Each record of `new` has the keys, in the order, and the JSON types of the record of
+    its kind in `old` (a journal: the old line of the same kind and outcome)."""
+    if not lines:
+        assert_shape(_ordered(old), _ordered(new))
+        return
+    kinds = {_kind(line): line for line in reversed(old.splitlines())}
+    for line in new.splitlines():
+        if _kind(line) == "proposal:False" and _kind(line) not in kinds:
+            # A proposal with nothing to propose (none in the fixture): its fields, in order.
+            keys = [k for k, _ in _ordered(line)]
+            assert keys == [*PROPOSAL_KEYS, "reason", "exhausted"], keys
+            continue
+        assert _kind(line) in kinds, line[:120]
+        assert_shape(_ordered(kinds[_kind(line)]), _ordered(line), _kind(line))
+
+
+PROPOSAL_KEYS = ("kind", "number", "strategy", "parent", "minibatch", "at")
+
+
+def _kind(line: str) -> str:
+    """A unit line's task (tasks differ in shape: threads have turns), a proposal's outcome."""
+    data = json.loads(line)
+    if data.get("kind") == "unit":
+        return f"unit:{data.get('task')}"
+    return f"{data.get('kind')}:{'proposal' in data}"
+
+
+def assert_shape(old: object, new: object, where: str = "") -> None:
+    if isinstance(old, _Object) and isinstance(new, _Object):
+        if where.endswith((".definition", ".per_task", ".details", ".mutation")):
+            return  # a user-file model, task names, an evaluator's or a strategy's own keys
+        assert [k for k, _ in new] == [k for k, _ in old], where
+        for (key, a), (_, b) in zip(old, new, strict=True):
+            assert_shape(a, b, f"{where}.{key}")
+    elif isinstance(old, list) and isinstance(new, list):
+        for i, b in enumerate(new):
+            if old:
+                assert_shape(old[min(i, len(old) - 1)], b, f"{where}[{i}]")
+    elif old is not None and new is not None:
+        number = (int, float)
+        same = (isinstance(old, number) and isinstance(new, number)) or type(old) is type(new)
+        assert same, f"{where}: {old!r} → {new!r}"
 
 
 def _layout(line: str) -> str:
