@@ -273,10 +273,10 @@ def merge_proposal(definitions: Mapping[str, AgentDefinition], pair: MergePlan) 
 def merge_verdict(
     job: JobRecord, pair: MergePlan, child: Mapping[str, float | None]
 ) -> tuple[float, float, bool]:
-    """On the validation tasks where the parents differ, the merge must do at least as well as
-    the better of them there (each parent's wins kept). Both parents' scores are their full
-    validation results, not scores selected by a screening. (child's mean, the better
-    parent's mean, accepted)"""
+    """On the validation tasks where the parents differ, the merge must beat the better of
+    them there: a merge that only ties is what two lineages that differ by chance give, and
+    not worth a full validation. Both parents' scores are their full validation results, not
+    scores selected by a screening. (child's mean, the better parent's mean, accepted)"""
     sums: list[float] = []
     for cid in (pair.first, pair.second):
         record = job.candidate(cid)
@@ -284,7 +284,7 @@ def merge_verdict(
         sums.append(sum(per_task.get(t, 0.0) for t in pair.tasks))
     mine = sum(v for t in pair.tasks if (v := child.get(t)) is not None)
     n = max(len(pair.tasks), 1)
-    return mine / n, max(sums) / n, mine >= max(sums) - _EPS
+    return mine / n, max(sums) / n, mine > max(sums) + _EPS
 
 
 def _avg(values: list[float]) -> float:
