@@ -42,8 +42,8 @@ class MergePlan:
     gain: float
     """Validation tasks the pair's best-of-both passes beyond the better parent alone."""
     tasks: list[str] = field(default_factory=list)
-    """The validation tasks on which the two parents' scores differ: where a merge must keep
-    both parents' wins (its screening; those units count towards its full validation)."""
+    """The validation tasks on which the two parents' scores differ: where a merge must beat
+    the better parent (its screening; those units count towards its full validation)."""
 
 
 @dataclass
@@ -167,9 +167,7 @@ def _three_way(base: Any, a: Any, b: Any) -> tuple[Any, str]:
     """(value, who) for a component that cannot be combined: the changed side, else `a`."""
     if a == base:
         return b, ("second" if b != base else "")
-    if b in (base, a):
-        return a, "first"
-    return a, "first"  # both changed it differently: the better parent wins
+    return a, "first"  # the first changed it (if both did, differently: the better one wins)
 
 
 def _by_name(items: list[dict[str, Any]], key: Any) -> dict[str, Any]:
@@ -285,7 +283,3 @@ def merge_verdict(
     mine = sum(v for t in pair.tasks if (v := child.get(t)) is not None)
     n = max(len(pair.tasks), 1)
     return mine / n, max(sums) / n, mine > max(sums) + _EPS
-
-
-def _avg(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
