@@ -372,3 +372,27 @@ def test_call_budget_is_exact_with_eight_units_in_flight_and_a_tool_loop(
     assert job.test is not None and job.test.note is None
     assert job.test.baseline_score is not None and job.test.baseline_score.n == 4
     assert job.phase_calls["test"] == 3 * 4 * len({"baseline", job.best or "baseline"})
+
+
+def test_the_same_job_twice_gives_the_same_candidates(tmp_path: Path, models: Models) -> None:
+    """Two proposals of a round run at once; what one of them reads must not depend on which
+    of their units finished first (it would make the search, and a benchmark, unrepeatable)."""
+    phrases = ("refund window", "tracking link", "order number", "secure checkout")
+
+    def job(folder: str) -> list[tuple[str, str, str, float | None]]:
+        project = make_project(
+            tmp_path / folder,
+            two_phrase_rows("t", 12, phrases),
+            validation=two_phrase_rows("v", 8, phrases),
+            test=two_phrase_rows("x", 4, phrases),
+            options={"max_concurrent_agent_runs": 8},
+        )
+        outcome = optimize(project, max_candidates=4, seed=5, parallel_proposals=2)
+        return [
+            (c.id, c.strategy, c.status, c.validation.score if c.validation else None)
+            for c in outcome.job.candidates
+        ]
+
+    first = job("a")
+    assert len(first) > 2
+    assert job("b") == first

@@ -107,6 +107,8 @@ class Search:
         }
         self.empty = 0
         """Proposals in a row that gave no candidate to screen (nothing new, duplicates)."""
+        self.known: set[tuple[str, str]] = set()
+        """The units in the book when the current round started."""
 
     # -- planning ------------------------------------------------------------------------------
     def _estimate(self, parent: str, name: str) -> float:
@@ -204,10 +206,14 @@ class Search:
                 (_example(ctx, n, u) for n, u in units.items()),
                 key=lambda e: e.score if e.score is not None else -1.0,
             )
+            # What the parent is known to do: its units from before this round, and this
+            # slot's own minibatch — not whatever another slot of the round happened to
+            # finish first, so the proposal does not depend on timing.
             train = [
                 _example(ctx, n, u)
                 for n in ctx.splits.train.names
                 if (u := ctx.book.get(plan.parent, n)) is not None
+                and ((plan.parent, n) in self.known or n in plan.minibatch)
             ]
             pctx = ProposalContext(
                 number=plan.number,
@@ -405,6 +411,7 @@ class Search:
             if not plans:
                 ctx.job.notes.append("stopped early: no target has anything left to propose")
                 return "completed"
+            self.known = set(ctx.book.units)
             outcomes = await asyncio.gather(*(self.propose(p) for p in plans))
             for out in outcomes:
                 if out.failure is None:
