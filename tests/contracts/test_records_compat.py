@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -180,6 +181,60 @@ def test_the_optimize_job_keeps_the_shape_of_its_records(
     assert_same_shape(old, new, name.endswith(".jsonl"))
 
 
+_TARGETS = {
+    "optimize-job.json": {
+        "drop": "stalls",
+        "rename": "best",
+        "text": "proposals",
+        "swap": "splits",
+    },
+    "optimize-journal.jsonl": {
+        "drop": "repeat",
+        "rename": "status",
+        "text": "score",
+        "swap": "turns",
+    },
+}
+"""Which key each change hits: in job.json at the top, in the journal in a unit's score."""
+
+
+def _mutate(record: dict[str, Any], change: str, key: str) -> None:
+    if change == "drop":
+        del record[key]
+    elif change == "rename":
+        record[f"{key}_"] = record.pop(key)
+    elif change == "text":
+        record[key] = str(record[key])
+    else:  # an object written as an array, an array as an object
+        record[key] = [] if isinstance(record[key], dict) else {}
+
+
+@pytest.mark.parametrize("change", ["drop", "rename", "text", "swap"])
+@pytest.mark.parametrize("name", sorted(_TARGETS))
+def test_the_shape_check_fails_on_a_lost_renamed_or_retyped_key(
+    name: str, change: str, written: tuple[Path, dict[str, Path]]
+) -> None:
+    """The shape comparison above is weaker than bytes; it must still catch what breaks an
+    older reader: this version's own file passes, and with one key dropped, renamed or written
+    as another JSON type it no longer does."""
+    project, files = written
+    old = masked((FIXTURES / name).read_text(encoding="utf-8"), FIXTURE_PROJECT)
+    text = masked(files[name].read_text(encoding="utf-8"), str(project))
+    assert_same_shape(old, text, name.endswith(".jsonl"))
+    if name.endswith(".jsonl"):  # the first unit line of the journal
+        lines = text.splitlines()
+        at = next(i for i, line in enumerate(lines) if '"kind": "unit"' in line)
+        record = json.loads(lines[at])
+        _mutate(record["score"], change, _TARGETS[name][change])
+        new = "\n".join([*lines[:at], json.dumps(record), *lines[at + 1 :]])
+    else:
+        record = json.loads(text)
+        _mutate(record, change, _TARGETS[name][change])
+        new = json.dumps(record, indent=2)
+    with pytest.raises(AssertionError):
+        assert_same_shape(old, new, name.endswith(".jsonl"))
+
+
 class _Object(list):  # type: ignore[type-arg]
     """A JSON object as its (key, value) pairs, in file order."""
 
@@ -236,6 +291,9 @@ def _kind(line: str) -> str:
 
 
 def assert_shape(old: object, new: object, where: str = "") -> None:
+    if old is None or new is None:
+        return  # an optional field, set in one file and not the other
+    assert _json_type(new) == _json_type(old), f"{where}: {old!r} → {new!r}"
     if isinstance(old, _Object) and isinstance(new, _Object):
         if where.endswith((".definition", ".per_task", ".details", ".mutation")):
             return  # a user-file model, task names, an evaluator's or a strategy's own keys
@@ -246,14 +304,18 @@ def assert_shape(old: object, new: object, where: str = "") -> None:
         values = dict(new)
         for key, a in old:
             assert_shape(a, values[key], f"{where}.{key}")
-    elif isinstance(old, list) and isinstance(new, list):
+    elif isinstance(old, list) and isinstance(new, list) and old:
         for i, b in enumerate(new):
-            if old:
-                assert_shape(old[min(i, len(old) - 1)], b, f"{where}[{i}]")
-    elif old is not None and new is not None:
-        number = (int, float)
-        same = (isinstance(old, number) and isinstance(new, number)) or type(old) is type(new)
-        assert same, f"{where}: {old!r} → {new!r}"
+            assert_shape(old[min(i, len(old) - 1)], b, f"{where}[{i}]")
+
+
+def _json_type(value: object) -> str:
+    """The JSON type (an int and a float are both numbers; a bool is not a number)."""
+    if isinstance(value, _Object):
+        return "object"
+    if isinstance(value, bool):
+        return "boolean"
+    return {int: "number", float: "number", str: "string", list: "array"}[type(value)]
 
 
 def _layout(line: str) -> str:
