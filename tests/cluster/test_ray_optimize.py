@@ -1,5 +1,5 @@
 """`optimize --executor ray` reaches the same job outcome as the local executor on the scripted
-benchmark world (bench/gepa_peer/scripted.py): same candidates, scores, winner and stop."""
+benchmark world `phrases` (bench/gepa_peer/): same candidates, scores, winner and stop."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from agentopt.workflows.optimize import (
     prepare_optimize,
     run_optimize,
 )
-from bench.gepa_peer.scripted import ScriptedServer, make_tasks
-from bench.optimizer_efficiency import write_project
+from bench.gepa_peer.run_agentopt import write_project
+from bench.gepa_peer.scripted import ScriptedServer
+from bench.gepa_peer.world_base import BASE_INSTRUCTIONS
+from bench.gepa_peer.worlds import WORLDS
+from bench.optimizer_efficiency import _splits
 from tests.cluster.conftest import Cluster, needs_ray
 from tests.fake_openai import FakeOpenAI
 
@@ -41,11 +44,15 @@ def outcome(job: JobRecord) -> dict[str, Any]:
 
 
 def run(root: Path, **executor: Any) -> tuple[dict[str, Any], dict[str, int]]:
-    tasks = make_tasks()
+    world = WORLDS["phrases"]
+    tasks = world.tasks()
     with FakeOpenAI() as srv:
-        script = ScriptedServer(SEED, {t.name: t for t in tasks})
+        script = ScriptedServer(world, SEED, {t.name: t for t in tasks})
         srv.handler = script
-        project = write_project(root, tasks, srv.base_url)
+        root.mkdir()
+        config = {"base_url": srv.base_url, "instructions": BASE_INSTRUCTIONS}
+        config |= {"tools": world.tools, "tool_mocks": world.tool_mocks, **_splits(tasks)}
+        project = write_project(root, config)
         opts = OptimizeOptions(budget_calls=BUDGET, max_candidates=4, seed=SEED, **executor)
         job = run_optimize(prepare_optimize(opts, project, None), NullOptimizeSink()).job
     return outcome(job), dict(script.counts)
