@@ -16,6 +16,12 @@ from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_
 
 QUERY_KEYS = ("query", "prompt", "question")
 TRUTH_KEYS = ("ground_truth", "groundTruth", "expected_response")
+GOAL_KEYS = ("goal", "test_case_description")
+"""The simulated user's goal; Foundry's simulation datasets call it `test_case_description`
+("scenario, simulated user goal, and behavioral constraints")."""
+SIMULATION_KEYS = ("desired_num_turns", "max_num_turns")
+"""The keys of Foundry's `simulation_configuration` agentopt acts on (desired_num_turns is
+the conversation's cap here; max_num_turns is read as the cap when desired_num_turns is absent)."""
 TASK_KEYS = (
     "name",
     *QUERY_KEYS,
@@ -24,6 +30,10 @@ TASK_KEYS = (
     "criteria",
     "turns",
     "desired_num_turns",
+    "persona",
+    *GOAL_KEYS,
+    "stop_when",
+    "simulation_configuration",
     "category",
     "tags",
     "metadata",
@@ -47,6 +57,12 @@ SYNONYMS = {
     "rubric": "criteria",
     "id": "name",
     "messages": "turns",
+    "test_case_id": "name",
+    "test_case_category": "category",
+    "scenario": "goal",
+    "user_description": "persona",
+    "expected_outcome": "ground_truth",
+    "max_turns": "desired_num_turns",
 }
 """Keys people use for a known field, suggested in unknown-key warnings."""
 
@@ -121,12 +137,15 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
         turns = _turns(raw_turns, ctx)
         if turns and criteria:
             turns[-1].criteria.extend(criteria)
-    elif query_key is None:
+    elif query_key is None and not any(record.get(k) for k in GOAL_KEYS):
         ctx.error(
             "",
-            'expected a "query" (the user message; aliases "prompt", "question") or '
-            f'"turns" (a multi-turn task), found {describe(record)}',
+            'expected a "query" (the user message; aliases "prompt", "question"), '
+            '"turns" (a multi-turn task) or a "goal" (a simulated user writes the opening '
+            f"message), found {describe(record)}",
         )
+    elif query_key is None:
+        turns = [Turn(query="", criteria=criteria)]  # the simulated user opens
     else:
         query = _text(record, (query_key,), ctx, required=True)
         truth = _text(record, (truth_key,), ctx, numbers=True) if truth_key else None
@@ -135,7 +154,23 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
             turns = [Turn(query=query, ground_truth=truth, context=context, criteria=criteria)]
     evaluators = _evaluators(record.get("evaluators"), "evaluators", ctx)
     mode = _mode(record.get("evaluators_mode"), "evaluators_mode", ctx)
-    desired = _desired_turns(record.get("desired_num_turns"), ctx)
+    desired = _desired_turns(record.get("desired_num_turns"), "desired_num_turns", ctx)
+    simulated = _simulation_configuration(record.get("simulation_configuration"), ctx)
+    if simulated is not None:
+        if desired is not None:
+            ctx.error(
+                "simulation_configuration",
+                "desired_num_turns is given twice (also at the top level); keep one",
+            )
+        desired = simulated
+    goal_key = _pick_alias(record, GOAL_KEYS, ctx)
+    goal = _text(record, (goal_key,), ctx) if goal_key else None
+    persona = _text(record, ("persona",), ctx)
+    stop_when = _text(record, ("stop_when",), ctx)
+    if raw_turns is not None:
+        for key in (goal_key, "persona", "stop_when"):
+            if key and record.get(key) is not None:
+                ctx.error(key, "not allowed beside turns: a simulated user writes its own turns")
     category = _text(record, ("category",), ctx)
     description = _text(record, ("description",), ctx)
     tags = _tags(record.get("tags"), ctx)
@@ -155,6 +190,9 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
         description=description,
         tool_mocks=tool_mocks,
         desired_num_turns=desired,
+        persona=persona,
+        goal=goal,
+        stop_when=stop_when,
         index=index,
         line=ctx.line,
         evaluators=evaluators,
@@ -360,15 +398,37 @@ def _mode(value: Any, path: str, ctx: RecordContext) -> Any:
     return value
 
 
-def _desired_turns(value: Any, ctx: RecordContext) -> int | None:
+def _desired_turns(value: Any, path: str, ctx: RecordContext) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TURNS:
-        ctx.error(
-            "desired_num_turns", f"expected a whole number from 1 to 20, found {describe(value)}"
-        )
+        ctx.error(path, f"expected a whole number from 1 to {MAX_TURNS}, found {describe(value)}")
         return None
     return value
+
+
+def _simulation_configuration(value: Any, ctx: RecordContext) -> int | None:
+    """Foundry's per-test-case `simulation_configuration`: the conversation's cap, from
+    `desired_num_turns` (else `max_num_turns`). Its other keys (conversation_repetitions,
+    audio_effects, user_behavior) are not acted on, and the warning names each."""
+    if value is None:
+        return None
+    path = "simulation_configuration"
+    if not isinstance(value, dict):
+        ctx.error(path, f"expected an object, found {describe(value)}")
+        return None
+    for key in value:
+        if key not in SIMULATION_KEYS:
+            ctx.warn(
+                join_path(path, key),
+                "not supported by agentopt's simulated user: ignored"
+                + (" (use --repeat for repetitions)" if key == "conversation_repetitions" else ""),
+            )
+    desired = _desired_turns(
+        value.get("desired_num_turns"), join_path(path, "desired_num_turns"), ctx
+    )
+    cap = _desired_turns(value.get("max_num_turns"), join_path(path, "max_num_turns"), ctx)
+    return desired if desired is not None else cap
 
 
 def _tags(value: Any, ctx: RecordContext) -> list[str]:

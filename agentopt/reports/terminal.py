@@ -152,9 +152,11 @@ def _usage_table(results: RunResults) -> Table:
     summary = results.summary
     table = _table("Usage", "Calls", "Input tok", "Output tok", "Cost", "Cache hits")
     calls = tin = tout = 0
-    for kind in ("agent", "judge", "generator"):
+    for kind in ("agent", "simulator", "judge", "generator"):
         bucket = summary.usage.get(kind)
         if bucket is None or (kind == "generator" and not bucket.calls):
+            continue
+        if kind == "simulator" and not (bucket.calls or bucket.cache_hits):
             continue
         calls, tin, tout = (
             calls + bucket.calls,

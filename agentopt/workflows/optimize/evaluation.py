@@ -35,11 +35,13 @@ from agentopt.workflows.events import NullSink
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.splits import Splits
 from agentopt.workflows.run.engine import EngineSpec, RunEngine
+from agentopt.workflows.run.simulated_user import Simulation
 
 T = TypeVar("T")
 ERROR_RERUNS = 1
 """Extra runs of a unit that ended in an error (a timeout on a loaded machine, a 429 storm)."""
-EVAL_POOLS = ("agent", "judge")
+EVAL_POOLS = ("agent", "judge", "simulator")
+"""The pools an evaluation unit calls (simulated users included): what --budget-calls counts."""
 
 
 @dataclass
@@ -133,6 +135,8 @@ class EvalContext:
     budget: CallBudget
     real_tools: bool
     turn_timeout_s: float = 120.0
+    simulation: Simulation | None = None
+    """Simulated users and the evaluation level (eval.yaml options), as in eval run."""
     stop_requested: bool = False
     """Set by the first Ctrl-C."""
     inflight: dict[tuple[str, str], asyncio.Future[UnitResult]] = field(default_factory=dict)
@@ -175,6 +179,7 @@ class CandidateRun:
                 real_tools=self.ctx.real_tools,
                 turn_timeout_s=self.ctx.turn_timeout_s,
                 candidate_id=self.cand_id,
+                simulation=self.ctx.simulation,
             )
             engine = RunEngine(spec, self._target, self.ctx.layer, None, NullSink(), self.ctx.cache)
             self._engines[key] = engine

@@ -19,6 +19,7 @@ from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.workflows.optimize.candidates import fill_validation
 from agentopt.workflows.optimize.evaluation import (
+    EVAL_POOLS,
     CallBudget,
     CandidateRun,
     EvalContext,
@@ -32,6 +33,7 @@ from agentopt.workflows.optimize.prepare import PreparedJob
 from agentopt.workflows.optimize.search import Rotation, Search
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.test_split import evaluate_test_split
+from agentopt.workflows.run.simulated_user import simulation_of
 
 
 @dataclass
@@ -105,7 +107,7 @@ def _context(prepared: PreparedJob, layer: CallLayer, sink: OptimizeSink) -> Job
     budget = CallBudget(
         layer,
         settings.budget_calls,
-        before=int(sum(before.get(p, {}).get("calls", 0) for p in ("agent", "judge"))),
+        before=int(sum(before.get(p, {}).get("calls", 0) for p in EVAL_POOLS)),
     )
     if settings.budget_calls is not None:
         budget.reserve = min(prepared.plan.test_split.calls, settings.budget_calls // 3)
@@ -125,6 +127,7 @@ def _context(prepared: PreparedJob, layer: CallLayer, sink: OptimizeSink) -> Job
         budget=budget,
         real_tools=settings.real_tools,
         turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
+        simulation=simulation_of(options, inputs.judge_model, settings.seed),
     )
     return JobContext(
         job=job,

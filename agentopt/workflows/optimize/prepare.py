@@ -24,6 +24,7 @@ from agentopt.workflows.optimize.targets import (
 )
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, prepare_evaluators
+from agentopt.workflows.run.simulated_user import simulation_of
 
 RESUME_OVERRIDES = ("budget_calls", "max_cost", "require_improvement")
 """Flags of the resuming command that win over the job's recorded ones."""
@@ -104,6 +105,7 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
         agent=inputs.agent,
         evaluators=inputs.evaluators,
         judge_model=inputs.judge_model,
+        simulation=simulation_of(options, inputs.judge_model, settings.seed),
     )
     prepare_evaluators(
         spec,

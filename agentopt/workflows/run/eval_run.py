@@ -49,6 +49,7 @@ from agentopt.workflows.run.results import (
     reported_agent_usage,
     write_results,
 )
+from agentopt.workflows.run.simulated_user import simulation_of
 from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
 
@@ -177,6 +178,7 @@ def _prepare(
         repeat=repeat,
         turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
         stop_after_errors=opts.max_errors,
+        simulation=simulation_of(options, inputs.judge_model, seed),
     )
     # Building every evaluator up front turns a bad name into exit 2 before any call.
     prepare_evaluators(
@@ -354,6 +356,10 @@ def new_run_info(
     )
 
 
+OPTIONAL_POOLS = frozenset({"simulator"})
+"""Pools listed in run.json / results.json only when a run used them."""
+
+
 def _usage(layer: CallLayer | None, before: dict[str, UsageBucket]) -> dict[str, UsageBucket]:
     """Per pool, this session's calls plus the earlier sessions' (`--resume`)."""
     pools = layer.stats().pools if layer is not None else {}
@@ -361,6 +367,12 @@ def _usage(layer: CallLayer | None, before: dict[str, UsageBucket]) -> dict[str,
     for pool in POOLS:
         now = UsageBucket.model_validate(pools[pool].model_dump()) if pool in pools else None
         prev = before.get(pool) or UsageBucket()
+        if (
+            pool in OPTIONAL_POOLS
+            and pool not in before
+            and not (now and (now.calls or now.cache_hits))
+        ):
+            continue  # a pool added later is listed once it is used (older files stay as they were)
         usage[pool] = UsageBucket(
             calls=prev.calls + (now.calls if now else 0),
             input_tokens=prev.input_tokens + (now.input_tokens if now else 0),
