@@ -9,6 +9,9 @@ what was sent is what the server recorded.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -208,3 +211,57 @@ def test_a_simulated_user_that_gives_no_usable_reply_is_an_error(project: Path) 
         assert task["turns"][-1]["error"]["code"] == "simulatorFailed"
         assert task["simulation"]["reason"] == "simulator_error"
         assert "simulated user" in out
+
+
+def test_sigkill_after_turn_one_then_resume_continues_at_turn_two(project: Path) -> None:
+    """The agent is an endpoint (its answers are not in the model-call cache) and the run has
+    --no-cache: only the per-turn journal can keep the answered turn and the simulated user's
+    reply from being asked again."""
+    turn_two_arrived, release = threading.Event(), threading.Event()
+    with FakeOpenAI() as srv:
+
+        def agent(n: int) -> str:
+            if n == 2 and not release.is_set():
+                turn_two_arrived.set()
+                release.wait(30)  # answered only after agentopt is killed
+            return AGENT[n]
+
+        install(srv, lambda n: stop() if n >= 2 else continue_with("Order 42"), agent)
+        write_suite(project, srv.base_url, [REFUND], evaluation_level="conversation")
+        suite = (project / "eval.yaml").read_text()
+        endpoint = f"  target: endpoint\n  endpoint: {srv.base_url}\n  protocol: chat_completions\n"
+        (project / "eval.yaml").write_text(suite.replace("agent:\n", "agent:\n" + endpoint))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentopt", "-C", str(project), "--no-prompt", "eval", "run",
+             "--no-cache"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            assert turn_two_arrived.wait(60), "the agent never got turn 2"
+            proc.kill()
+            proc.wait(30)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+        run_dir = next((project / ".agentopt" / "runs").iterdir())
+        steps = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
+        assert [(s["number"], "turn" if s.get("turn") else "reply") for s in steps] == [
+            (1, "turn"),
+            (1, "reply"),
+        ]
+        before = len(srv.chat_requests)
+
+        code, out = run(project, "--resume", run_dir.name)
+        assert code == 0, out
+        resumed = srv.chat_requests[before:]
+        agent_calls = [r for r in resumed if kind(r) == "agent"]
+        assert [
+            len([m for m in r.body["messages"] if m["role"] == "user"]) for r in agent_calls
+        ] == [2]
+        history = agent_calls[0].body["messages"]
+        assert [m["content"] for m in history] == ["I want a refund", AGENT[1], "Order 42"]
+        assert [agent_turns_seen(r) for r in resumed if kind(r) == "simulator"] == [2]
+        task = task_result(project)
+        assert [t["response"] for t in task["turns"]] == [AGENT[1], AGENT[2]]
+        assert task["simulation"]["reason"] == "goal_reached"
