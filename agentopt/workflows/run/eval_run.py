@@ -165,8 +165,16 @@ def _prepare(
     asked = opts.concurrency or (options.max_concurrent_agent_runs if options else None)
     if not asked and plays_on_the_embedded_model(inputs.agent, planner):
         settings.concurrency["agent"] = 1
+    simulation = simulation_of(options, inputs.judge_model, seed)
     plan = plan_run(
-        tasks, inputs.dataset, inputs.agent, inputs.evaluators, inputs.judge_model, repeat, planner
+        tasks,
+        inputs.dataset,
+        inputs.agent,
+        inputs.evaluators,
+        inputs.judge_model,
+        repeat,
+        planner,
+        simulation,
     )
     spec = EngineSpec(
         project_dir=project,
@@ -178,7 +186,7 @@ def _prepare(
         repeat=repeat,
         turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
         stop_after_errors=opts.max_errors,
-        simulation=simulation_of(options, inputs.judge_model, seed),
+        simulation=simulation,
     )
     # Building every evaluator up front turns a bad name into exit 2 before any call.
     prepare_evaluators(
