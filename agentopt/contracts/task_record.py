@@ -9,7 +9,7 @@ process comes back as JSON and parses into the same types.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -98,7 +98,7 @@ class TaskOutcome(SparseRecord):
     scored as a whole (`evaluation_level: conversation`) has its verdicts in `evaluators` and
     only the exchanges in `turns`."""
 
-    sparse_keys = ("simulation", "evaluation_level")
+    sparse_keys = ("simulation", "evaluation_level", "description", "metadata")
 
     name: str
     index: int = 0
@@ -129,6 +129,10 @@ class TaskOutcome(SparseRecord):
     """How the (first repeat's) simulated conversation ended."""
     evaluation_level: Literal["conversation"] | None = None
     """"conversation" when `evaluators` judged the whole conversation."""
+    description: str | None = None
+    """The task's `description`, kept for reports."""
+    metadata: dict[str, Any] | None = None
+    """The task's free `metadata` labels, kept for reports (absent when it has none)."""
 
     def transcript_turns(self) -> list[TurnOutcome]:
         """The turns to show: a thread's own, or one turn made of the task's fields."""

@@ -171,6 +171,12 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
         for key in (goal_key, "persona", "stop_when"):
             if key and record.get(key) is not None:
                 ctx.error(key, "not allowed beside turns: a simulated user writes its own turns")
+        if desired is not None:
+            ctx.warn(
+                "desired_num_turns",
+                "ignored: a task with scripted turns plays exactly those (desired_num_turns "
+                "sets the length of a simulated conversation)",
+            )
     category = _text(record, ("category",), ctx)
     description = _text(record, ("description",), ctx)
     tags = _tags(record.get("tags"), ctx)

@@ -52,7 +52,11 @@ def task_detail_html(task: TaskOutcome) -> str:
     ]
     if task.tags:
         meta.append(f"<span>tags {esc(', '.join(task.tags))}</span>")
+    for key, value in (task.metadata or {}).items():
+        meta.append(f"<span>{esc(key)} {esc(as_text(value))}</span>")
     out.append(f'<div class="meta">{"".join(meta)}</div>')
+    if task.description:
+        out.append(f'<p class="muted">{esc(task.description)}</p>')
     if task.error:
         out.append(
             f'<p class="err"><b>Agent error</b> {esc(task.error.code)}: '

@@ -88,6 +88,11 @@ def _task_header(task: TaskOutcome) -> Text:
     if task.flaky:
         bits.append("FLAKY")
     text.append("\n" + " · ".join(bits), style="dim")
+    if task.description:
+        text.append(f"\n{task.description}", style="italic")
+    if task.metadata:
+        labels = ", ".join(f"{k}={as_text(v)}" for k, v in task.metadata.items())
+        text.append(f"\nmetadata {labels}", style="dim")
     return text
 
 

@@ -73,26 +73,30 @@ def plan_run(
         n = sim.turns_for(task) if simulated else len(task.turns)
         queries = [estimate_tokens(t.query) for t in task.turns]
         queries += [SIMULATOR_OUTPUT_TOKENS] * (n - len(queries))
-        history = 0
+        history, seen = 0, []
         for query in queries[:n]:
             turns += 1
             agent_calls += 1
             agent_in += system + history + query
             history += query + AGENT_OUTPUT_TOKENS
+            seen.append(history)
             if simulated:
                 sim_calls += 1
                 sim_in += SIMULATOR_PROMPT_TOKENS + history
         per_sample = unit_evaluators(
             task, evaluators, dataset, level=sim.level, simulated=simulated, turns=n
         )
-        for uses in per_sample:
+        # Each turn's judges see the conversation up to it; a whole conversation's, all of it.
+        for uses, shown in zip(
+            per_sample, seen if len(per_sample) > 1 else seen[-1:], strict=False
+        ):
             for use in uses:
                 info = lookup(use.name)
                 key = info.name if info else use.name
                 counts[key] = counts.get(key, 0) + repeat
                 if _is_judge(use.name):
                     judge_calls += 1
-                    judge_in += JUDGE_PROMPT_TOKENS + history
+                    judge_in += JUDGE_PROMPT_TOKENS + shown
     # An agent without a model (endpoint, command, hosted) costs agentopt nothing to estimate.
     model = agent.model or f"({agent.target or 'remote'} agent)"
     a = (

@@ -106,4 +106,6 @@ def task_record(
         ),
         simulation=first.simulation,
         evaluation_level=first.evaluation_level,
+        description=task.description,
+        metadata=dict(task.metadata) or None,
     )
