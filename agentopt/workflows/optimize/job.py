@@ -80,11 +80,14 @@ def _new_job(prepared: PreparedJob) -> JobRecord:
             "eval_model": inputs.judge_model,
             "optimization_model": prepared.targets.optimization_model,
             "evaluators": [u.name for u in inputs.evaluators],
-            "dataset": {
-                "name": inputs.dataset.name,
-                "version": inputs.dataset.version,
-                "source": inputs.dataset.source,
-                "sha256": inputs.dataset.sha256,
+            **{
+                key: {"name": d.name, "version": d.version, "source": d.source, "sha256": d.sha256}
+                for key, d in (
+                    ("dataset", inputs.dataset),
+                    ("validation_dataset", inputs.validation),
+                    ("test_dataset", inputs.test),
+                )
+                if d is not None
             },
             "eval_config": str(inputs.config_path) if inputs.config_path else None,
         },
