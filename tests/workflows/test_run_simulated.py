@@ -17,7 +17,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentopt.cli.app import app
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, error
 from tests.workflows.simulated_world import (
     agent_turns_seen,
     continue_with,
@@ -265,3 +265,36 @@ def test_sigkill_after_turn_one_then_resume_continues_at_turn_two(project: Path)
         task = task_result(project)
         assert [t["response"] for t in task["turns"]] == [AGENT[1], AGENT[2]]
         assert task["simulation"]["reason"] == "goal_reached"
+
+
+def test_resume_rescores_a_conversation_whose_judge_failed_without_replaying_it(
+    project: Path,
+) -> None:
+    judge_down = {"on": True}
+    with FakeOpenAI() as srv:
+        install(srv, lambda n: stop() if n >= 2 else continue_with("Order 42"), AGENT.get)
+        world = srv.handler
+        assert world is not None
+
+        def handler(req):  # type: ignore[no-untyped-def]
+            schema = (req.body.get("response_format") or {}).get("json_schema") or {}
+            if judge_down["on"] and schema.get("name") == "task_adherence":
+                return error(401, "judge key revoked", code="invalid_api_key")  # not retried
+            return world(req)
+
+        srv.handler = handler
+        write_suite(project, srv.base_url, [REFUND], evaluation_level="conversation")
+        code, out = run(project)
+        assert code == 3, out
+        run_dir = next((project / ".agentopt" / "runs").iterdir())
+        played = [r for r in srv.chat_requests if kind(r) in ("agent", "simulator")]
+
+        judge_down["on"] = False
+        code, out = run(project, "--resume", run_dir.name)
+        assert code == 0, out
+        again = [r for r in srv.chat_requests if kind(r) in ("agent", "simulator")]
+        assert len(again) == len(played)  # the conversation was not played again
+        task = task_result(project)
+        assert task["status"] == "pass"
+        assert task["simulation"]["reason"] == "goal_reached"
+        assert [t["query"] for t in task["turns"]] == ["I want a refund", "Order 42"]
