@@ -121,7 +121,7 @@ VALUES.update(
         "options.max_cost": 2.5,
         "options.budget_calls": 100,
         "options.timeout_seconds": 30,
-    "options.attempt_timeout_seconds": 15,
+        "options.attempt_timeout_seconds": 15,
         "options.targets": ["instructions"],
         "options.parallel_proposals": 1,
         "options.fail_under": 0.6,

@@ -298,3 +298,22 @@ def test_resume_rescores_a_conversation_whose_judge_failed_without_replaying_it(
         assert task["status"] == "pass"
         assert task["simulation"]["reason"] == "goal_reached"
         assert [t["query"] for t in task["turns"]] == ["I want a refund", "Order 42"]
+
+
+def test_reports_show_the_conversation_with_its_simulated_turns_marked(project: Path) -> None:
+    with FakeOpenAI() as srv:
+        install(srv, lambda n: stop() if n >= 2 else continue_with("Order 42"), AGENT.get)
+        write_suite(project, srv.base_url, [REFUND], evaluation_level="conversation")
+        code, out = run(project, "--output", "report.html")
+        assert code == 0, out
+    shown = runner.invoke(app, ["-C", str(project), "eval", "show", "--task", "refund"])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.output.split())
+    assert "Turn 1/2" in text and "Turn 2/2" in text
+    assert "User: I want a refund" in text and "User (simulated): Order 42" in text
+    assert "Simulated user: goal reached in 2 of at most 3 turns" in text
+    assert "Conversation verdicts" in text and "goal_reached" in text
+    html = (project / "report.html").read_text()
+    assert 'User <span class="muted">(simulated)</span>' in html
+    assert "Simulated user: goal reached in 2 of at most 3 turns" in html
+    assert "<h3>Conversation verdicts</h3>" in html
