@@ -100,6 +100,7 @@ def test_debug_log_has_no_secrets(project: Path, monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.slow
+@pytest.mark.local
 def test_a_simulated_conversation_of_up_to_three_turns_on_the_embedded_model(
     project: Path,
 ) -> None:
