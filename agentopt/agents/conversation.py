@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from agentopt.agents.base import RunConfig
-from agentopt.contracts.task import Task
+from agentopt.contracts.task import MAX_TURNS, Task
 from agentopt.contracts.transcript import TurnError, TurnResult
 from agentopt.core.errors import (
     AgentError,
@@ -39,8 +39,6 @@ TURN_SKIPPED = "turnSkipped"
 TOOL_ROUNDS_EXCEEDED = "toolRoundsExceeded"
 TIMEOUT = "timeout"
 TOOL_NOT_ALLOWED = "toolCallNotAllowed"
-MAX_SIMULATED_TURNS = 20
-"""No simulated conversation goes past this many agent turns, whatever its user says."""
 # A failed model call of the agent, by kind, as the M365 output schema categorizes it.
 _CALL_CODES = {
     "auth": "agentAuthenticationError",
@@ -170,7 +168,7 @@ async def _simulated(
     allowed = task.turns[0].allowed_tools if task.turns else None
     opening = task.query if task.turns else ""
     query = opening if opening and not turns else await config.user.next_message(turns)
-    while query is not None and len(turns) < MAX_SIMULATED_TURNS:
+    while query is not None and len(turns) < MAX_TURNS:  # whatever the user says
         with _allowing(allowed):
             result = await _one_turn(query, config, send, extra)
         _check_allowed(result, allowed)

@@ -9,6 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.errors import Problem
 
+MAX_TURNS = 20
+"""A task has at most this many turns, scripted or played by a simulated user (files.md §4)."""
+
 
 class Criterion(BaseModel):
     """One binary, testable check for a task (judged by builtin.task_adherence)."""

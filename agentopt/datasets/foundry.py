@@ -11,17 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from agentopt.contracts.task import Criterion, EvaluatorRef, Task, Turn
+from agentopt.contracts.task import MAX_TURNS, Criterion, EvaluatorRef, Task, Turn
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
+from agentopt.datasets.simulation_fields import (
+    GOAL_KEYS,
+    desired_turns,
+    simulation_configuration,
+)
 
 QUERY_KEYS = ("query", "prompt", "question")
 TRUTH_KEYS = ("ground_truth", "groundTruth", "expected_response")
-GOAL_KEYS = ("goal", "test_case_description")
-"""The simulated user's goal; Foundry's simulation datasets call it `test_case_description`
-("scenario, simulated user goal, and behavioral constraints")."""
-SIMULATION_KEYS = ("desired_num_turns", "max_num_turns")
-"""The keys of Foundry's `simulation_configuration` agentopt acts on (desired_num_turns is
-the conversation's cap here; max_num_turns is read as the cap when desired_num_turns is absent)."""
 TASK_KEYS = (
     "name",
     *QUERY_KEYS,
@@ -43,7 +42,6 @@ TASK_KEYS = (
     "evaluators_mode",
 )
 TURN_KEYS = (*QUERY_KEYS, *TRUTH_KEYS, "context", "criteria", "evaluators", "evaluators_mode")
-MAX_TURNS = 20
 SYNONYMS = {
     "input": "query",
     "user_input": "query",
@@ -154,8 +152,8 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
             turns = [Turn(query=query, ground_truth=truth, context=context, criteria=criteria)]
     evaluators = _evaluators(record.get("evaluators"), "evaluators", ctx)
     mode = _mode(record.get("evaluators_mode"), "evaluators_mode", ctx)
-    desired = _desired_turns(record.get("desired_num_turns"), "desired_num_turns", ctx)
-    simulated = _simulation_configuration(record.get("simulation_configuration"), ctx)
+    desired = desired_turns(record.get("desired_num_turns"), "desired_num_turns", ctx)
+    simulated = simulation_configuration(record.get("simulation_configuration"), ctx)
     if simulated is not None:
         if desired is not None:
             ctx.error(
@@ -402,39 +400,6 @@ def _mode(value: Any, path: str, ctx: RecordContext) -> Any:
         ctx.error(path, f'expected "extend" or "replace", found {describe(value)}')
         return "extend"
     return value
-
-
-def _desired_turns(value: Any, path: str, ctx: RecordContext) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TURNS:
-        ctx.error(path, f"expected a whole number from 1 to {MAX_TURNS}, found {describe(value)}")
-        return None
-    return value
-
-
-def _simulation_configuration(value: Any, ctx: RecordContext) -> int | None:
-    """Foundry's per-test-case `simulation_configuration`: the conversation's cap, from
-    `desired_num_turns` (else `max_num_turns`). Its other keys (conversation_repetitions,
-    audio_effects, user_behavior) are not acted on, and the warning names each."""
-    if value is None:
-        return None
-    path = "simulation_configuration"
-    if not isinstance(value, dict):
-        ctx.error(path, f"expected an object, found {describe(value)}")
-        return None
-    for key in value:
-        if key not in SIMULATION_KEYS:
-            ctx.warn(
-                join_path(path, key),
-                "not supported by agentopt's simulated user: ignored"
-                + (" (use --repeat for repetitions)" if key == "conversation_repetitions" else ""),
-            )
-    desired = _desired_turns(
-        value.get("desired_num_turns"), join_path(path, "desired_num_turns"), ctx
-    )
-    cap = _desired_turns(value.get("max_num_turns"), join_path(path, "max_num_turns"), ctx)
-    return desired if desired is not None else cap
 
 
 def _tags(value: Any, ctx: RecordContext) -> list[str]:

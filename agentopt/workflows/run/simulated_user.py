@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentopt.contracts.simulation import SimulationEnd, UserReply
-from agentopt.contracts.task import Task
+from agentopt.contracts.simulation import EndReason, SimulationEnd, UserReply
+from agentopt.contracts.task import MAX_TURNS, Task
 from agentopt.contracts.transcript import TurnResult
 from agentopt.core.files.eval_yaml import Options
 from agentopt.core.templates import prompt_environment
@@ -36,7 +36,6 @@ from agentopt.models.types import Message
 EvaluationLevel = Literal["item", "conversation"]
 DEFAULT_DESIRED_TURNS = 5
 """Most agent turns of a simulated conversation when neither the task nor eval.yaml says."""
-MAX_DESIRED_TURNS = 20
 DEFAULT_GOAL = "Get a complete and correct answer to what you asked in your first message."
 """The goal of a task that has none (its query is the whole request)."""
 TEXT_CHARS = 400
@@ -86,7 +85,7 @@ class Simulation:
 
     def turns_for(self, task: Task) -> int:
         """The most agent turns of `task`'s conversation (capped at 20)."""
-        return min(task.desired_num_turns or self.default_turns, MAX_DESIRED_TURNS)
+        return min(task.desired_num_turns or self.default_turns, MAX_TURNS)
 
     def user(
         self,
@@ -148,6 +147,7 @@ class SimulatedUser:
     def end(self, turns: Sequence[TurnResult]) -> SimulationEnd:
         """How the conversation of `turns` ended."""
         played = len(turns)
+        reason: EndReason
         if turns and turns[-1].error is not None:
             reason, why = "agent_error", turns[-1].error.message
         elif self.failure is not None:
@@ -157,7 +157,7 @@ class SimulatedUser:
         else:
             reason, why = "max_turns", self.last.reason if self.last else ""
         return SimulationEnd(
-            reason=reason,  # type: ignore[arg-type]
+            reason=reason,
             turns=played,
             desired_num_turns=self.max_turns,
             explanation=why.strip(),
