@@ -19,14 +19,8 @@ from typing import Any
 
 import pytest
 
-from agentopt.datasets.foundry import (
-    GOAL_KEYS,
-    QUERY_KEYS,
-    SIMULATION_KEYS,
-    TASK_KEYS,
-    TRUTH_KEYS,
-    TURN_KEYS,
-)
+from agentopt.datasets.foundry import QUERY_KEYS, TASK_KEYS, TRUTH_KEYS, TURN_KEYS
+from agentopt.datasets.simulation_fields import GOAL_KEYS, SIMULATION_KEYS
 from agentopt.models.providers.mock import register_mock, unregister_mock
 from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall
 from agentopt.workflows.events import NullSink
