@@ -91,9 +91,9 @@ class LocalTarget:
         async def send(query: str) -> TurnResult:
             messages = [*history, Message(role="user", content=query)]
             result = await self._turn(calls, messages, tools, mocks, config)
-            # The turn's messages (tool rounds included), for a resumed conversation.
-            exchange = messages[len(history) :]
-            result.state = {"messages": [m.model_dump(exclude_none=True) for m in exchange]}
+            if config.user is not None:  # a simulated conversation can be resumed mid-way
+                exchange = messages[len(history) :]  # this turn's, tool rounds included
+                result.state = {"messages": [m.model_dump(exclude_none=True) for m in exchange]}
             history[:] = messages  # only a successful turn's exchange carries over
             return result
 
