@@ -54,3 +54,16 @@ def test_the_opening_when_the_task_has_no_query_nor_goal_text() -> None:
     _, prompt = user(bare).messages([])
     assert DEFAULT_GOAL in (prompt.content or "")
     assert "write your opening message" in (prompt.content or "")
+
+
+def test_which_tasks_a_simulated_user_plays() -> None:
+    scripted = Task(name="s", turns=[Turn(query="a"), Turn(query="b")], desired_num_turns=3)
+    plain = Task(name="p", turns=[Turn(query="a")])
+    item, whole = Simulation(model="m"), Simulation(model="m", level="conversation")
+    assert item.plays(TASK) and not item.plays(plain) and not item.plays(scripted)
+    assert whole.plays(plain) and not whole.plays(scripted)
+    # --evaluate-only: captured answers are scored as they are, nobody is simulated.
+    captured = Simulation(model="m", level="conversation", users=False)
+    assert not captured.plays(TASK) and not captured.plays(plain)
+    assert whole.turns_for(plain) == 5 and whole.turns_for(scripted) == 3
+    assert Simulation(model="m", default_turns=30).turns_for(plain) == 20

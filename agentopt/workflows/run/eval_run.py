@@ -4,6 +4,7 @@ gates. The CLI calls `run_eval` once and renders what comes back."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -166,6 +167,8 @@ def _prepare(
     if not asked and plays_on_the_embedded_model(inputs.agent, planner):
         settings.concurrency["agent"] = 1
     simulation = simulation_of(options, inputs.judge_model, seed)
+    if opts.evaluate_only:  # captured answers are scored as they are: nobody to talk to
+        simulation = dataclasses.replace(simulation, users=False)
     plan = plan_run(
         tasks,
         inputs.dataset,

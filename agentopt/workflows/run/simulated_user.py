@@ -75,10 +75,13 @@ class Simulation:
     """`options.desired_num_turns`: the cap of a task that sets none."""
     seed: int = 0
     """The run's seed."""
+    users: bool = True
+    """False when no agent is asked (`--evaluate-only` scores captured answers): no task is
+    played by a simulated user, whatever it asks for."""
 
     def plays(self, task: Task) -> bool:
         """Whether `task` is a simulated conversation (see the module docstring)."""
-        if task.is_multi_turn:
+        if task.is_multi_turn or not self.users:
             return False
         asked = task.has_user_profile or task.desired_num_turns is not None
         return asked or self.level == "conversation" or not task.query
