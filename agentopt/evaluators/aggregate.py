@@ -22,6 +22,7 @@ from agentopt.contracts.run_results import EvaluatorSummary, RunSummary, UsageBu
 from agentopt.contracts.scores import TaskScore, TaskStatus, TurnScore, worst
 from agentopt.contracts.transcript import Transcript, TurnError
 from agentopt.contracts.usage import Usage
+from agentopt.evaluators.selection import GOAL_REACHED
 from agentopt.evaluators.stats import DEFAULT_RESAMPLES, ConfidenceInterval, bootstrap_ci
 
 
@@ -146,6 +147,8 @@ class RunStats(_Model):
     """Per-task repeat statistics (only when some task ran more than once)."""
     flaky: list[str] = Field(default_factory=list)
     """Names of flaky tasks."""
+    turns_to_goal: float | None = None
+    """Mean `turns_to_goal` of the builtin.goal_reached passes (simulated users)."""
 
     def summary(
         self, usage: Mapping[str, UsageBucket], *, limiter: str = "", duration_s: float = 0.0
@@ -169,6 +172,7 @@ class RunStats(_Model):
             cache_hits=sum(u.cache_hits for u in usage.values()),
             limiter=limiter,
             duration_s=round(duration_s, 3),
+            turns_to_goal=self.turns_to_goal,
         )
 
 
@@ -279,4 +283,14 @@ def summarize_run(
         cost_usd=costs,
         repeats=stats if repeated else [],
         flaky=[s.name for s in stats if s.flaky],
+        turns_to_goal=mean_or_none(_turns_to_goal(results)),
     )
+
+
+def _turns_to_goal(results: Sequence[EvalResult]) -> list[float]:
+    """How many agent turns each simulated user took to reach its goal (goal_reached passes)."""
+    return [
+        float(r.details["turns_to_goal"])
+        for r in results
+        if r.evaluator == GOAL_REACHED and r.status == "pass" and r.details.get("turns_to_goal")
+    ]

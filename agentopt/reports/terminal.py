@@ -90,6 +90,12 @@ def summary_renderables(results: RunResults, *, top: int = 5) -> list[Renderable
             f" · failed {summary.failed} · partial {summary.partial} · errors {summary.errors}"
         )
     )
+    goal = next((e for e in summary.evaluators if e.name == "builtin.goal_reached"), None)
+    if goal is not None:
+        line = f"Simulated users: goal reached in {goal.passed} of {goal.count} conversations"
+        if summary.turns_to_goal is not None:
+            line += f", after {summary.turns_to_goal:.1f} agent turns on average"
+        parts.append(Text(line))
     if summary.errors_by_kind:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(summary.errors_by_kind.items()))
         parts.append(Text(f"Errors by kind: {kinds}", style="magenta"))

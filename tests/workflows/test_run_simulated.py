@@ -134,6 +134,14 @@ def test_conversation_level_task_adherence_sees_every_turn(project: Path) -> Non
         }
         assert verdicts["builtin.goal_reached"]["details"]["turns_to_goal"] == 2
         assert all(not t["evaluators"] for t in task["turns"])
+        summary = json.loads(
+            sorted((project / ".agentopt" / "runs").glob("*/results.json"))[-1].read_text()
+        )["summary"]
+        assert summary["turns_to_goal"] == 2.0 and summary["usage"]["simulator"]["calls"] == 2
+        said = " ".join(out.split())
+        assert (
+            "Simulated users: goal reached in 1 of 1 conversations, after 2.0 agent turns" in said
+        )
 
 
 def test_an_unchanged_rerun_makes_no_call_and_plays_the_same_conversation(
