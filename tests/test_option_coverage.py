@@ -147,6 +147,8 @@ PROVIDER_VALUES: dict[str, Any] = {
     "endpoint": "https://cov.example",
     "headers": {"X-Team": "COV_TEAM"},
     "reasoning": True,
+    "structured_output": "json_object",
+    "tool_calling": "prompted",
 }
 ENV = {
     "COV_KEY": "cov-secret-key",
@@ -355,7 +357,9 @@ def _providers(project: Path, settings: Any) -> dict[str, Any]:
         client_version = None
         if ref.type == "azure":
             client_version = getattr(provider.client, "_api_version", None)
+        server = layer._server(ref, provider)
         out[name] = {
+            "server": [server.mode, server.tool_mode] if server is not None else None,
             "type": ref.type,
             "base_url": getattr(provider, "base_url", None),
             "secrets": sorted(getattr(provider, "secrets", [])),
@@ -413,7 +417,7 @@ def test_a_provider_key_is_acted_on_or_warned_about(
     def declared(**extra: Any) -> dict[str, Any]:
         data = json.loads(json.dumps(BASE))
         config = {"type": provider_type, **extra}
-        if provider_type in ("compat",) and "base_url" not in config:
+        if provider_type in ("compat", "vllm") and "base_url" not in config:
             config["base_url"] = "http://127.0.0.1:8/v1"
         data["options"]["providers"] = {"lab": config}
         data["agent"]["model"] = "lab:gpt-4o"

@@ -30,7 +30,6 @@ from agentopt.core.templates import prompt_environment
 from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import DataBlocks, make_boundary
 from agentopt.models.call import CallLayer
-from agentopt.models.providers.local_tools import capped_strings
 from agentopt.models.types import Message
 
 EvaluationLevel = Literal["item", "conversation"]
@@ -38,9 +37,6 @@ DEFAULT_DESIRED_TURNS = 5
 """Most agent turns of a simulated conversation when neither the task nor eval.yaml says."""
 DEFAULT_GOAL = "Get a complete and correct answer to what you asked in your first message."
 """The goal of a task that has none (its query is the whole request)."""
-TEXT_CHARS = 400
-"""A grammar-decoded simulator's texts are capped at this many characters (a small model's
-string otherwise runs on until max_tokens)."""
 SIMULATOR_TEMPERATURE = 0.7
 """Users vary; the seed (and the cache) keep each conversation reproducible."""
 
@@ -180,16 +176,12 @@ class SimulatedUser:
                 return 'the conversation has not started: the action must be "continue"'
             return None
 
-        model = self.simulation.model
-        schema = REPLY_SCHEMA
-        if self.layer.resolve(model).type == "local":
-            schema = capped_strings(REPLY_SCHEMA, TEXT_CHARS)
-        outcome = await call_judge(
+        outcome = await call_judge(  # the structured-output path judges take (the ladder, bounds)
             self.layer,
-            model,
+            self.simulation.model,
             self.messages(turns),
             schema_name="simulated_user",
-            schema=schema,
+            schema=REPLY_SCHEMA,
             reply_model=UserReply,
             example=REPLY_EXAMPLE,
             check=check,
