@@ -31,7 +31,7 @@ from agentopt.models.capabilities import SELF_HOSTED_TYPES, ServerCapabilities, 
 from agentopt.models.cost import CostEstimate, Ledger, PriceTable, Totals, estimate
 from agentopt.models.limiter import LimiterEvent, PoolLimiter
 from agentopt.models.providers.base import CURRENT_REPEAT
-from agentopt.models.providers.registry import build_provider, ignored_keys, is_free, reads_of
+from agentopt.models.providers.registry import build_provider, ignored_key_notices, is_free
 from agentopt.models.resolve import DEFAULT_EMBED_MODEL, ModelRef, fallback_notice, resolve_model
 from agentopt.models.retry import RetryPolicy
 from agentopt.models.settings import CallSettings, ProviderConfig
@@ -138,12 +138,8 @@ class CallLayer:
                 self._fallbacks.add(ref.model)
                 self._notice(fallback_notice(ref))
             if ref.provider in self.settings.providers:
-                for unused in ignored_keys(ref.config):
-                    self._notice(
-                        f"eval.yaml options.providers.{ref.provider}.{unused} is not used by "
-                        f"provider type {ref.type}: ignored (it reads: "
-                        f"{', '.join(reads_of(ref.type)) or 'no settings'})"
-                    )
+                for notice in ignored_key_notices(ref.provider, ref.config):
+                    self._notice(notice)
         return ref
 
     def grammar_decoded(self, model: str) -> bool:

@@ -65,18 +65,18 @@ SERVER_KEYS = ("structured_output", "tool_calling")
 JSON and for tool calls): part of every remote provider type's `reads`."""
 
 
-def ignored_keys(config: ProviderConfig) -> list[str]:
-    """The keys set in a provider's configuration that its type does not act on."""
+def ignored_key_notices(name: str, config: ProviderConfig) -> list[str]:
+    """One notice per key set in provider `name`'s configuration that its type does not act
+    on (none for a plugin that does not declare its `reads`)."""
     info = PROVIDERS.get(config.type)
     if info is None or info.reads is None:
         return []
-    return sorted(config.model_fields_set - ALWAYS_READ - set(info.reads))
-
-
-def reads_of(provider_type: str) -> tuple[str, ...]:
-    """The configuration keys a provider type acts on (empty when it says nothing)."""
-    info = PROVIDERS.get(provider_type)
-    return (info.reads or ()) if info is not None else ()
+    reads = ", ".join(info.reads) or "no settings"
+    return [
+        f"eval.yaml options.providers.{name}.{key} is not used by provider type {config.type}: "
+        f"ignored (it reads: {reads})"
+        for key in sorted(config.model_fields_set - ALWAYS_READ - set(info.reads))
+    ]
 
 
 def provider_types() -> list[str]:
