@@ -91,7 +91,6 @@ def test_a_goal_reached_at_turn_two_stops_at_two(project: Path) -> None:
         prompt = user_content(simulator)
         for text in (REFUND["persona"], REFUND["goal"], REFUND["stop_when"], AGENT[1]):
             assert text in prompt
-        assert "Simulated user: goal reached in 2 of at most 3 turns" in out or code == 0
 
 
 def test_a_goal_never_reached_stops_at_desired_num_turns(project: Path) -> None:
