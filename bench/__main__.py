@@ -10,7 +10,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-BENCHES = ["call_layer", "run_overhead", "peers.run_peers", "optimizer_efficiency"]
+BENCHES = [
+    "startup",
+    "call_layer",
+    "run_overhead",
+    "scaling",
+    "peers.run_peers",
+    "optimizer_efficiency",
+]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,21 +10,30 @@ held-out test tasks.
 
 Both optimizers get the same budget of agent + judge calls, test split included:
 - agentopt: `optimize --budget-calls BUDGET` (it keeps back the calls the test split needs);
-- GEPA: `max_metric_calls = (BUDGET − test calls) / 2` (each metric call = one program call +
-  one judge call), then the baseline and its best program on the test split.
+- GEPA: `max_metric_calls = (BUDGET − test calls) / 2 − one iteration` (each metric call = one
+  program call + one judge call), then the baseline and its best program on the test split.
+  GEPA checks `max_metric_calls` only between iterations, so it overshot it by up to one
+  iteration (a minibatch on parent and child plus the whole validation split: 2 × 3 + 16 metric
+  calls; one seed sent 516 agent + judge requests against a budget of 480). The budget is
+  enforced by keeping that iteration back, and every run's agent + judge requests are checked
+  against it: a run over budget says so in its row.
 Reflection calls come on top for both. Reported per system (mean over `SEEDS`): validation
 gain and test gain (best − baseline, as a pass rate) per 100 requests the server received
 (agent + judge + reflection, cache hits cost nothing). A row averages the seeds on which every
 system has a score for that split (a run whose test split was cut short says why). DSPy goes
 into a throwaway venv under `~/.cache/agentopt/bench-peers/`; if it cannot install or run, the
-reason is the GEPA row. About 15 s once DSPy is installed (the first install takes a minute or
-two).
+reason is the GEPA row. Whether the systems differ is a paired test over the seeds: per seed,
+agentopt's test gain per 100 calls minus GEPA's, with the exact sign-flip p-value of their mean
+(with 3 seeds the smallest possible p is 0.25: no difference can be significant at 0.05
+until there are 6 seeds or more). About 15 s once DSPy is installed (the first install takes a
+minute or two).
 
     python -m bench optimizer_efficiency
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import tempfile
@@ -62,6 +71,8 @@ MAX_CANDIDATES = 50
 """High enough that the call budget, not the candidate count, ends agentopt's search."""
 GEPA_SCRIPT = Path(__file__).parent / "gepa_peer" / "run_gepa.py"
 GEPA_TIMEOUT = 300.0
+GEPA_MINIBATCH = 3
+"""GEPA's reflection minibatch (`reflection_minibatch_size`)."""
 
 
 @dataclass
@@ -87,6 +98,16 @@ class Result:
     @property
     def calls(self) -> int:
         return sum(self.requests.values())
+
+    @property
+    def over_budget(self) -> int:
+        """Agent + judge requests beyond `BUDGET_CALLS` (0: within it)."""
+        return max(0, self.requests["agent"] + self.requests["judge"] - BUDGET_CALLS)
+
+    def gain_per_100(self, split: str) -> float:
+        return (getattr(self, f"{split}_best") - getattr(self, f"{split}_baseline")) / (
+            self.calls / 100
+        )
 
 
 @dataclass
@@ -124,6 +145,11 @@ class Row:
         candidates = sum(r.candidates for r in runs) / n
         seconds = sum(r.seconds for r in runs) / n
         notes = [r.note for r in self.results if r.note]
+        notes += [
+            f"seed {r.seed}: {r.over_budget} agent+judge requests over budget"
+            for r in runs
+            if r.over_budget
+        ]
         return (
             f"pass rate {base:.2f} → {best:.2f}; {sum(calls.values()) / n:.0f} requests/run "
             f"({mix}); seeds {', '.join(str(r.seed) for r in runs)}; stop: "
@@ -192,6 +218,41 @@ def run_agentopt(srv: FakeOpenAI, tasks: list[BenchTask], seed: int, root: Path)
     )
 
 
+def gepa_metric_budget(test_calls: int, validation: int) -> int:
+    """GEPA's `max_metric_calls`: the budget's metric calls less the test split's and one
+    iteration's worst case (GEPA stops only between iterations)."""
+    iteration = 2 * GEPA_MINIBATCH + validation
+    return (BUDGET_CALLS - test_calls) // 2 - iteration
+
+
+def sign_flip_p(diffs: list[float]) -> float:
+    """Two-sided exact p-value of the mean of paired differences under random signs."""
+    observed = abs(sum(diffs))
+    flips = list(itertools.product((1, -1), repeat=len(diffs)))
+    sums = (abs(sum(s * d for s, d in zip(signs, diffs, strict=True))) for signs in flips)
+    hits = sum(1 for total in sums if total >= observed - 1e-12)
+    return hits / len(flips)
+
+
+def paired_row(ours: Row, peer: Row) -> dict[str, Any] | None:
+    """agentopt − GEPA, test gain per 100 calls, paired by seed."""
+    theirs = {r.seed: r for r in peer.scored("test")}
+    pairs = [(r, theirs[r.seed]) for r in ours.scored("test") if r.seed in theirs]
+    if not pairs:
+        return None
+    diffs = [a.gain_per_100("test") - b.gain_per_100("test") for a, b in pairs]
+    p = sign_flip_p(diffs)
+    shown = ", ".join(f"seed {a.seed} {d:+.3f}" for (a, _), d in zip(pairs, diffs, strict=True))
+    verdict = "significant" if p < 0.05 else "not significant"
+    return {
+        "bench": BENCH,
+        "case": "agentopt − GEPA: test gain per 100 calls, paired over seeds",
+        "value": f"{sum(diffs) / len(diffs):+.3f}",
+        "detail": f"{shown}; exact sign-flip p = {p:.2f} ({verdict} at 0.05, "
+        f"{len(diffs)} seeds; smallest possible p {2 / 2 ** len(diffs):.2f})",
+    }
+
+
 def run_gepa(
     peer: Peer, srv: FakeOpenAI, tasks: list[BenchTask], seed: int, root: Path
 ) -> Result | str:
@@ -215,7 +276,8 @@ def run_gepa(
         "seed": seed,
         "instructions": BASE_INSTRUCTIONS,
         "judge_template": template,
-        "max_metric_calls": (BUDGET_CALLS - test_calls) // 2,
+        "max_metric_calls": gepa_metric_budget(test_calls, len(split("validation"))),
+        "minibatch": GEPA_MINIBATCH,
         "train": split("train"),
         "validation": split("validation"),
         "test": split("test"),
@@ -289,6 +351,10 @@ def run(seeds: tuple[int, ...] = SEEDS) -> list[dict[str, Any]]:
                     + f"; budget {BUDGET_CALLS} agent+judge calls",
                 }
             )
+    if ours.results and peer_row.results:
+        paired = paired_row(ours, peer_row)
+        if paired is not None:
+            rows.append(paired)
     return rows
 
 

@@ -212,7 +212,7 @@ class FakeOpenAI:
         class _H(_RequestHandler):
             server_owner = owner
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self._server = _Server(("127.0.0.1", 0), _H)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -332,6 +332,13 @@ class FakeOpenAI:
             model = str(body.get("model") or self.model)
             return text(last_user, usage=self.default_usage, model=model)
         return error(404, f"no route for {req.path}", code="not_found")
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a client opening 64 connections at once
+    # (concurrency 64) had all but a few SYNs dropped and retried a second later, which no
+    # real server does (uvicorn and llama.cpp's server listen with a backlog of 2048 / 512).
+    request_queue_size = 512
 
 
 class _RequestHandler(BaseHTTPRequestHandler):

@@ -13,9 +13,12 @@ from agentopt.cli.app import app
 
 
 def _paths(command: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Walked through click's group API, so commands that load on first use are seen."""
     out = [prefix]
-    for name, sub in sorted(getattr(command, "commands", {}).items()):
-        out.extend(_paths(sub, (*prefix, name)))
+    if not hasattr(command, "list_commands"):
+        return out
+    for name in sorted(command.list_commands(None)):
+        out.extend(_paths(command.get_command(None, name), (*prefix, name)))
     return out
 
 

@@ -1,10 +1,15 @@
-"""Redaction sees environment changes even though it caches the secret values."""
+"""Redaction: one compiled matcher, rebuilt when the environment changes, masking exactly as
+the sequential rules do."""
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from agentopt.core.redaction import redact, redact_data
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentopt.core.redaction import Redactor, current, redact, redact_data
 
 
 def test_new_secret_env_var_is_masked_after_a_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,3 +37,72 @@ def test_only_secret_values_are_masked_not_ordinary_words(monkeypatch: pytest.Mo
     assert redact(message) == "Incorrect API key provided: *** (retry is true)"
     monkeypatch.setenv("SHORT_SECRET", "ab12cd")
     assert redact("token ab12cd, not xab12cdx") == "token ***, not xab12cdx"
+
+
+def _reference(text: str, secrets: list[str]) -> str:
+    """The sequential masking the compiled matcher must reproduce exactly."""
+    from agentopt.core.redaction import _PATTERNS
+
+    for value in sorted(set(secrets), key=len, reverse=True):
+        if value and value in text:
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", "***", text)
+    text = _PATTERNS[0].sub(lambda m: f"{m.group(1)} ***", text)
+    text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}***", text)
+    return _PATTERNS[2].sub("***", text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(
+            [
+                "hello",
+                "Bearer",
+                "bearer",
+                "tok.en_1",
+                "api-key:",
+                "API_KEY=",
+                "sk-abcdefgh123",
+                "authorization",
+                '"',
+                "'",
+                ",",
+                " ",
+                "\n",
+                "s3cr3t-value",
+                "s3cr3t",
+                "ok}",
+            ]
+        ),
+        max_size=20,
+    ),
+    secrets=st.lists(st.sampled_from(["s3cr3t-value", "s3cr3t", "tok.en_1", "abc"]), max_size=3),
+)
+def test_the_compiled_matcher_masks_exactly_like_the_sequential_rules(
+    words: list[str], secrets: list[str]
+) -> None:
+    text = "".join(words)
+    assert Redactor(secrets).text(text) == _reference(text, secrets)
+
+
+def test_clean_data_comes_back_as_the_same_object_and_dirty_data_as_a_copy() -> None:
+    matcher = Redactor(["hunter2-secret"])
+    clean = {"turns": [{"response": "fine", "n": 1}], "tags": ("a",)}
+    assert matcher.data({"a": [1, "x"]}) == {"a": [1, "x"]}
+    same = {"turns": [{"response": "fine", "n": 1}]}
+    assert matcher.data(same) is same
+    dirty = {"turns": [{"response": "key hunter2-secret"}]}
+    masked = matcher.data(dirty)
+    assert masked == {"turns": [{"response": "key ***"}]}
+    assert dirty["turns"][0]["response"] == "key hunter2-secret"  # the input is untouched
+    assert matcher.data(clean)["tags"] == ["a"]
+
+
+def test_extra_secrets_are_compiled_once_per_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = current()
+    assert current(["x-extra-1234"]) is current(["x-extra-1234"])
+    assert current([]) is base
+    assert redact("a x-extra-1234 b", ["x-extra-1234"]) == "a *** b"
+    monkeypatch.setenv("OTHER_TOKEN", "tok-from-env-5678")
+    assert current() is not base  # the environment changed: a new matcher
+    assert redact("tok-from-env-5678 x-extra-1234", ["x-extra-1234"]) == "*** ***"

@@ -6,31 +6,60 @@ target.aclose()` stops whatever the target started. Target modules are imported 
 so importing this package stays light.
 """
 
-from agentopt.agents.base import (
-    DEFAULT_TURN_TIMEOUT_S,
-    AgentTarget,
-    RunConfig,
-    default_target,
-    make_target,
-    register_target,
-    target_names,
-)
-from agentopt.agents.conversation import (
-    AGENT_REQUEST_FAILED,
-    TIMEOUT,
-    TOOL_ROUNDS_EXCEEDED,
-    TURN_SKIPPED,
-    TurnFailed,
-    run_turns,
-)
-from agentopt.agents.tools.mocks import ToolMocks
-from agentopt.contracts.transcript import (
-    Citation,
-    ToolCallRecord,
-    Transcript,
-    TurnError,
-    TurnResult,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentopt.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from agentopt.agents.base import (
+        DEFAULT_TURN_TIMEOUT_S,
+        AgentTarget,
+        RunConfig,
+        default_target,
+        make_target,
+        register_target,
+        target_names,
+    )
+    from agentopt.agents.conversation import (
+        AGENT_REQUEST_FAILED,
+        TIMEOUT,
+        TOOL_ROUNDS_EXCEEDED,
+        TURN_SKIPPED,
+        TurnFailed,
+        run_turns,
+    )
+    from agentopt.agents.tools.mocks import ToolMocks
+    from agentopt.contracts.transcript import (
+        Citation,
+        ToolCallRecord,
+        Transcript,
+        TurnError,
+        TurnResult,
+    )
+
+_HOMES = {
+    "DEFAULT_TURN_TIMEOUT_S": "agentopt.agents.base",
+    "AgentTarget": "agentopt.agents.base",
+    "RunConfig": "agentopt.agents.base",
+    "default_target": "agentopt.agents.base",
+    "make_target": "agentopt.agents.base",
+    "register_target": "agentopt.agents.base",
+    "target_names": "agentopt.agents.base",
+    "AGENT_REQUEST_FAILED": "agentopt.agents.conversation",
+    "TIMEOUT": "agentopt.agents.conversation",
+    "TOOL_ROUNDS_EXCEEDED": "agentopt.agents.conversation",
+    "TURN_SKIPPED": "agentopt.agents.conversation",
+    "TurnFailed": "agentopt.agents.conversation",
+    "run_turns": "agentopt.agents.conversation",
+    "ToolMocks": "agentopt.agents.tools.mocks",
+    "Citation": "agentopt.contracts.transcript",
+    "ToolCallRecord": "agentopt.contracts.transcript",
+    "Transcript": "agentopt.contracts.transcript",
+    "TurnError": "agentopt.contracts.transcript",
+    "TurnResult": "agentopt.contracts.transcript",
+}
 
 __all__ = [
     "AGENT_REQUEST_FAILED",
@@ -53,3 +82,5 @@ __all__ = [
     "run_turns",
     "target_names",
 ]
+
+__getattr__ = lazy_exports(__name__, _HOMES)

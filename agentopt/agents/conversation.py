@@ -290,4 +290,6 @@ def describe_error(exc: BaseException) -> str:
 
 
 def _redacted(result: TurnResult, secrets: list[str]) -> TurnResult:
-    return TurnResult.model_validate(redact_data(result.model_dump(), secrets))
+    data = result.model_dump()
+    masked = redact_data(data, secrets)
+    return result if masked is data else TurnResult.model_validate(masked)

@@ -1,5 +1,5 @@
-"""The `agentopt` command tree. Each group lives in its own module; this one wires them up
-and owns the global options (cli.md)."""
+"""The `agentopt` command tree. Each group lives in its own module, imported when it is used
+(`lazy.py`); this one wires them up and owns the global options (cli.md)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,9 @@ from typer.core import TyperGroup
 from agentopt import __version__
 from agentopt.cli import help_format  # noqa: F401  (flags show no <bool> in --help)
 from agentopt.cli.argv import expand_variadic_options
-from agentopt.cli.cache_cmd import cache_app
 from agentopt.cli.context import STATE
-from agentopt.cli.eval_cmd import eval_app
 from agentopt.cli.global_options import attach_global_options
-from agentopt.cli.optimize_cmd import optimize_app
-from agentopt.cli.view_cmd import view_command
+from agentopt.cli.lazy import Lazy, lazy_group
 
 EPILOG = (
     "Examples:\n\n"
@@ -42,9 +39,18 @@ class _Group(TyperGroup):
         return super().main(expand_variadic_options(argv), *a, **kw)
 
 
+COMMANDS = {
+    "view": Lazy(
+        "agentopt.cli.view_cmd", "view_command", "Example:\n\n  agentopt view --port 8765"
+    ),
+    "eval": Lazy("agentopt.cli.eval_cmd", "eval_app"),
+    "optimize": Lazy("agentopt.cli.optimize_cmd", "optimize_app"),
+    "cache": Lazy("agentopt.cli.cache_cmd", "cache_app"),
+}
+
 app = typer.Typer(
     name="agentopt",
-    cls=_Group,
+    cls=lazy_group(COMMANDS, base=_Group),
     help="Build, run and optimize evaluation suites for LLM agents — locally, on any model.",
     epilog=EPILOG,
     no_args_is_help=True,
@@ -52,10 +58,6 @@ app = typer.Typer(
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.add_typer(eval_app, name="eval")
-app.add_typer(optimize_app, name="optimize")
-app.add_typer(cache_app, name="cache")
-app.command("view", epilog="Example:\n\n  agentopt view --port 8765")(view_command)
 
 
 def _version(value: bool) -> None:

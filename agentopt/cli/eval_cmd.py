@@ -10,56 +10,65 @@ import typer
 from rich.markup import escape
 
 from agentopt.cli.errors import handle_errors
-from agentopt.cli.eval_generate_cmd import generate_command, init_command, update_command
-from agentopt.cli.eval_run_cmd import run_command
-from agentopt.cli.eval_show_cmd import list_command, show_command
+from agentopt.cli.lazy import Lazy, lazy_group
+
+COMMANDS = {
+    "init": Lazy(
+        "agentopt.cli.eval_generate_cmd",
+        "init_command",
+        "Examples:\n\n  agentopt eval init\n\n"
+        '  agentopt eval init --no-prompt -g "A support agent for an online store" '
+        "--eval-model gpt-4.1-mini",
+    ),
+    "generate": Lazy(
+        "agentopt.cli.eval_generate_cmd",
+        "generate_command",
+        "Examples:\n\n"
+        '  agentopt eval generate -g "Answers HR policy questions" --max-samples 20\n\n'
+        "  agentopt eval generate --gen-instruction-file brief.md --multi-turn 3\n\n"
+        "  agentopt eval generate --dataset my_tasks.jsonl   # only the rubric is generated",
+    ),
+    "update": Lazy(
+        "agentopt.cli.eval_generate_cmd",
+        "update_command",
+        "Examples:\n\n  agentopt eval update\n\n  agentopt eval update --dataset-only",
+    ),
+    "run": Lazy(
+        "agentopt.cli.eval_run_cmd",
+        "run_command",
+        "Examples:\n\n"
+        "  agentopt eval run                                  # ./eval.yaml\n\n"
+        "  agentopt eval run --output report.html --output results.xml --fail-under 0.7\n\n"
+        '  agentopt eval run --prompts "What is 2+2?" --expected 4 --evaluator ExactMatch '
+        "--agent-model gpt-4.1-mini\n\n"
+        "  agentopt eval run --prompts-file evals/evals.json --strict\n\n"
+        "  agentopt eval run --repeat 3 --baseline 20261129-210000-a1b2c3\n\n"
+        "  agentopt eval run --remote --fail-under 0.7      # in the Foundry project\n\n"
+        "  agentopt eval run --remote --no-wait\n\n"
+        "  agentopt eval run --dry-run",
+    ),
+    "list": Lazy(
+        "agentopt.cli.eval_show_cmd", "list_command", "Example:\n\n  agentopt eval list --limit 10"
+    ),
+    "show": Lazy(
+        "agentopt.cli.eval_show_cmd",
+        "show_command",
+        "Examples:\n\n  agentopt eval show\n\n"
+        "  agentopt eval show RUN_ID --task refund_window\n\n"
+        "  agentopt eval show RUN_ID --compare OTHER_RUN_ID\n\n"
+        "  agentopt eval show RUN_ID --watch                # follow a --remote run",
+    ),
+}
+"""Imported when used: `eval validate` (below) loads none of them."""
 
 eval_app = typer.Typer(
+    cls=lazy_group(COMMANDS),
     help="Create, run and maintain evaluation suites.",
     epilog="Examples:\n\n  agentopt eval init\n\n  agentopt eval run --output report.html\n\n"
     "  agentopt eval show --compare <older-run-id>",
     no_args_is_help=True,
     rich_markup_mode="rich",
 )
-
-eval_app.command(
-    "init",
-    epilog="Examples:\n\n  agentopt eval init\n\n"
-    '  agentopt eval init --no-prompt -g "A support agent for an online store" '
-    "--eval-model gpt-4.1-mini",
-)(init_command)
-eval_app.command(
-    "generate",
-    epilog="Examples:\n\n"
-    '  agentopt eval generate -g "Answers HR policy questions" --max-samples 20\n\n'
-    "  agentopt eval generate --gen-instruction-file brief.md --multi-turn 3\n\n"
-    "  agentopt eval generate --dataset my_tasks.jsonl   # only the rubric is generated",
-)(generate_command)
-eval_app.command(
-    "update",
-    epilog="Examples:\n\n  agentopt eval update\n\n  agentopt eval update --dataset-only",
-)(update_command)
-eval_app.command(
-    "run",
-    epilog="Examples:\n\n"
-    "  agentopt eval run                                  # ./eval.yaml\n\n"
-    "  agentopt eval run --output report.html --output results.xml --fail-under 0.7\n\n"
-    '  agentopt eval run --prompts "What is 2+2?" --expected 4 --evaluator ExactMatch '
-    "--agent-model gpt-4.1-mini\n\n"
-    "  agentopt eval run --prompts-file evals/evals.json --strict\n\n"
-    "  agentopt eval run --repeat 3 --baseline 20261129-210000-a1b2c3\n\n"
-    "  agentopt eval run --remote --fail-under 0.7      # in the Foundry project\n\n"
-    "  agentopt eval run --remote --no-wait\n\n"
-    "  agentopt eval run --dry-run",
-)(run_command)
-eval_app.command("list", epilog="Example:\n\n  agentopt eval list --limit 10")(list_command)
-eval_app.command(
-    "show",
-    epilog="Examples:\n\n  agentopt eval show\n\n"
-    "  agentopt eval show RUN_ID --task refund_window\n\n"
-    "  agentopt eval show RUN_ID --compare OTHER_RUN_ID\n\n"
-    "  agentopt eval show RUN_ID --watch                # follow a --remote run",
-)(show_command)
 
 
 @eval_app.command(

@@ -9,7 +9,6 @@ import typer
 
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
-from agentopt.cli.remote_render import execute_remote, remote_run_id
 from agentopt.cli.run_render import execute_run
 from agentopt.core.errors import ConfigError
 from agentopt.workflows.run.inputs import RunOptions
@@ -200,7 +199,10 @@ def run_command(
     )
     if no_wait and not remote:
         raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote runs")
-    if remote or remote_run_id(resume):
-        execute_remote(opts, poll_interval)
-        return
+    if remote or resume:  # the Foundry modules load only for a --remote run
+        from agentopt.cli.remote_render import execute_remote, remote_run_id
+
+        if remote or remote_run_id(resume):
+            execute_remote(opts, poll_interval)
+            return
     execute_run(opts, interactive=interactive)

@@ -1,5 +1,6 @@
 """Append-only JSONL journals (`eval run` and `optimize` both keep one): each entry is one
-fsync'd line, and a reader skips a torn last line left by a crash mid-write."""
+fsync'd line, masked as it is written (`core.redaction`), and a reader skips a torn last line
+left by a crash mid-write."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.core.atomic import append_line_fsync
+from agentopt.core.redaction import redact_data
 
 
 def append_entry(path: Path, entry: dict[str, Any]) -> None:
-    """Append one entry as a line and fsync it."""
-    append_line_fsync(path, json.dumps(entry, ensure_ascii=False, default=str))
+    """Append one entry as a line, secrets masked, and fsync it."""
+    append_line_fsync(path, json.dumps(redact_data(entry), ensure_ascii=False, default=str))
 
 
 def read_numbered(path: Path) -> Iterator[tuple[int, Any]]:

@@ -15,11 +15,12 @@ So a new extension is one new file (plus, for a separate package, one entry poin
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Iterator
-from importlib.metadata import entry_points
-from typing import ClassVar, Generic, TypeVar
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, ClassVar, Generic, TypeVar
 
 from agentopt.core.errors import ConfigError
 
@@ -31,9 +32,21 @@ TARGETS_GROUP = "agentopt.targets"
 STRATEGIES_GROUP = "agentopt.strategies"
 
 
+@functools.cache
+def _installed() -> Any:
+    """Every installed entry point, read once per process: each `entry_points(group=...)`
+    walks the metadata of every installed distribution again (35 ms a time here)."""
+    return entry_points()
+
+
+def group_entry_points(group: str) -> list[EntryPoint]:
+    """The installed entry points of `group`."""
+    return list(_installed().select(group=group))
+
+
 def installed_names(group: str) -> list[str]:
     """Names of the entry points of `group` (read from package metadata; nothing imported)."""
-    return sorted({ep.name for ep in entry_points(group=group)})
+    return sorted({ep.name for ep in group_entry_points(group)})
 
 
 class PluginRegistry(Generic[T]):
@@ -94,7 +107,7 @@ class PluginRegistry(Generic[T]):
             module = importlib.import_module(package)
             for info in pkgutil.iter_modules(module.__path__):
                 importlib.import_module(f"{package}.{info.name}")
-        for ep in entry_points(group=self.group):
+        for ep in group_entry_points(self.group):
             try:
                 ep.load()
             except Exception as exc:

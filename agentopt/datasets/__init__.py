@@ -6,21 +6,55 @@ Use `load_dataset(path)` to load, `validate_dataset(path)` to list problems with
 to write canonical JSONL.
 """
 
-from agentopt.contracts.task import Criterion, Dataset, EvaluatorRef, LegacyUpgrade, Task, Turn
-from agentopt.core.files.m365_schemas import newest_known_version, official_schema, schema_for
-from agentopt.datasets.adhoc import dataset_from_prompts
-from agentopt.datasets.discovery import (
-    DISCOVERY_NAMES,
-    STARTER_QUESTION,
-    STARTER_RELATIVE_PATH,
-    discover_dataset,
-    discovery_candidates,
-    starter_document,
-    write_starter_file,
-)
-from agentopt.datasets.load import load_dataset, resolve_dataset_path, validate_dataset
-from agentopt.datasets.m365 import TOLERATED_ITEM_KEYS, TOLERATED_ROOT_KEYS
-from agentopt.datasets.writer import dump_tasks_jsonl, task_to_record
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentopt.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from agentopt.contracts.task import Criterion, Dataset, EvaluatorRef, LegacyUpgrade, Task, Turn
+    from agentopt.core.files.m365_schemas import newest_known_version, official_schema, schema_for
+    from agentopt.datasets.adhoc import dataset_from_prompts
+    from agentopt.datasets.discovery import (
+        DISCOVERY_NAMES,
+        STARTER_QUESTION,
+        STARTER_RELATIVE_PATH,
+        discover_dataset,
+        discovery_candidates,
+        starter_document,
+        write_starter_file,
+    )
+    from agentopt.datasets.load import load_dataset, resolve_dataset_path, validate_dataset
+    from agentopt.datasets.m365 import TOLERATED_ITEM_KEYS, TOLERATED_ROOT_KEYS
+    from agentopt.datasets.writer import dump_tasks_jsonl, task_to_record
+
+_HOMES = {
+    "Criterion": "agentopt.contracts.task",
+    "Dataset": "agentopt.contracts.task",
+    "EvaluatorRef": "agentopt.contracts.task",
+    "LegacyUpgrade": "agentopt.contracts.task",
+    "Task": "agentopt.contracts.task",
+    "Turn": "agentopt.contracts.task",
+    "newest_known_version": "agentopt.core.files.m365_schemas",
+    "official_schema": "agentopt.core.files.m365_schemas",
+    "schema_for": "agentopt.core.files.m365_schemas",
+    "dataset_from_prompts": "agentopt.datasets.adhoc",
+    "DISCOVERY_NAMES": "agentopt.datasets.discovery",
+    "STARTER_QUESTION": "agentopt.datasets.discovery",
+    "STARTER_RELATIVE_PATH": "agentopt.datasets.discovery",
+    "discover_dataset": "agentopt.datasets.discovery",
+    "discovery_candidates": "agentopt.datasets.discovery",
+    "starter_document": "agentopt.datasets.discovery",
+    "write_starter_file": "agentopt.datasets.discovery",
+    "load_dataset": "agentopt.datasets.load",
+    "resolve_dataset_path": "agentopt.datasets.load",
+    "validate_dataset": "agentopt.datasets.load",
+    "TOLERATED_ITEM_KEYS": "agentopt.datasets.m365",
+    "TOLERATED_ROOT_KEYS": "agentopt.datasets.m365",
+    "dump_tasks_jsonl": "agentopt.datasets.writer",
+    "task_to_record": "agentopt.datasets.writer",
+}
 
 __all__ = [
     "DISCOVERY_NAMES",
@@ -48,3 +82,5 @@ __all__ = [
     "validate_dataset",
     "write_starter_file",
 ]
+
+__getattr__ = lazy_exports(__name__, _HOMES)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from agentopt.core.errors import Problem
 from agentopt.core.files.m365_schemas import newest_known_version, official_schema
 from agentopt.datasets.problems import describe, did_you_mean, key_path
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 
 def schema_problems(
@@ -26,6 +26,8 @@ def schema_problems(
 ) -> list[Problem]:
     """Every way `document` breaks `schema` (default: the newest shipped one), as located
     plain-English problems."""
+    import jsonschema  # 0.1-0.3 s to import: only when an M365 document is checked
+
     schema = schema if schema is not None else official_schema()
     validator_cls = jsonschema.validators.validator_for(schema)
     validator = validator_cls(schema)

@@ -8,6 +8,7 @@ so the same catalogue scores local, hosted and endpoint agents alike (agents.md)
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -159,6 +160,10 @@ class Evaluator(Protocol):
     async def evaluate(self, sample: EvalSample) -> EvalResult: ...
 
 
+Offload = Callable[..., Awaitable[Any]]
+"""`await offload(fn, *args)`: `fn(*args)` in a worker process."""
+
+
 @dataclass(frozen=True)
 class BuildContext:
     """What a factory may use to build an evaluator.
@@ -172,6 +177,9 @@ class BuildContext:
     judge_model: str | None
     layer: CallLayer | None
     project_dir: Path
+    offload: Offload | None = None
+    """Runs a picklable function in a worker process (the run's CPU pool): where code
+    evaluators that burn CPU go (code_worker.py). None: everything stays in this process."""
 
 
 def flat_options(options: dict[str, Any] | None) -> dict[str, Any]:

@@ -32,7 +32,13 @@ from agentopt.core.files.prompty import parse_prompty
 from agentopt.core.files.rubric import load_rubric
 from agentopt.core.files.yaml_source import read_text
 from agentopt.core.paths import registry_dir
-from agentopt.evaluators.base import BuildContext, EvalSample, Evaluator, EvaluatorUse
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    Evaluator,
+    EvaluatorUse,
+    Offload,
+)
 from agentopt.evaluators.code_evaluators import (
     CUSTOM_DIR,
     CodeEvaluator,
@@ -40,6 +46,7 @@ from agentopt.evaluators.code_evaluators import (
     load_entry_point,
     load_first_class,
 )
+from agentopt.evaluators.code_worker import UserCode
 from agentopt.evaluators.judges.prompt_judge import PromptJudge
 from agentopt.evaluators.judges.prompty_judge import PromptyJudge
 from agentopt.evaluators.judges.rubric import RubricEvaluator
@@ -55,6 +62,7 @@ def build_evaluator(
     judge_model: str | None = None,
     layer: Any = None,
     project_dir: Path | str = ".",
+    offload: Offload | None = None,
 ) -> Evaluator:
     """Build the evaluator a configuration entry names.
 
@@ -63,13 +71,16 @@ def build_evaluator(
         judge_model: the model LLM judges call (eval.yaml `options.eval_model`).
         layer: the call layer (`agentopt.models.call.CallLayer`) for judge and embedding calls.
         project_dir: the agent project folder (custom evaluators, registry, rubric copies).
+        offload: the run's process pool, for code evaluators that burn CPU (code_worker.py).
 
     Raises:
         ConfigError: unknown name (listing the valid ones), a broken definition file, bad
             options, or a judge evaluator without a judge model.
     """
     use = EvaluatorUse.coerce(spec)
-    ctx = BuildContext(judge_model=judge_model, layer=layer, project_dir=Path(project_dir))
+    ctx = BuildContext(
+        judge_model=judge_model, layer=layer, project_dir=Path(project_dir), offload=offload
+    )
     if use.local_uri:
         path = Path(use.local_uri)
         if not path.is_absolute():
@@ -88,6 +99,7 @@ def build_evaluator(
             target=load_first_class(custom, use.name),
             options=use.options,
             context=ctx,
+            source=UserCode("class_file", str(custom), use.name),
         )
     registered = registered_yaml(ctx.project_dir, use.name, use.version)
     if registered is not None:
@@ -153,7 +165,8 @@ def from_evaluator_yaml(spec: EvaluatorSpec, use: EvaluatorUse, ctx: BuildContex
         if spec.threshold is not None:
             options.setdefault("threshold", spec.threshold)
         target = load_entry_point(definition.entry_point, ctx.project_dir, shown=spec.name)
-        return CodeEvaluator(name=name, target=target, options=options, context=ctx)
+        source = UserCode("entry", definition.entry_point, spec.name, str(ctx.project_dir))
+        return CodeEvaluator(name=name, target=target, options=options, context=ctx, source=source)
     assert isinstance(definition, BuiltinConfigDefinition)
     info = lookup(definition.evaluator)
     if info is None:
@@ -187,7 +200,10 @@ def _from_path(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
         return from_evaluator_yaml(load_evaluator_yaml(path), use, ctx)
     if suffix == ".py":
         target = load_first_class(path, use.name)
-        return CodeEvaluator(name=use.name, target=target, options=use.options, context=ctx)
+        source = UserCode("class_file", str(path), use.name)
+        return CodeEvaluator(
+            name=use.name, target=target, options=use.options, context=ctx, source=source
+        )
     if suffix == ".prompty":
         return _prompty(use, path, ctx)
     raise ConfigError(
@@ -234,11 +250,17 @@ class EvaluatorCache:
     """Builds each distinct configured evaluator once per run (user code imports once)."""
 
     def __init__(
-        self, *, judge_model: str | None = None, layer: Any = None, project_dir: Path | str = "."
+        self,
+        *,
+        judge_model: str | None = None,
+        layer: Any = None,
+        project_dir: Path | str = ".",
+        offload: Offload | None = None,
     ) -> None:
         self.judge_model = judge_model
         self.layer = layer
         self.project_dir = Path(project_dir)
+        self.offload = offload
         self._built: dict[str, Evaluator] = {}
 
     def get(self, spec: EvaluatorUse | str | dict[str, Any] | Any) -> Evaluator:
@@ -246,6 +268,10 @@ class EvaluatorCache:
         key = json.dumps(use.model_dump(), sort_keys=True, default=str)
         if key not in self._built:
             self._built[key] = build_evaluator(
-                use, judge_model=self.judge_model, layer=self.layer, project_dir=self.project_dir
+                use,
+                judge_model=self.judge_model,
+                layer=self.layer,
+                project_dir=self.project_dir,
+                offload=self.offload,
             )
         return self._built[key]

@@ -22,9 +22,10 @@ import importlib
 import importlib.util
 import inspect
 import json
+import pickle
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,15 @@ from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.yaml_source import read_text
 from agentopt.core.redaction import redact
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, flat_options
+from agentopt.evaluators.code_worker import (
+    CPU_BOUND_S,
+    MEASURED_CALLS,
+    UserCode,
+    accepts,
+    bound_call,
+    call_in_worker,
+    timed_call,
+)
 
 CUSTOM_DIR = "custom-evaluators"
 DEFAULT_THRESHOLD = 1.0
@@ -136,17 +146,6 @@ def load_entry_point(entry: str, project_dir: Path, *, shown: str = "") -> Any:
         ) from exc
 
 
-def _accepts(fn: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The subset of `kwargs` that `fn` accepts (all of them when it takes **kwargs)."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return kwargs
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return kwargs
-    return {k: v for k, v in kwargs.items() if k in params}
-
-
 def call_arguments(sample: EvalSample) -> dict[str, Any]:
     """What user code receives: the M365 names first, then agentopt's extra inputs."""
     return {
@@ -181,49 +180,57 @@ class CodeEvaluator(EvaluatorBase):
         target: Any,
         options: dict[str, Any] | None = None,
         context: BuildContext | None = None,
+        source: UserCode | None = None,
     ) -> None:
         self.name = name
         super().__init__(options=options, context=context)
         self.default_threshold = DEFAULT_THRESHOLD
         self._target = target
         self._instances: dict[str, Any] = {}
+        self._source = source
+        """Where the callable comes from: what lets a worker process load it (code_worker)."""
+        self._cpu: list[float] = []
+        self._in_pool = False
 
-    def _callable(self, sample: EvalSample) -> tuple[Callable[..., Any], float, dict[str, Any]]:
+    def _init_options(self, sample: EvalSample) -> tuple[float, dict[str, Any], str]:
         opts = self.options_for(sample)
         threshold = self.threshold_for(sample)
         threshold = DEFAULT_THRESHOLD if threshold is None else threshold
         user_options = {k: v for k, v in flat_options(opts).items() if k != "threshold"}
-        if not inspect.isclass(self._target):
-            return self._target, threshold, user_options
         key = repr((threshold, sorted(user_options.items(), key=lambda kv: kv[0])))
+        return threshold, user_options, key
+
+    def _instance(self, threshold: float, user_options: dict[str, Any], key: str) -> Any:
+        if not inspect.isclass(self._target):
+            return self._target
         if key not in self._instances:
             init = {"model_config": None, "threshold": threshold, "options": user_options}
             try:
-                self._instances[key] = self._target(**_accepts(self._target, init))
+                self._instances[key] = self._target(**accepts(self._target, init))
             except Exception as exc:
                 raise ConfigError(
                     f"custom evaluator '{self.name}' failed to initialise: "
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
-        return self._instances[key], threshold, user_options
+        return self._instances[key]
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
-        fn, threshold, user_options = self._callable(sample)
+        threshold, user_options, key = self._init_options(sample)
+        fn = bound_call(self._target, self._instance(threshold, user_options, key))
         kwargs = call_arguments(sample)
         if not inspect.isclass(self._target):
             kwargs["options"] = user_options
-        # An instance's bound __call__ shows its real signature (and whether it is async).
-        target: Callable[..., Any] = fn
-        if inspect.isclass(self._target):
-            target = types.MethodType(type(fn).__call__, fn)
-        kwargs = _accepts(target, kwargs)
+        kwargs = accepts(fn, kwargs)
         try:
-            if inspect.iscoroutinefunction(target):
-                answer = await target(**kwargs)
+            if inspect.iscoroutinefunction(fn):
+                answer = await fn(**kwargs)
+            elif self._in_pool:
+                answer = await self._in_worker(fn, threshold, user_options, key, kwargs)
             else:
-                answer = await asyncio.to_thread(target, **kwargs)
+                answer, cpu = await asyncio.to_thread(timed_call, fn, kwargs)
                 if inspect.isawaitable(answer):
                     answer = await answer
+                self._measured(cpu)
         except Exception as exc:
             return EvalResult.failed_to_evaluate(
                 self.name,
@@ -231,6 +238,36 @@ class CodeEvaluator(EvaluatorBase):
                 redact(f"custom evaluator '{self.name}' raised {type(exc).__name__}: {exc}"),
             )
         return self._result(answer, threshold)
+
+    def _measured(self, cpu_s: float) -> None:
+        """Move to the process pool once the first calls show this evaluator burns CPU."""
+        if self._source is None or self.context.offload is None:
+            return
+        self._cpu.append(cpu_s)
+        if len(self._cpu) >= MEASURED_CALLS:
+            self._in_pool = sum(self._cpu) / len(self._cpu) >= CPU_BOUND_S
+            self._source = self._source if self._in_pool else None  # decided: stop measuring
+
+    async def _in_worker(
+        self,
+        fn: Any,
+        threshold: float,
+        user_options: dict[str, Any],
+        key: str,
+        kwargs: dict[str, Any],
+    ) -> Any:
+        assert self._source is not None and self.context.offload is not None
+        init = None
+        if inspect.isclass(self._target):
+            init = {"model_config": None, "threshold": threshold, "options": user_options}
+        try:
+            return await self.context.offload(call_in_worker, self._source, key, init, kwargs)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            if "pickle" not in f"{type(exc).__name__} {exc}".lower():
+                raise
+            self._in_pool = False  # what it takes or returns cannot travel: its thread it is
+            answer, _ = await asyncio.to_thread(timed_call, fn, kwargs)
+            return answer
 
     def _result(self, answer: Any, threshold: float) -> EvalResult:
         if isinstance(answer, EvalResult):

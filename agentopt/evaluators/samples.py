@@ -145,6 +145,8 @@ async def evaluate_sample(evaluators: Sequence[Evaluator], sample: EvalSample) -
                 name, "evaluatorCrashed", redact(f"{name} crashed: {type(exc).__name__}: {exc}")
             )
 
+    if len(evaluators) == 1:  # nothing to run beside it: no task group, no task
+        return [await one(evaluators[0])]
     try:
         async with asyncio.TaskGroup() as group:
             running = [group.create_task(one(ev)) for ev in evaluators]

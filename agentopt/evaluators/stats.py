@@ -2,20 +2,29 @@
 and the optimizer's ★ rule (optimizer.md §2: a candidate is ★ only when the lower end of the
 95% paired interval of candidate − baseline is above 0).
 
-Pure Python with a seeded `random.Random`, so the same scores and seed give the same interval on
-every machine.
+Seeded, so the same scores and seed give the same interval on every machine. The resampling is
+vectorised with numpy (issue 19: 2,000 × N Python `random.choices` draws took 2.2 s at 10,000
+tasks) and gives bit for bit the interval the pure-Python version gave: numpy's `RandomState`
+seeded with the 32-bit words of the seed is the same Mersenne Twister stream as
+`random.Random(seed)`, `floor(u * n)` picks the same indices as `random.choices`, and a
+cumulative sum adds each resample left to right as `sum()` did.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
-import random
+import sys
+import threading
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_LEVEL = 0.95
+CHUNK_DRAWS = 1 << 21
+"""Draws resampled at once (about 16 MB of floats): memory stays flat however many tasks."""
 
 
 class ConfidenceInterval(BaseModel):
@@ -56,13 +65,49 @@ class PairedDelta(ConfidenceInterval):
 def _percentile_interval(
     values: Sequence[float], seed: int, resamples: int, level: float
 ) -> tuple[float, float]:
-    rng = random.Random(seed)
-    n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    means = _resampled_means(values, seed, resamples)
     alpha = (1.0 - level) / 2.0
     lo_i = max(0, math.floor(alpha * resamples))
     hi_i = min(resamples - 1, math.ceil((1.0 - alpha) * resamples) - 1)
-    return means[lo_i], means[hi_i]
+    return float(means[lo_i]), float(means[hi_i])
+
+
+def prefetch_numpy() -> None:
+    """Start importing numpy on a background thread (0.1-0.2 s of CPU, most of the finish
+    phase otherwise): called when a run starts, the import fills the time the event loop
+    spends waiting on the model, and the bootstrap at the end finds numpy loaded (a concurrent
+    `import numpy` simply waits for this one)."""
+    if "numpy" in sys.modules:
+        return
+    threading.Thread(
+        target=importlib.import_module, args=("numpy",), name="agentopt-numpy", daemon=True
+    ).start()
+
+
+def _resampled_means(values: Sequence[float], seed: int, resamples: int) -> Any:
+    """The sorted means of `resamples` bootstrap resamples (numpy array)."""
+    import numpy as np
+
+    data = np.asarray(values, dtype=np.float64)
+    n = len(data)
+    stream = np.random.RandomState(_twister_key(seed))
+    means = np.empty(resamples, dtype=np.float64)
+    rows = max(1, CHUNK_DRAWS // n)
+    for start in range(0, resamples, rows):
+        count = min(rows, resamples - start)
+        picks = (stream.random_sample((count, n)) * n).astype(np.intp)  # floor: u >= 0
+        means[start : start + count] = np.cumsum(data[picks], axis=1)[:, -1] / n
+    means.sort()
+    return means
+
+
+def _twister_key(seed: int) -> list[int]:
+    """The init_by_array key `random.Random(seed)` uses: |seed| in 32-bit words, low first."""
+    rest = abs(int(seed))
+    words = [rest & 0xFFFFFFFF]
+    while rest := rest >> 32:
+        words.append(rest & 0xFFFFFFFF)
+    return words
 
 
 def bootstrap_ci(

@@ -5,10 +5,14 @@ define an answer — provider type, base URL, model, messages, tools, tool_choic
 top_p, seed, max tokens, response_format, stop, and the repeat index — never timeouts or
 credentials (style.md rule 8). Values are JSON, never pickle.
 
-Concurrency: one connection per CallLayer, used from worker threads under a lock; every write
-is a short `BEGIN IMMEDIATE` transaction, and a 30 s busy timeout lets several processes share
-the file. A cache that cannot be opened or read is disabled for the run with one warning:
-a cache problem never fails a run.
+Concurrency: reads run on the caller's thread (the event loop) on their own connection — a WAL
+reader never waits for a writer, and a primary-key lookup costs less than the thread hop it
+replaces; writes are queued and committed in batches by one writer thread on a second
+connection, every batch a short `BEGIN IMMEDIATE` transaction (`core.batch_writer`), and a row
+waiting for its batch is already served to reads. A 30 s busy timeout lets several processes
+share the file. Nothing here binds the cache to one loop or process: the writer thread starts
+wherever the cache is used (a Ray coordinator included). A cache that cannot be opened or read
+is disabled for the run with one warning: a cache problem never fails a run.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ import sqlite3
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentopt.core.batch_writer import BatchWriter
 from agentopt.core.paths import cache_path
 from agentopt.models.types import ChatRequest
 
@@ -111,6 +117,12 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+Row = tuple[str, str, str, str, dict[str, Any]]
+"""(key, kind, provider, model, payload)."""
+Capability = tuple[str, str, str, str, str, str]
+"""(provider, base_url, model, feature, value, reason)."""
+
+
 class ResponseCache:
     """Async-friendly access to the cache file of one project."""
 
@@ -119,11 +131,15 @@ class ResponseCache:
         self.hits = 0
         self.misses = 0
         self.writes = 0
-        self._conn: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        self._writer_conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._disabled = False
         self._pending_hits: Counter[str] = Counter()
         self._flushed_misses = 0
+        self._unwritten: dict[str, dict[str, Any]] = {}
+        """Rows queued for the writer thread and not yet committed (served to reads)."""
+        self._writer: BatchWriter[Row | Capability] | None = None
 
     @classmethod
     def for_project(cls, project_dir: Path) -> ResponseCache:
@@ -137,7 +153,14 @@ class ResponseCache:
         """Payloads of the keys that are cached (missing keys are absent from the result)."""
         if self._disabled or not keys:
             return {}
-        found = await asyncio.to_thread(self._get_many, keys)
+        found: dict[str, dict[str, Any]] = {}
+        for key in keys:
+            queued = self._unwritten.get(key)  # the writer thread may drop it meanwhile
+            if queued is not None:
+                found[key] = queued
+        rest = [k for k in keys if k not in found]
+        if rest:
+            found.update(self._read(rest))
         self.hits += len(found)
         self.misses += len(set(keys)) - len(found)
         self._pending_hits.update(found.keys())
@@ -146,11 +169,15 @@ class ResponseCache:
     async def get(self, key: str) -> dict[str, Any] | None:
         return (await self.get_many([key])).get(key)
 
-    async def put_many(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
-        """Store `(key, kind, provider, model, payload)` rows in one transaction."""
+    async def put_many(self, rows: list[Row]) -> None:
+        """Store `(key, kind, provider, model, payload)` rows (committed by the writer thread,
+        readable at once)."""
         if self._disabled or not rows:
             return
-        await asyncio.to_thread(self._put_many, rows)
+        writer = self._writer_queue()
+        for row in rows:
+            self._unwritten[row[0]] = row[4]
+            writer.submit(row)
 
     async def put(
         self, key: str, *, kind: str, provider: str, model: str, payload: dict[str, Any]
@@ -161,45 +188,35 @@ class ResponseCache:
         """What a server was found to accept (feature → value), e.g. structured_output."""
         if self._disabled:
             return {}
-        return await asyncio.to_thread(self._get_capabilities, provider, base_url, model)
+        if self._reader is None and not self._open_reader():
+            return {}
+        reader = self._reader
+        assert reader is not None
+        rows = self._guard(
+            "read",
+            lambda: reader.execute(
+                "SELECT feature, value FROM capabilities"
+                " WHERE provider = ? AND base_url = ? AND model = ?",
+                (provider, base_url, model),
+            ).fetchall(),
+        )
+        return {str(f): str(v) for f, v in rows or []}
 
     async def put_capability(
         self, provider: str, base_url: str, model: str, feature: str, value: str, reason: str
     ) -> None:
-        """Remember one finding (the probe is then paid once per cache file, not per call)."""
+        """Remember one finding (the probe is then paid once per cache file, not per call);
+        committed by the writer thread with the next batch of rows."""
         if self._disabled:
             return
-        row = (provider, base_url, model, feature, value, reason)
-        await asyncio.to_thread(self._put_capability, row)
+        self._writer_queue().submit((provider, base_url, model, feature, value, reason))
 
     async def aclose(self) -> None:
-        """Flush hit counters and close the connection."""
+        """Write what is queued, flush hit counters and close the connections."""
         await asyncio.to_thread(self._close)
 
-    # -- worker-thread side ------------------------------------------------------------------
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = connect(self.path)
-        return self._conn
-
-    def _guard(self, what: str, fn: Any) -> Any:
-        with self._lock:
-            if self._disabled:
-                return None
-            try:
-                return fn(self._connection())
-            except sqlite3.Error as exc:
-                self._disabled = True
-                log.warning(
-                    "model cache at %s disabled for this run (%s failed: %s); "
-                    "run `agentopt cache clear` if the file is damaged",
-                    self.path,
-                    what,
-                    exc,
-                )
-                return None
-
-    def _get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+    # -- reads, on the caller's thread --------------------------------------------------------
+    def _read(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         def run(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
             out: dict[str, dict[str, Any]] = {}
             for start in range(0, len(keys), 500):
@@ -215,13 +232,39 @@ class ResponseCache:
                         continue
             return out
 
-        return self._guard("read", run) or {}
+        if self._reader is None and not self._open_reader():
+            return {}
+        assert self._reader is not None
+        return self._guard("read", lambda: run(self._reader)) or {}  # type: ignore[arg-type]
 
-    def _put_many(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+    def _open_reader(self) -> bool:
+        result = self._guard("open", lambda: connect(self.path))
+        self._reader = result
+        return result is not None
+
+    # -- writes, on the writer thread --------------------------------------------------------
+    def _writer_queue(self) -> BatchWriter[Row | Capability]:
+        if self._writer is None:
+            self._writer = BatchWriter(self._write_batch, name="agentopt-cache-writer")
+        return self._writer
+
+    def _writer_connection(self) -> sqlite3.Connection:
+        if self._writer_conn is None:
+            self._writer_conn = connect(self.path)
+        return self._writer_conn
+
+    def _write_batch(self, items: Sequence[Row | Capability]) -> None:
         now = time.time()
+        rows = [item for item in items if len(item) == 5]
         values = [(k, kind, p, m, canonical_json(payload), now) for k, kind, p, m, payload in rows]
+        capabilities = [
+            (hashlib.sha256(canonical_json(list(c[:4])).encode()).hexdigest(), *c, now)
+            for c in items
+            if len(c) == 6
+        ]
 
-        def run(conn: sqlite3.Connection) -> None:
+        def run() -> None:
+            conn = self._writer_connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany(
@@ -229,45 +272,55 @@ class ResponseCache:
                     " (key, kind, provider, model, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                     values,
                 )
+                conn.executemany(
+                    "INSERT OR REPLACE INTO capabilities"
+                    " (key, provider, base_url, model, feature, value, reason, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    capabilities,
+                )
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             self.writes += len(values)
 
-        self._guard("write", run)
+        try:
+            self._guard("write", run)
+        finally:
+            with self._lock:
+                for row in rows:
+                    self._unwritten.pop(row[0], None)
 
-    def _get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:
-        def run(conn: sqlite3.Connection) -> dict[str, str]:
-            rows = conn.execute(
-                "SELECT feature, value FROM capabilities"
-                " WHERE provider = ? AND base_url = ? AND model = ?",
-                (provider, base_url, model),
-            ).fetchall()
-            return {str(f): str(v) for f, v in rows}
-
-        return self._guard("read", run) or {}
-
-    def _put_capability(self, row: tuple[str, str, str, str, str, str]) -> None:
-        key = hashlib.sha256(canonical_json(list(row[:4])).encode())
-
-        def run(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT OR REPLACE INTO capabilities"
-                " (key, provider, base_url, model, feature, value, reason, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key.hexdigest(), *row, time.time()),
-            )
-
-        self._guard("write", run)
+    def _guard(self, what: str, fn: Any) -> Any:
+        if self._disabled:
+            return None
+        try:
+            return fn()
+        except sqlite3.Error as exc:
+            with self._lock:
+                first = not self._disabled
+                self._disabled = True
+            if first:
+                log.warning(
+                    "model cache at %s disabled for this run (%s failed: %s); "
+                    "run `agentopt cache clear` if the file is damaged",
+                    self.path,
+                    what,
+                    exc,
+                )
+            return None
 
     def _close(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
         hits, self._pending_hits = self._pending_hits, Counter()
         misses, self._flushed_misses = self.misses - self._flushed_misses, self.misses
         if hits or misses:
             now = time.time()
 
-            def run(conn: sqlite3.Connection) -> None:
+            def run() -> None:
+                conn = self._writer_connection()
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     conn.executemany(
@@ -285,9 +338,8 @@ class ResponseCache:
                     conn.execute("ROLLBACK")
                     raise
 
-            if hits or misses:
-                self._guard("flush", run)
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            self._guard("flush", run)
+        for conn in (self._reader, self._writer_conn):
+            if conn is not None:
+                conn.close()
+        self._reader = self._writer_conn = None

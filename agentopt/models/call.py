@@ -146,7 +146,7 @@ class CallLayer:
         """Whether `model`'s JSON answers are decoded under a grammar compiled from the schema
         (`capabilities.grammar_decoded`): callers may then send bounded schemas."""
         ref = self.resolve(model)
-        return grammar_decoded(ref.type, ref.config, self._servers.get(ref.qualified))
+        return grammar_decoded(ref.type, ref.config)
 
     async def complete(
         self, model: str, request: ChatRequest, *, pool: Pool = "agent", repeat: int = 0
@@ -198,7 +198,7 @@ class CallLayer:
             model=ref.model,
             pool=pool,
             attempt=1,
-            body=_wire_body(provider, ref.model, request),
+            body=lambda: _wire_body(provider, ref.model, request),
             secrets=secrets,
         )
         CURRENT_REPEAT.set(repeat)
@@ -216,7 +216,7 @@ class CallLayer:
             model=ref.model,
             pool=pool,
             latency_s=outcome.latency_s,
-            body=response.model_dump(mode="json", exclude_none=True),
+            body=lambda: response.model_dump(mode="json", exclude_none=True),
             secrets=secrets,
         )
         if key is not None and self._cache is not None and _is_complete(response):

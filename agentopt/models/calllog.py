@@ -3,7 +3,8 @@
 Everything goes to the `agentopt.models` logger; requests and responses at DEBUG (the CLI's
 `--debug` turns that on), limiter events too. Every line passes through
 `agentopt.core.redaction` with the provider's own credential values added, so a key held in an
-env var with an unusual name is masked too.
+env var with an unusual name is masked too. A body may be given as a function returning it, so
+it is only built when DEBUG is on.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ log = logging.getLogger("agentopt.models")
 
 
 def _dump(data: Any, secrets: list[str]) -> str:
+    if callable(data):  # built only when the line is logged: a hot call skips the work
+        data = data()
     return redact(json.dumps(redact_data(data, secrets), ensure_ascii=False, default=str), secrets)
 
 

@@ -239,19 +239,21 @@ class ServerCapabilities:
             await self._store.put_capability(*self.key, feature, value, reason)
 
 
-def grammar_decoded(
-    provider_type: str, config: ProviderConfig, server: ServerCapabilities | None
-) -> bool:
+def grammar_decoded(provider_type: str, config: ProviderConfig) -> bool:
     """Whether a model's JSON answers are decoded under a grammar compiled from the schema:
-    the embedded model, and self-hosted servers while the schema is sent (not in the
-    json_object or prompt modes). Bounded schemas (lengths, counts, patterns) then keep a small
-    model's reply usable; hosted APIs get the portable ones."""
+    the embedded model, and self-hosted servers unless configured not to get the schema
+    (json_object or prompt modes). Bounded schemas (lengths, counts, patterns) then keep a small
+    model's reply usable; hosted APIs get the portable ones.
+
+    Decided from the configuration only, never from the mode the ladder has learned so far: a
+    request built before the server's mode is known must equal the same request built after
+    (else a cached answer is missed by every later run). A bounded schema quoted in the prompt
+    of the json_object and prompt modes is as readable as the portable one."""
     if provider_type == "local":
         return True
     if provider_type not in SELF_HOSTED_TYPES:
         return False
-    unsent = ("json_object", "prompt")
-    return config.structured_output not in unsent and (server is None or server.mode not in unsent)
+    return config.structured_output not in ("json_object", "prompt")
 
 
 def _sends(request: ChatRequest, param: str) -> bool:

@@ -15,14 +15,16 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
+import ssl
 import sys
 import time
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
+from agentopt.models.http_client import HTTPStatusError
 
 _CONTEXT_MARKERS = (
     "context_length_exceeded",
@@ -86,6 +88,8 @@ def parse_retry_after(
         return max(0.0, float(value))
     except ValueError:
         pass
+    from email.utils import parsedate_to_datetime  # an HTTP date: rare, and email is heavy
+
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -137,6 +141,8 @@ def unsupported_parameter(text: str) -> str | None:
 
 def _classify(exc: BaseException, base_url: str) -> tuple[str, bool, int | None, float | None, str]:
     """(kind, retryable, HTTP status, retry_after, cause text)."""
+    if isinstance(exc, HTTPStatusError):  # the lean path's answer, shaped like the SDK's error
+        return _classify_status(exc)
     # The SDK is only consulted when it is loaded: an exception cannot come from it otherwise.
     openai: Any = sys.modules.get("openai")
     if openai is not None:
@@ -148,7 +154,13 @@ def _classify(exc: BaseException, base_url: str) -> tuple[str, bool, int | None,
     if isinstance(exc, json.JSONDecodeError):
         where = f" from {base_url}" if base_url else ""
         return "parse", False, None, None, f"the answer{where} is not valid OpenAI JSON ({exc})"
-    if isinstance(exc, ConnectionError | OSError):
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        where = f" of {base_url}" if base_url else ""
+        return "connection", False, None, None, f"the TLS certificate{where} is not trusted ({exc})"
+    if isinstance(exc, ConnectionRefusedError | socket.gaierror):
+        where = f" to {base_url}" if base_url else ""
+        return "connection", True, None, None, f"could not connect{where} ({exc})"
+    if isinstance(exc, ConnectionError | OSError | EOFError):
         return "connection", True, None, None, f"connection error ({exc})"
     return "unknown", False, None, None, f"{type(exc).__name__}: {exc}"
 

@@ -152,20 +152,55 @@ def _failed_side(code: str) -> str:
     return "simulated user" if code == SIMULATOR_FAILED else "agent"
 
 
-def worst_tasks(results: RunResults, n: int = 5) -> list[TaskOutcome]:
+SUMMARY_TOP = 5
+"""How many of the worst and of the slowest tasks the end-of-run summary lists."""
+
+
+def _worst_key(t: TaskOutcome) -> tuple[bool, float, int, int]:
+    return (t.score is None, t.score or 0.0, STATUS_ORDER[t.status], t.index)
+
+
+def _slowest_key(t: TaskOutcome) -> tuple[float, int]:
+    return (-t.latency_s, t.index)
+
+
+def worst_tasks(results: RunResults, n: int = SUMMARY_TOP) -> list[TaskOutcome]:
     """Tasks that did not pass: scored ones lowest first, then those without a score."""
-    bad = [t for t in results.tasks if t.status != "pass"]
-    bad.sort(key=lambda t: (t.score is None, t.score or 0.0, STATUS_ORDER[t.status], t.index))
-    return bad[:n]
+    return sorted((t for t in results.tasks if t.status != "pass"), key=_worst_key)[:n]
 
 
-def slowest_tasks(results: RunResults, n: int = 5) -> list[TaskOutcome]:
-    return sorted(results.tasks, key=lambda t: (-t.latency_s, t.index))[:n]
+def slowest_tasks(results: RunResults, n: int = SUMMARY_TOP) -> list[TaskOutcome]:
+    return sorted(results.tasks, key=_slowest_key)[:n]
 
 
 def flaky_tasks(results: RunResults) -> list[TaskOutcome]:
     names = set(results.summary.flaky)
     return [t for t in results.tasks if t.flaky or t.name in names]
+
+
+class SummaryTasks:
+    """The tasks the end-of-run summary names — the worst and the slowest `top`, and every
+    flaky one — picked as results stream past, so a run of 100,000 tasks keeps a dozen to
+    print its summary. `worst_tasks`, `slowest_tasks` and `flaky_tasks` of a `RunResults`
+    holding these `tasks()` give what they give on all of them (same keys, ties by index)."""
+
+    def __init__(self, top: int = SUMMARY_TOP) -> None:
+        self.top = top
+        self._worst: list[TaskOutcome] = []
+        self._slowest: list[TaskOutcome] = []
+        self._flaky: list[TaskOutcome] = []
+
+    def add(self, task: TaskOutcome) -> None:
+        if task.status != "pass":
+            self._worst = sorted([*self._worst, task], key=_worst_key)[: self.top]
+        self._slowest = sorted([*self._slowest, task], key=_slowest_key)[: self.top]
+        if task.flaky:
+            self._flaky.append(task)
+
+    def tasks(self) -> list[TaskOutcome]:
+        """The kept tasks once each, in dataset order."""
+        kept = {id(t): t for t in [*self._worst, *self._slowest, *self._flaky]}
+        return sorted(kept.values(), key=lambda t: t.index)
 
 
 def evaluator_names(results: RunResults) -> list[str]:

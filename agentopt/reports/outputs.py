@@ -7,6 +7,7 @@ redacted; writing over the dataset itself (an M365 document filled in place) bac
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +17,6 @@ from agentopt.contracts.run_results import RunResults, redacted
 from agentopt.core.atomic import backup, write_json_atomic, write_text_atomic
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.redaction import redact_data
-from agentopt.reports.csv_report import render_csv
-from agentopt.reports.html import render_html
-from agentopt.reports.json_report import results_to_dict
-from agentopt.reports.junit import render_junit
-from agentopt.reports.m365_output import fill_m365_document
-from agentopt.reports.markdown import render_markdown
 
 __all__ = ["OUTPUT_FORMATS", "OutputFile", "check_output_paths", "write_outputs"]
 
@@ -32,12 +27,18 @@ OUTPUT_FORMATS: dict[str, str] = {
     ".csv": "CSV, one row per task",
     ".md": "GitHub-flavoured Markdown summary",
 }
-_TEXT_RENDERERS: dict[str, Callable[[RunResults], str]] = {
-    ".html": render_html,
-    ".xml": render_junit,
-    ".csv": render_csv,
-    ".md": render_markdown,
+_TEXT_RENDERERS: dict[str, tuple[str, str]] = {
+    ".html": ("agentopt.reports.html", "render_html"),
+    ".xml": ("agentopt.reports.junit", "render_junit"),
+    ".csv": ("agentopt.reports.csv_report", "render_csv"),
+    ".md": ("agentopt.reports.markdown", "render_markdown"),
 }
+"""Each format's renderer, imported when a file of that format is written."""
+
+
+def _renderer(ext: str) -> Callable[[RunResults], str]:
+    module, name = _TEXT_RENDERERS[ext]
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -84,21 +85,27 @@ def write_outputs(
 ) -> list[OutputFile]:
     """Write each requested report; `.json` is the filled M365 document when one is given."""
     targets = check_output_paths(paths, flag=flag)
-    safe = redacted(results)
+    if not targets:
+        return []
+    safe = redacted(results)  # only what is written is redacted, once
     written = []
     for path in targets:
         ext = path.suffix.lower()
         saved = _backup_if_dataset(path, results)
         if ext == ".json":
             if m365_document is not None:
+                from agentopt.reports.m365_output import fill_m365_document
+
                 data = fill_m365_document(
                     redact_data(m365_document), safe, agent_name=agent_name, cli_version=cli_version
                 )
             else:
+                from agentopt.reports.json_report import results_to_dict
+
                 data = results_to_dict(safe)
             write_json_atomic(path, data)
         else:
-            write_text_atomic(path, _TEXT_RENDERERS[ext](safe))
+            write_text_atomic(path, _renderer(ext)(safe))
         written.append(OutputFile(path=path, format=ext, backup=saved))
     return written
 

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from agentopt.contracts.run_results import RunResults, TaskOutcome
 from agentopt.reports.formatting import (
+    SUMMARY_TOP,
     findings,
     flaky_tasks,
     fmt_ci,
@@ -56,7 +57,7 @@ def _table(*columns: str, title: str | None = None) -> Table:
     return table
 
 
-def summary_renderables(results: RunResults, *, top: int = 5) -> list[RenderableType]:
+def summary_renderables(results: RunResults, *, top: int = SUMMARY_TOP) -> list[RenderableType]:
     """The summary as renderables, for callers that lay it out themselves."""
     run, summary = results.run, results.summary
     parts: list[RenderableType] = [_header(results)]
@@ -114,7 +115,7 @@ def summary_renderables(results: RunResults, *, top: int = 5) -> list[Renderable
     return parts
 
 
-def render_summary(results: RunResults, console: Console, *, top: int = 5) -> None:
+def render_summary(results: RunResults, console: Console, *, top: int = SUMMARY_TOP) -> None:
     """Print the end-of-run summary (a blank line before each table)."""
     spaced: list[RenderableType] = []
     for part in summary_renderables(results, top=top):

@@ -283,3 +283,40 @@ def test_evaluate_sample_keeps_order_and_contains_bugs():
 def test_evaluate_sample_lets_systemic_errors_through():
     with pytest.raises(BudgetExceeded):
         asyncio.run(evaluate_sample([Fine(), Budget()], EvalSample(response="r")))
+
+
+def _python_interval(values, seed, resamples=2000, level=0.95):
+    """The interval as the pure-Python bootstrap computed it before numpy (random.choices)."""
+    import math
+    import random
+
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    alpha = (1.0 - level) / 2.0
+    lo_i = max(0, math.floor(alpha * resamples))
+    hi_i = min(resamples - 1, math.ceil((1.0 - alpha) * resamples) - 1)
+    return means[lo_i], means[hi_i]
+
+
+@pytest.mark.parametrize("n", [2, 7, 300, 2500])
+@pytest.mark.parametrize("seed", [0, 7, -3, 2**40 + 11])
+def test_the_vectorised_bootstrap_gives_the_python_interval_bit_for_bit(n, seed, monkeypatch):
+    import random
+
+    from agentopt.evaluators import stats
+
+    monkeypatch.setattr(stats, "CHUNK_DRAWS", 4096)  # several chunks even for small inputs
+    rng = random.Random(n)
+    values = [rng.choice([0.0, 0.25, 1.0]) * rng.random() for _ in range(n)]
+    low, high = _python_interval(values, seed, resamples=300)
+    ci = bootstrap_ci(values, seed=seed, resamples=300)
+    mean = sum(values) / n
+    assert (ci.low, ci.high) == (min(low, mean), max(high, mean))
+    base = [v * 0.5 for v in values]
+    delta = paired_bootstrap_ci(base, values, seed, resamples=300)
+    d_low, d_high = _python_interval(
+        [b - a for a, b in zip(base, values, strict=True)], seed, resamples=300
+    )
+    d_mean = sum(b - a for a, b in zip(base, values, strict=True)) / n
+    assert (delta.low, delta.high) == (min(d_low, d_mean), max(d_high, d_mean))

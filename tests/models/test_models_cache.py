@@ -245,3 +245,44 @@ def test_response_cache_round_trips_json(tmp_path: Path) -> None:
         return value
 
     assert asyncio.run(main()) == ({"a": [1, "é"]}, None)
+
+
+def test_writes_are_batched_on_one_thread_and_readable_before_they_commit(
+    tmp_path: Path,
+) -> None:
+    """200 puts from 200 concurrent calls: no thread hop per call, far fewer transactions
+    than rows, every row readable at once and on disk after close."""
+    import threading
+
+    async def main() -> tuple[int, set[str], int]:
+        cache = ResponseCache(tmp_path / "c.sqlite")
+        batches: list[int] = []
+        write = cache._write_batch
+
+        def counting(rows: Any) -> None:
+            batches.append(len(rows))
+            write(rows)
+
+        cache._write_batch = counting  # type: ignore[method-assign]
+        threads_before = threading.active_count()
+
+        async def one(i: int) -> dict[str, Any] | None:
+            await cache.put(f"k{i}", kind="chat", provider="p", model="m", payload={"i": i})
+            return await cache.get(f"k{i}")
+
+        got = await asyncio.gather(*(one(i) for i in range(200)))
+        assert all(g is not None and g["i"] == i for i, g in enumerate(got))
+        extra_threads = threading.active_count() - threads_before
+        await cache.aclose()
+        names = {t.name for t in threading.enumerate()}
+        return len(batches), names, extra_threads
+
+    n_batches, names, extra = asyncio.run(main())
+    assert extra <= 1  # the one writer thread
+    assert "agentopt-cache-writer" not in names  # gone after aclose
+    assert n_batches < 200
+    conn = sqlite3.connect(tmp_path / "c.sqlite")
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM entries").fetchone() == (200,)
+    finally:
+        conn.close()

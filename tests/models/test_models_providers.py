@@ -87,7 +87,14 @@ def call(
     return asyncio.run(main())
 
 
-def test_openai_request_shape_auth_and_answer(openai_env: FakeOpenAI, project: Path) -> None:
+@pytest.mark.parametrize("path", ["lean", "sdk"])
+def test_openai_request_shape_auth_and_answer(
+    openai_env: FakeOpenAI, project: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """The lean HTTP path and the SDK (AGENTOPT_HTTP_CLIENT=sdk) send the same request and
+    read the same answer; neither retries on its own."""
+    if path == "sdk":
+        monkeypatch.setenv("AGENTOPT_HTTP_CLIENT", "sdk")
     srv = openai_env
     srv.queue(text("sunny", usage=(42, 7)))
     request = ask(
@@ -105,7 +112,10 @@ def test_openai_request_shape_auth_and_answer(openai_env: FakeOpenAI, project: P
     sent = srv.last
     assert sent.path == "/v1/chat/completions"
     assert sent.headers["authorization"] == f"Bearer {TEST_KEY}"
-    assert sent.headers["x-stainless-retry-count"] == "0"
+    if path == "sdk":
+        assert sent.headers["x-stainless-retry-count"] == "0"
+    else:
+        assert sent.headers["user-agent"].startswith("agentopt/")
     body = sent.body
     assert body["model"] == "gpt-4.1-mini"
     assert body["messages"] == [{"role": "user", "content": "weather?"}]

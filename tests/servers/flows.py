@@ -21,6 +21,7 @@ EXAMPLE = REPO / "examples" / "support-agent"
 # The example agent has no tools (the demo's story is two missing policies); the tool flow adds
 # the order tools, their mocks and one order-status task from this folder.
 TOOL_AGENT = Path(__file__).parent / "tool_agent"
+ATTEMPT_TIMEOUT_S = 120
 EXACT = {"name": "builtin.exact_match", "initialization_parameters": {"mode": "contains"}}
 
 
@@ -51,6 +52,9 @@ def example_project(
         provider["api_key_env"] = api_key_env
     config["evaluators"] = evaluators
     config["options"].update(
+        # One attempt may take the whole call deadline: a small model on one thread of a busy
+        # machine needs it, and a retried attempt starts the generation over.
+        attempt_timeout_seconds=ATTEMPT_TIMEOUT_S,
         providers={"llama": provider},
         eval_model=f"llama:{MODEL}",
         optimization_model=f"llama:{MODEL}",
@@ -58,7 +62,7 @@ def example_project(
     (project / "eval.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     meta_path = project / ".agent_configs" / "baseline" / "metadata.yaml"
     meta = yaml.safe_load(meta_path.read_text())
-    meta.update(model=f"llama:{MODEL}", **agent)
+    meta.update({"model": f"llama:{MODEL}", **agent})
     meta_path.write_text(yaml.safe_dump(meta, sort_keys=False))
     return project
 

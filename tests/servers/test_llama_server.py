@@ -143,7 +143,9 @@ def test_optimize_with_the_server_as_reflection_model(
         {"name": "builtin.exact_match", "initialization_parameters": {"mode": "contains"}},
         "builtin.partial_match",
     ]
-    project = example_project(tmp_path, relay.base_url, evaluators=evaluators)
+    # The agent is the echo mock: its turns on the server are the eval run tests' subject; here
+    # the server is the reflection model (the judges are deterministic).
+    project = example_project(tmp_path, relay.base_url, evaluators=evaluators, model="mock:echo")
     # 9 tasks, the fewest the optimizer splits three ways (train, validation, test).
     seed = project / "datasets" / "support-agent-eval-seed" / "support-agent-eval-seed.jsonl"
     small = tmp_path / "nine-tasks.jsonl"

@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from jinja2 import Environment, TemplateSyntaxError
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.errors import Problem
@@ -259,6 +258,8 @@ def _prompt(c: Collector, body: dict[str, Any]) -> PromptDefinition | None:
     path: KeyPath = ("definition", "prompt")
     prompt = expect_str(c, path, body.get("prompt"))
     if prompt is not None:
+        from jinja2 import Environment, TemplateSyntaxError  # only for a prompt evaluator
+
         try:
             Environment().parse(prompt)
         except TemplateSyntaxError as exc:

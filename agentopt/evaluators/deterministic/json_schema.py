@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import SchemaError
+from typing import TYPE_CHECKING, Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import InputError
 from agentopt.core.files.yaml_source import load_json
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, option_error, verdict
 from agentopt.evaluators.registry import evaluator
+
+if TYPE_CHECKING:
+    import jsonschema
 
 FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", re.S)
 
@@ -78,6 +78,9 @@ class JsonSchema(EvaluatorBase):
             return None
         if not isinstance(schema, dict | bool):
             raise option_error(self.name, "schema", "a JSON Schema object or file path", schema)
+        import jsonschema  # 0.1 s to import: only when the evaluator is used
+        from jsonschema.exceptions import SchemaError
+
         try:
             jsonschema.validators.validator_for(schema).check_schema(schema)
         except SchemaError as exc:
@@ -93,6 +96,8 @@ class JsonSchema(EvaluatorBase):
         value, problem = parse_json_response(sample.response)
         errors: list[str] = []
         if problem is None and schema is not None:
+            import jsonschema
+
             validator = jsonschema.validators.validator_for(schema)(schema)
             errors = [
                 f"{_path(e)}: {e.message}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
-from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
+from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers, lean_client
 from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
@@ -83,4 +83,5 @@ def make_provider(
         # Local servers render messages through Jinja chat templates that concatenate
         # `content`: a tool-call turn needs "" there, never a missing key or null.
         string_content=True,
+        lean=lean_client(base_url, key or NO_KEY, headers, env),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
-from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
+from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers, lean_client
 from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
@@ -48,4 +48,5 @@ def make_provider(
         reasoning_patterns=settings.reasoning_models,
         secrets=[key, *headers.values()],
         key_hint=key_env,
+        lean=lean_client(base_url, key, headers, env),
     )

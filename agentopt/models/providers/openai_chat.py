@@ -1,17 +1,22 @@
 """The adapter every OpenAI-protocol provider shares (openai, azure, foundry, ollama, compat).
 
-It stays dumb (style.md rule 3): one request, one answer or one classified error. The SDK client
-is built lazily on the first call, always with `max_retries=0` — the call layer owns retrying.
+It stays dumb (style.md rule 3): one request, one answer or one classified error. Two ways to
+send it: the lean path (`models.http_client`: the JSON body encoded once, the answer parsed
+straight into our types) when the provider gives a `lean` client, else the SDK client, built
+lazily on the first call, always with `max_retries=0` — the call layer owns retrying.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.classify import classify
+from agentopt.models.http_client import HTTPStatusError, LeanClient, direct_route
 from agentopt.models.providers.chat_format import request_to_wire, response_from_wire
 from agentopt.models.reasoning import is_reasoning_model
 from agentopt.models.settings import ProviderConfig
@@ -35,6 +40,16 @@ def extra_headers(name: str, config: ProviderConfig, env: Mapping[str, str]) -> 
     return out
 
 
+def lean_client(
+    base_url: str, key: str, headers: Mapping[str, str], env: Mapping[str, str]
+) -> Callable[[], LeanClient] | None:
+    """The lean client's factory for a bearer-key server, or None when the SDK must send
+    (a proxy applies, macOS TLS, `AGENTOPT_HTTP_CLIENT=sdk`: `http_client.direct_route`)."""
+    if not direct_route(base_url, env):
+        return None
+    return partial(LeanClient, base_url, {"authorization": f"Bearer {key}", **headers})
+
+
 class OpenAIChatProvider:
     """A provider speaking chat.completions through an `openai.AsyncOpenAI`-like client.
 
@@ -49,6 +64,8 @@ class OpenAIChatProvider:
         closers: extra async cleanups (Azure credentials, project clients).
         string_content: send `content: ""` rather than null beside `tool_calls` (local
             servers whose chat templates need a string).
+        lean: builds the lean HTTP client (called once, on first use) when the provider may
+            talk to the server directly (`http_client.direct_route`); None: the SDK.
     """
 
     def __init__(
@@ -63,6 +80,7 @@ class OpenAIChatProvider:
         key_hint: str = "",
         closers: list[Closer] | None = None,
         string_content: bool = False,
+        lean: Callable[[], LeanClient] | None = None,
     ) -> None:
         self.id = id
         self.base_url = base_url
@@ -74,6 +92,8 @@ class OpenAIChatProvider:
         self._closers = list(closers or [])
         self._client: Any = None
         self._string_content = string_content
+        self._lean_factory = lean
+        self._lean: LeanClient | None = None
 
     @property
     def client(self) -> Any:
@@ -93,35 +113,75 @@ class OpenAIChatProvider:
             string_content=self._string_content,
         )
 
+    @property
+    def lean(self) -> bool:
+        """Whether calls go through the lean HTTP client rather than the SDK."""
+        return self._lean_factory is not None
+
     async def complete(self, model: str, request: ChatRequest) -> ChatResponse:
         body = self.wire_request(model, request)
-        try:
-            completion = await self.client.chat.completions.create(**body)
-        except Exception as exc:
-            raise self._error(exc, model) from exc
+        if self._lean_factory is not None:
+            completion: Any = await self._post(model, "/chat/completions", body)
+        else:
+            try:
+                completion = await self.client.chat.completions.create(**body)
+            except Exception as exc:
+                raise self._error(exc, model) from exc
         if isinstance(completion, str):
             # A 200 with a non-JSON content type: the SDK hands back the raw text.
-            raise ModelCallError(
-                f"{self.id} model '{model}' failed: the answer from {self.base_url} is not "
-                f"OpenAI JSON ({completion[:120]!r})",
-                kind="parse",
-                provider=self.id,
-                model=model,
-                hint="is the base URL an OpenAI-compatible /v1 endpoint?",
-            )
+            raise self._not_json(model, completion)
         return response_from_wire(completion, provider=self.id, model=model)
 
     async def embed(self, model: str, texts: list[str]) -> Embeddings:
+        if self._lean_factory is not None:
+            data = await self._post(model, "/embeddings", {"model": model, "input": texts})
+            if isinstance(data, str):
+                raise self._not_json(model, data)
+            rows = sorted(data.get("data") or [], key=lambda d: int(d.get("index") or 0))
+            vectors = [list(map(float, r.get("embedding") or [])) for r in rows]
+            tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+        else:
+            try:
+                result = await self.client.embeddings.create(model=model, input=texts)
+            except Exception as exc:
+                raise self._error(exc, model) from exc
+            vectors = [list(map(float, r.embedding)) for r in sorted(result.data, key=_index)]
+            tokens = int(getattr(getattr(result, "usage", None), "prompt_tokens", 0) or 0)
+        return Embeddings(vectors=vectors, usage=Usage(input_tokens=tokens))
+
+    async def _post(self, model: str, path: str, body: dict[str, Any]) -> dict[str, Any] | str:
+        """One request on the lean path: the parsed JSON object, or the raw text of an answer
+        that is not one (which `complete` reports as such)."""
+        if self._lean is None:
+            assert self._lean_factory is not None
+            self._lean = self._lean_factory()
+        extra = body.pop("extra_body", None)  # the SDK merges it into the body: so do we
+        if isinstance(extra, dict):
+            body = {**body, **extra}
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         try:
-            result = await self.client.embeddings.create(model=model, input=texts)
-        except Exception as exc:
+            answer = await self._lean.post(path, payload)
+        except (OSError, EOFError) as exc:
             raise self._error(exc, model) from exc
-        rows = sorted(result.data, key=lambda d: d.index)
-        usage = getattr(result, "usage", None)
-        tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        return Embeddings(
-            vectors=[list(map(float, r.embedding)) for r in rows],
-            usage=Usage(input_tokens=tokens),
+        if not 200 <= answer.status < 300:
+            raise self._error(HTTPStatusError(answer.status, answer.headers, answer.body), model)
+        text = answer.body.decode("utf-8", errors="replace")
+        if "json" not in answer.headers.get("content-type", "json").lower():
+            return text  # as the SDK does: a non-JSON content type is handed back as text
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise self._error(exc, model) from exc
+        return data if isinstance(data, dict) else text
+
+    def _not_json(self, model: str, text: str) -> ModelCallError:
+        return ModelCallError(
+            f"{self.id} model '{model}' failed: the answer from {self.base_url} is not "
+            f"OpenAI JSON ({text[:120]!r})",
+            kind="parse",
+            provider=self.id,
+            model=model,
+            hint="is the base URL an OpenAI-compatible /v1 endpoint?",
         )
 
     def _error(self, exc: BaseException, model: str) -> Exception:
@@ -135,9 +195,16 @@ class OpenAIChatProvider:
         )
 
     async def aclose(self) -> None:
+        if self._lean is not None:
+            await self._lean.aclose()
+            self._lean = None
         if self._client is not None:
             await self._client.close()
             self._client = None
         for close in self._closers:
             await close()
         self._closers = []
+
+
+def _index(row: Any) -> int:
+    return int(row.index)

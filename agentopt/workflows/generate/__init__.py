@@ -9,12 +9,29 @@ checked), `rubric_check` (the self-check), `remote` (Foundry upload), `config` (
 `summary` (the lines printed at the end).
 """
 
-from agentopt.workflows.generate.suite import (
-    AssetInfo,
-    SuiteRequest,
-    SuiteResult,
-    generate_suite,
-    run_generate,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentopt.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from agentopt.workflows.generate.suite import (
+        AssetInfo,
+        SuiteRequest,
+        SuiteResult,
+        generate_suite,
+        run_generate,
+    )
+
+_HOMES = {
+    "AssetInfo": "agentopt.workflows.generate.suite",
+    "SuiteRequest": "agentopt.workflows.generate.suite",
+    "SuiteResult": "agentopt.workflows.generate.suite",
+    "generate_suite": "agentopt.workflows.generate.suite",
+    "run_generate": "agentopt.workflows.generate.suite",
+}
 
 __all__ = ["AssetInfo", "SuiteRequest", "SuiteResult", "generate_suite", "run_generate"]
+
+__getattr__ = lazy_exports(__name__, _HOMES)

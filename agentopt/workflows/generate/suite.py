@@ -11,7 +11,6 @@ no half-made suite. The rubric self-check runs last and only warns.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.contracts.task import Task
+from agentopt.core.aio import run_loop
 from agentopt.core.atomic import backup, write_bytes_atomic
 from agentopt.core.errors import AgentoptError, Problem
 from agentopt.core.files.eval_yaml import (
@@ -228,7 +228,7 @@ def run_generate(
         async with CallLayer(request.project_dir, settings, on_notice=on_notice) as layer:
             return await generate_suite(request, layer)
 
-    return asyncio.run(main())
+    return run_loop(main())
 
 
 def _register_dataset(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, Termination
 from agentopt.contracts.task_record import RepeatOutcome
+from agentopt.core.aio import run_loop
 from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted, TooManyErrors
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.build import EvaluatorCache
@@ -303,7 +304,7 @@ def run_optimize(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:
             hint=f"see it with `agentopt optimize status {resumed.id}`",
         )
     try:
-        return asyncio.run(_run(prepared, sink))
+        return run_loop(_run(prepared, sink))
     except KeyboardInterrupt:
         raise Interrupted(
             "interrupted: finished candidates and evaluations are saved",

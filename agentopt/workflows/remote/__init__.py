@@ -13,19 +13,45 @@ for what it lacks, the one retry policy), `errors`, `polling`, `eval_*` (cloud e
 `opt_*` (optimization jobs, apply, deploy), `azd_state` (the azd files apply writes).
 """
 
-from agentopt.workflows.remote.client import FoundryProject, RetrySettings
-from agentopt.workflows.remote.errors import RemoteAuthError, RemoteError, RemoteRunFailed
-from agentopt.workflows.remote.eval_run import run_remote
-from agentopt.workflows.remote.eval_setup import RemoteSetup, prepare_remote
-from agentopt.workflows.remote.opt_apply import apply_remote, deploy_remote
-from agentopt.workflows.remote.opt_run import (
-    cancel_job,
-    prepare_remote_optimize,
-    refresh_job,
-    submit_optimize,
-    watch_job,
-)
-from agentopt.workflows.remote.polling import PollSettings
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentopt.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from agentopt.workflows.remote.client import FoundryProject, RetrySettings
+    from agentopt.workflows.remote.errors import RemoteAuthError, RemoteError, RemoteRunFailed
+    from agentopt.workflows.remote.eval_run import run_remote
+    from agentopt.workflows.remote.eval_setup import RemoteSetup, prepare_remote
+    from agentopt.workflows.remote.opt_apply import apply_remote, deploy_remote
+    from agentopt.workflows.remote.opt_run import (
+        cancel_job,
+        prepare_remote_optimize,
+        refresh_job,
+        submit_optimize,
+        watch_job,
+    )
+    from agentopt.workflows.remote.polling import PollSettings
+
+_HOMES = {
+    "FoundryProject": "agentopt.workflows.remote.client",
+    "RetrySettings": "agentopt.workflows.remote.client",
+    "RemoteAuthError": "agentopt.workflows.remote.errors",
+    "RemoteError": "agentopt.workflows.remote.errors",
+    "RemoteRunFailed": "agentopt.workflows.remote.errors",
+    "run_remote": "agentopt.workflows.remote.eval_run",
+    "RemoteSetup": "agentopt.workflows.remote.eval_setup",
+    "prepare_remote": "agentopt.workflows.remote.eval_setup",
+    "apply_remote": "agentopt.workflows.remote.opt_apply",
+    "deploy_remote": "agentopt.workflows.remote.opt_apply",
+    "cancel_job": "agentopt.workflows.remote.opt_run",
+    "prepare_remote_optimize": "agentopt.workflows.remote.opt_run",
+    "refresh_job": "agentopt.workflows.remote.opt_run",
+    "submit_optimize": "agentopt.workflows.remote.opt_run",
+    "watch_job": "agentopt.workflows.remote.opt_run",
+    "PollSettings": "agentopt.workflows.remote.polling",
+}
 
 __all__ = [
     "FoundryProject",
@@ -45,3 +71,5 @@ __all__ = [
     "submit_optimize",
     "watch_job",
 ]
+
+__getattr__ = lazy_exports(__name__, _HOMES)

@@ -18,7 +18,7 @@ from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.run_journal import RunJournalEntry
-from agentopt.contracts.run_results import RemoteRunInfo, UsageBucket, load_results
+from agentopt.contracts.run_results import RemoteRunInfo, UsageBucket
 from agentopt.core.errors import Interrupted
 from agentopt.evaluators.aggregate import score_transcript
 from agentopt.evaluators.build import EvaluatorCache
@@ -86,10 +86,16 @@ def run_remote(
     finally:
         asyncio.run(layer.aclose())
     run_info.usage_before = {**run_info.usage_before, "agent": _agent_usage(store)}
-    outcome.results_path = finish_results(
-        store, run_info, setup.spec, layer, setup.seed, "completed", started
+    outcome.results_path, outcome.results = finish_results(
+        store,
+        run_info,
+        setup.spec,
+        layer,
+        setup.seed,
+        "completed",
+        started,
+        keep_all=bool(setup.outputs or setup.opts.baseline),
     )
-    outcome.results = load_results(outcome.results_path)
     conclude(outcome, setup.opts, setup.spec, setup.seed, setup.outputs)
     return outcome
 

@@ -9,9 +9,26 @@ The pieces: `inputs` (flags + eval.yaml → what to run), `plan` (the estimate p
 `results` (the run's files), `gates` (the exit code).
 """
 
-from agentopt.workflows.run.eval_run import PreparedRun, RunOutcome, prepare_run, run_prepared
-from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions
-from agentopt.workflows.run.plan import RunPlan
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentopt.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from agentopt.workflows.run.eval_run import PreparedRun, RunOutcome, prepare_run, run_prepared
+    from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions
+    from agentopt.workflows.run.plan import RunPlan
+
+_HOMES = {
+    "PreparedRun": "agentopt.workflows.run.eval_run",
+    "RunOutcome": "agentopt.workflows.run.eval_run",
+    "prepare_run": "agentopt.workflows.run.eval_run",
+    "run_prepared": "agentopt.workflows.run.eval_run",
+    "ResolvedInputs": "agentopt.workflows.run.inputs",
+    "RunOptions": "agentopt.workflows.run.inputs",
+    "RunPlan": "agentopt.workflows.run.plan",
+}
 
 __all__ = [
     "PreparedRun",
@@ -22,3 +39,5 @@ __all__ = [
     "prepare_run",
     "run_prepared",
 ]
+
+__getattr__ = lazy_exports(__name__, _HOMES)

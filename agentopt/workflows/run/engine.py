@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentopt.agents.base import AgentTarget, RunConfig
 from agentopt.contracts.run_journal import RunJournalEntry, TurnJournalEntry
-from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.simulation import SIMULATOR_FAILED, UserReply
 from agentopt.contracts.task import Dataset, Task
 from agentopt.contracts.task_record import UnitResult
@@ -92,14 +91,6 @@ class UnitJournal:
     async def _append(self, entry: TurnJournalEntry) -> None:
         # The fsync'd append runs off the event loop: other units keep going meanwhile.
         await asyncio.to_thread(self.store.append_turn, entry)
-
-
-@dataclass
-class EngineResult:
-    """Scores of the units this engine call finished (resumed ones excluded)."""
-
-    scores: list[TaskScore] = field(default_factory=list)
-    stopped: str | None = None
 
 
 def prepare_evaluators(spec: EngineSpec, cache: EvaluatorCache) -> None:
@@ -196,12 +187,12 @@ class RunEngine:
         record = repeat_record(task, transcript, score, level=sim.level)
         return UnitResult(score=score, record=record, transcript=transcript)
 
-    async def run(self, progress: Progress) -> EngineResult:
-        """Run every unit not yet in the journal."""
+    async def run(self, progress: Progress) -> None:
+        """Run every unit not yet in the journal; the store counts each as it is journaled
+        (`RunStore.tally`), so nothing per unit stays in memory here."""
         if self.store is None:
             raise ValueError("RunEngine.run needs a RunStore (run_unit alone does not)")
         store = self.store
-        outcome = EngineResult()
         pending = self.units(store.done_keys(), store.reusable_transcripts())
         played = store.played()
         sim = self.spec.simulator
@@ -225,17 +216,17 @@ class RunEngine:
                     stop.append(err)
                     self.cancel.set()
                     return
-                # The fsync'd append runs off the event loop: other units keep going meanwhile.
-                await asyncio.to_thread(store.append, RunJournalEntry.of(pos, r, unit))
-                if unit.transcript is not None:  # what --resume re-scores if an evaluator failed
-                    await asyncio.to_thread(store.append_answer, pos, r, unit.transcript)
+                # Queued for the writer threads: the loop goes on at once.
+                store.append(RunJournalEntry.of(pos, r, unit))
                 score = unit.score
-                outcome.scores.append(score)
+                if unit.transcript is not None and score.errors() and not score.agent_failed:
+                    # What --resume re-scores: only a unit whose evaluators failed needs it.
+                    store.append_answer(pos, r, unit.transcript)
                 self._errors += len(score.errors())
                 progress.done += 1
                 progress.passed += score.status == "pass"
                 progress.errors = self._errors
-                progress.cost_usd = self.layer.stats().total.cost_usd
+                progress.cost_usd = self.layer.ledger.spent_usd
                 self.sink.update(progress, f"{task.name}: {score.status}")
                 limit = self.spec.stop_after_errors
                 if limit is not None and self._errors > limit:
@@ -255,7 +246,6 @@ class RunEngine:
                 group.create_task(worker())
         if stop:
             raise stop[0]
-        return outcome
 
 
 def _ended(transcript: Transcript, user: SimulatedUser) -> Transcript:

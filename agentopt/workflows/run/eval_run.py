@@ -22,6 +22,8 @@ from agentopt.contracts.run_results import (
     UsageBucket,
     load_results,
 )
+from agentopt.contracts.task_record import TaskOutcome
+from agentopt.core.aio import run_loop
 from agentopt.core.errors import (
     AgentoptError,
     BudgetExceeded,
@@ -30,29 +32,27 @@ from agentopt.core.errors import (
     Interrupted,
 )
 from agentopt.core.ids import utc_now_iso
-from agentopt.evaluators.aggregate import summarize_run
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.evaluators.registry import canonical_name
-from agentopt.evaluators.stats import paired_bootstrap_ci
+from agentopt.evaluators.stats import paired_bootstrap_ci, prefetch_numpy
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings, call_settings
 from agentopt.models.types import POOLS
+from agentopt.reports.formatting import SummaryTasks
 from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
 from agentopt.workflows.events import Progress, ProgressSink
+from agentopt.workflows.run.cpu_pool import CpuPool, pool_from_env
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, RunEngine, prepare_evaluators
 from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
 from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
 from agentopt.workflows.run.plan import RunPlan, plan_run
-from agentopt.workflows.run.results import (
-    journal_index,
-    judged,
-    reported_agent_usage,
-    write_results,
-)
+from agentopt.workflows.run.results import write_results
 from agentopt.workflows.run.simulated_user import simulation_of
 from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
+
+PREFETCH_AFTER_S = 0.5
 
 
 @dataclass
@@ -64,6 +64,9 @@ class RunOutcome:
     run_id: str | None = None
     results_path: Path | None = None
     results: RunResults | None = None
+    """results.json's run and summary; `tasks` holds every task when --output reports or a
+    --baseline comparison needed them all, else the few the terminal summary names (the
+    worst, the slowest, the flaky): `load_results(results_path)` reads them all."""
     outputs: list[OutputFile] = field(default_factory=list)
     gate: GateOutcome | None = None
     notices: list[str] = field(default_factory=list)
@@ -205,24 +208,28 @@ def run_prepared(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
     Ctrl-C normally arrives as a cancellation handled inside the loop; a KeyboardInterrupt
     that escapes it (raised from a thread or a second Ctrl-C) still saves what finished.
     """
+    pool = pool_from_env()  # a bad AGENTOPT_EVALUATOR_PROCESSES fails before any file
     store = prepared.store = prepared.store or RunStore(prepared.spec.project_dir)
     try:
-        return asyncio.run(_run(prepared, sink))
+        return run_loop(_run(prepared, sink, pool))
     except KeyboardInterrupt:
         if store.run_json.exists():
             run_info = store.read_run()
             finish_results(store, run_info, prepared.spec, None, prepared.seed, "interrupted", 0.0)
+        store.close()
         raise Interrupted(
             "interrupted: finished tasks are saved",
             hint=f"resume with `agentopt eval run --resume {store.run_id}`",
         ) from None
 
 
-async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
+async def _run(prepared: PreparedRun, sink: ProgressSink, pool: CpuPool | None) -> RunOutcome:
     spec = prepared.spec
     layer = CallLayer(spec.project_dir, prepared.settings, on_notice=prepared.notices.append)
     outcome = RunOutcome(inputs=prepared.inputs, plan=prepared.plan, notices=prepared.notices)
-    cache = EvaluatorCache(judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir)
+    cache = EvaluatorCache(
+        judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir, offload=pool
+    )
     try:
         await _execute(
             outcome,
@@ -237,6 +244,8 @@ async def _run(prepared: PreparedRun, sink: ProgressSink) -> RunOutcome:
             prepared.outputs,
         )
     finally:
+        if pool is not None:
+            pool.close()
         await layer.aclose()
     return outcome
 
@@ -263,6 +272,10 @@ async def _execute(
     done = len(store.done_keys())
     progress = Progress(total=total, done=done, skipped=done)
     engine = RunEngine(spec, target, layer, store, sink, cache)
+    if total > 1:
+        # The bootstrap at the end needs numpy: load it while calls are waited on, once the
+        # first requests are out (the import would otherwise hold the GIL during the ramp).
+        asyncio.get_running_loop().call_later(PREFETCH_AFTER_S, prefetch_numpy)
     sink.start(progress, f"Running {len(spec.tasks)} tasks × {spec.repeat}")
     status: str = "completed"
     failure: AgentoptError | None = None
@@ -287,8 +300,9 @@ async def _execute(
     finally:
         sink.finish(progress)
         await target.aclose()
-    outcome.results_path = finish_results(store, run_info, spec, layer, seed, status, started)
-    outcome.results = load_results(outcome.results_path)
+    outcome.results_path, outcome.results = finish_results(
+        store, run_info, spec, layer, seed, status, started, keep_all=bool(outputs or opts.baseline)
+    )
     if failure is not None:
         raise failure
     conclude(outcome, opts, spec, seed, outputs)
@@ -402,20 +416,22 @@ def finish_results(
     seed: int,
     status: str,
     started: float,
-) -> Path:
-    offsets, scores = journal_index(store)
+    *,
+    keep_all: bool = False,
+) -> tuple[Path, RunResults]:
+    """Write run.json's end and results.json once, from the store's tally and journal.
+
+    Returns the results.json path and the results as written, holding every task when
+    `keep_all` (reports, a baseline comparison), else the terminal summary's few."""
     usage = _usage(layer, run_info.usage_before)
     if (spec.agent.target or default_target(spec.agent)) != "local":
-        reported = reported_agent_usage(store)  # the whole journal: resumed sessions too
-        usage["agent"] = usage["agent"].model_copy(update=reported)
-    if not judged(scores):
+        # As the answers reported it (the journal's every session, resumed ones too).
+        usage["agent"] = usage["agent"].model_copy(update=store.agent_usage())
+    if not store.tally.judged:
         models = run_info.models.model_copy(update={"judge": None})
         run_info = run_info.model_copy(update={"models": models})
-    stats = summarize_run(
-        scores,
-        tokens_by_pool=usage,
-        cost_by_pool={p: u.cost_usd for p, u in usage.items()},
-        seed=seed,
+    stats = store.tally.stats(
+        tokens_by_pool=usage, cost_by_pool={p: u.cost_usd for p, u in usage.items()}, seed=seed
     )
     limits = layer.stats().rate_limits if layer is not None else {}
     elapsed = time.monotonic() - started if started else 0.0
@@ -435,4 +451,10 @@ def finish_results(
         usage, limiter="; ".join(f"{p}: {t}" for p, t in limits.items()), duration_s=duration
     )
     repeat_stats = {r.name: r for r in stats.repeats}
-    return write_results(store, spec.tasks, offsets, repeat_stats, run_info.info(), summary)
+    kept: list[TaskOutcome] = []
+    shown = SummaryTasks()
+    info = run_info.info()
+    keep = kept.append if keep_all else shown.add
+    path = write_results(store, spec.tasks, repeat_stats, info, summary, keep=keep)
+    store.close()
+    return path, RunResults(run=info, summary=summary, tasks=kept if keep_all else shown.tasks())

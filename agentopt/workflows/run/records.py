@@ -12,7 +12,7 @@ from agentopt.contracts.scores import TaskScore, TurnScore, worst
 from agentopt.contracts.task import Task
 from agentopt.contracts.task_record import RepeatOutcome, TaskOutcome, TokenCount, TurnOutcome
 from agentopt.contracts.transcript import Transcript
-from agentopt.evaluators.aggregate import RepeatStats
+from agentopt.evaluators.run_stats import RepeatStats
 
 
 def repeat_record(

@@ -1,8 +1,10 @@
 """Writing results.json from the journal, streaming one task at a time (files.md §7).
 
-The journal is in completion order; a first pass records each line's byte offset per task,
-then tasks are written in dataset order by seeking to their lines. Memory holds one task's
-repeats at a time plus the small per-unit scores the summary needs.
+The journal is in completion order; the store knows each unit's line offset, so tasks are
+written in dataset order by seeking to their lines. Memory holds one task's repeats at a time;
+each finished `TaskOutcome` is also handed to `keep` (the tasks the caller still needs: the
+terminal summary's few, or all of them for reports), so nothing reads results.json back.
+What is written and kept is masked (`core.redaction`), like the journal it comes from.
 """
 
 from __future__ import annotations
@@ -11,77 +13,59 @@ import json
 import os
 import tempfile
 from collections import defaultdict
-from itertools import count
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from agentopt.contracts.record import SCHEMA_VERSION, parse_record
+from agentopt.contracts.record import SCHEMA_VERSION
 from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RunInfo, RunSummary
-from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task import Task
-from agentopt.evaluators.aggregate import RepeatStats
+from agentopt.contracts.task_record import TaskOutcome
+from agentopt.core.redaction import redact_data
+from agentopt.evaluators.run_stats import RepeatStats
 from agentopt.workflows.run.records import task_record
 from agentopt.workflows.run.store import RunStore
 
-
-def journal_index(store: RunStore) -> tuple[dict[int, list[int]], list[TaskScore]]:
-    """Byte offsets of each task's journal lines, and every unit's score."""
-    offsets: dict[int, list[int]] = defaultdict(list)
-    scores: list[TaskScore] = []
-    if not store.journal.exists():
-        return offsets, scores
-    latest: dict[tuple[int, int], tuple[int, TaskScore]] = {}
-    with open(store.journal, "rb") as fh:
-        for number in count(1):
-            at = fh.tell()
-            line = fh.readline()
-            if not line:
-                break
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line after a crash
-            entry = parse_record(RunJournalEntry, data, source=f"{store.journal}:line {number}")
-            # A unit run again on --resume (it had failed) is journaled twice: last wins.
-            latest[entry.key] = (at, entry.score)
-    for (task, _repeat), (at, score) in sorted(latest.items()):
-        offsets[task].append(at)
-        scores.append(score)
-    return offsets, scores
+R = TypeVar("R", bound=BaseModel)
 
 
 def write_results(
     store: RunStore,
     tasks: list[Task],
-    offsets: dict[int, list[int]],
     repeat_stats: dict[str, RepeatStats],
     run: RunInfo,
     summary: RunSummary,
+    keep: Callable[[TaskOutcome], None] | None = None,
 ) -> Path:
     """Stream results.json, the `RunResults` shape, one task per line (atomic rename)."""
+    by_task: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for (pos, repeat), at in store.offsets().items():
+        by_task[pos].append((repeat, at))
     target = store.results_json
     fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=store.dir)
     try:
         if not store.journal.exists():  # stopped before the first unit finished
             store.journal.touch()
         with os.fdopen(fd, "w", encoding="utf-8") as out, open(store.journal, "rb") as journal:
-            out.write(f'{{"schema_version": {SCHEMA_VERSION}, "run": {_json(run)}')
-            out.write(f',\n"summary": {_json(summary)}')
+            out.write(f'{{"schema_version": {SCHEMA_VERSION}, "run": {_masked(run)[1]}')
+            out.write(f',\n"summary": {_masked(summary)[1]}')
             out.write(',\n"tasks": [')
             first = True
             for pos, task in enumerate(tasks):
-                if pos not in offsets:
+                if pos not in by_task:
                     continue
                 repeats = []
-                for at in offsets[pos]:
+                for _, at in sorted(by_task[pos]):
                     journal.seek(at)
                     repeats.append(RunJournalEntry.model_validate_json(journal.readline()).record)
-                record = task_record(task, repeats, repeat_stats.get(task.name))
-                out.write(("\n" if first else ",\n") + _json(record))
+                record, line = _masked(task_record(task, repeats, repeat_stats.get(task.name)))
+                out.write(("\n" if first else ",\n") + line)
                 first = False
+                if keep is not None:
+                    keep(record)
             out.write("\n]}\n")
             out.flush()
             os.fsync(out.fileno())
@@ -92,42 +76,12 @@ def write_results(
     return target
 
 
-def _json(record: BaseModel) -> str:
-    """A record as one line, in the layout every agentopt JSON file uses."""
+def _masked(record: R) -> tuple[R, str]:
+    """The record with secrets masked (the same object when there were none: the task's own
+    fields come from the dataset, not the masked journal) and its line, in the layout every
+    agentopt JSON file uses."""
     data: Any = record.model_dump(mode="json")
-    return json.dumps(data, ensure_ascii=False)
-
-
-def judged(scores: list[TaskScore]) -> bool:
-    """Whether an LLM judge scored anything (every judge records its `judge_model`): a suite of
-    deterministic checks and embedding-scored criteria names no judge in its reports."""
-    return any(
-        result.details.get("judge_model")
-        for score in scores
-        for turn in score.turns
-        for result in turn.results
-        if isinstance(result.details, dict)
-    )
-
-
-def reported_agent_usage(store: RunStore) -> dict[str, int]:
-    """Requests and tokens of an agent that runs outside agentopt (hosted, endpoint, command,
-    foundry), as its answers reported them: the call layer never sees its model calls, so
-    without this the usage table said 0 agent calls for a run of a hundred turns."""
-    latest: dict[tuple[int, int], dict[str, Any]] = {}
-    if store.journal.exists():
-        with open(store.journal, "rb") as fh:
-            for line in fh:
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a torn last line after a crash
-                latest[(int(entry["task"]), int(entry["repeat"]))] = entry.get("record") or {}
-    calls = tokens_in = tokens_out = 0
-    for record in latest.values():
-        turns = record.get("turns") or [record]
-        calls += sum(1 for t in turns if t.get("response") or t.get("error"))
-        tokens = record.get("tokens") or {}
-        tokens_in += int(tokens.get("input") or 0)
-        tokens_out += int(tokens.get("output") or 0)
-    return {"calls": calls, "input_tokens": tokens_in, "output_tokens": tokens_out}
+    masked = redact_data(data)
+    if masked is not data:
+        record = type(record).model_validate(masked)
+    return record, json.dumps(masked, ensure_ascii=False)

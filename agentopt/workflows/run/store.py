@@ -1,30 +1,54 @@
 """On-disk state of one `eval run`: `.agentopt/runs/<run-id>/{run.json, journal.jsonl,
 results.json}` (files.md §7), and `turns.jsonl` while simulated conversations are in progress.
 
-The journal gets one fsync'd line per finished (task, repeat), so a crash or Ctrl-C loses at
-most the calls in flight — and those are in the model-call cache, so `--resume` repeats no paid
-call. results.json is written at the end by streaming the journal, never by holding every
-transcript in memory.
+Every line is masked as it is written (`core.redaction`): a secret in a task, an answer or an
+error never reaches the journal, answers.jsonl or the results.json written from the journal.
+
+The journal gets one line per finished (task, repeat), written with the others that finished
+meanwhile by one writer thread (one write and one fsync per batch, `core.batch_writer`), so a
+crash loses at most the units finished in the last few milliseconds, which `--resume` plays
+again like the calls that were in flight (Ctrl-C loses nothing: the run flushes on the way
+out). The store keeps what the journal holds as it
+goes: each unit's line offset and its verdict counted in a `RunTally`, from one scan of an
+existing journal (`--resume`) plus every append, so the end of the run reads the journal only to
+write results.json, streaming, never holding every transcript in memory.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import count
 from pathlib import Path
+from typing import Any
 
-from agentopt.contracts.record import read_journal
+from agentopt.contracts.record import Record, parse_record, read_journal
 from agentopt.contracts.run_journal import RunJournalEntry, TurnJournalEntry
 from agentopt.contracts.run_results import RunRecord, load_run_record
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.simulation import UserReply
 from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.atomic import write_json_atomic
+from agentopt.core.batch_writer import BatchWriter
 from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import append_entry, read_numbered
 from agentopt.core.paths import inside_project, runs_dir
+from agentopt.core.redaction import redact_data
+from agentopt.evaluators.run_stats import RunTally
+
+UnitKey = tuple[int, int]
+"""(task position, repeat)."""
+
+
+class _Verdict(Record):
+    """The part of a journal line the scan reads (the record is read when results are)."""
+
+    task: int
+    repeat: int
+    score: TaskScore
 
 
 @dataclass
@@ -43,6 +67,15 @@ class RunStore:
         self.run_id = run_id or new_id()
         self.dir = inside_project(project, runs_dir(project) / self.run_id, "the run folder")
         self.dir.mkdir(parents=True, exist_ok=True)
+        self._writer: BatchWriter[bytes] | None = None
+        self._end: int | None = None
+        self._offsets: dict[UnitKey, int] | None = None
+        self._tally = RunTally()
+        self._verdicts: dict[UnitKey, tuple[bool, bool]] = {}
+        """Per unit: (errored, the agent failed) — what --resume decides from."""
+        self._answers: BatchWriter[bytes] | None = None
+        self._agent: dict[UnitKey, tuple[int, int, int]] = {}
+        """Per unit: (requests, input tokens, output tokens) as the agent's answers said."""
 
     @classmethod
     def open_existing(cls, project: Path, run_id: str) -> RunStore:
@@ -79,8 +112,34 @@ class RunStore:
         return self.dir / "answers.jsonl"
 
     def append(self, entry: RunJournalEntry) -> None:
-        """One finished (task, repeat), fsync'd."""
-        append_entry(self.journal, entry.model_dump(mode="json"))
+        """One finished (task, repeat): counted now, written by the writer thread."""
+        self._scan()
+        assert self._offsets is not None
+        data = redact_data(entry.model_dump(mode="json"))  # the write boundary: masked once
+        line = (json.dumps(data, ensure_ascii=False) + "\n").encode()
+        if self._end is None:
+            self._end = self._journal_end()
+        self._offsets[entry.key] = self._end
+        self._end += len(line)
+        self._tally.add(entry.key, entry.score)
+        self._verdicts[entry.key] = (_errored(entry.score), entry.score.agent_failed)
+        self._agent[entry.key] = _reported(data["record"])
+        if self._writer is None:
+            self._writer = BatchWriter(self._write_lines, name=f"agentopt-journal-{self.run_id}")
+        self._writer.submit(line)
+
+    def flush(self) -> None:
+        """Block until every appended line is in its file (the journal's fsync'd)."""
+        for writer in (self._writer, self._answers):
+            if writer is not None:
+                writer.flush()
+
+    def close(self) -> None:
+        """Flush and stop the writer threads (the store can append again afterwards)."""
+        writers, self._writer, self._answers = (self._writer, self._answers), None, None
+        for writer in writers:
+            if writer is not None:
+                writer.close()
 
     @property
     def turns_journal(self) -> Path:
@@ -88,7 +147,7 @@ class RunStore:
 
     def append_turn(self, entry: TurnJournalEntry) -> None:
         """One step of a simulated conversation in progress, fsync'd."""
-        append_entry(self.turns_journal, entry.model_dump(mode="json"))
+        append_entry(self.turns_journal, redact_data(entry.model_dump(mode="json")))
 
     def played(self) -> dict[tuple[int, int], Played]:
         """(task position, repeat) → what its simulated conversation got to (what `--resume`
@@ -108,20 +167,24 @@ class RunStore:
 
     def entries(self) -> Iterator[RunJournalEntry]:
         """Journal entries in order; a torn last line (crash mid-write) is ignored."""
+        self.flush()
         return read_journal(self.journal, RunJournalEntry.model_validate)
 
-    def done_keys(self) -> set[tuple[int, int]]:
+    def done_keys(self) -> set[UnitKey]:
         """(task position, repeat) pairs finished for good: no agent error and no evaluator
         error. Everything else is done again on --resume (see `reusable_transcripts`)."""
-        latest = {e.key: e for e in self.entries()}  # a unit redone on --resume: last wins
-        return {key for key, e in latest.items() if not _errored(e.score)}
+        self._scan()
+        return {key for key, (errored, _) in self._verdicts.items() if not errored}
 
-    def reusable_transcripts(self) -> dict[tuple[int, int], Transcript]:
+    def reusable_transcripts(self) -> dict[UnitKey, Transcript]:
         """Units whose agent answered but an evaluator failed (a judge behind a 429 storm):
         on --resume only their evaluators run again, on the journaled answers."""
-        latest = {e.key: e for e in self.entries()}
-        redo = {k for k, e in latest.items() if _errored(e.score) and not e.score.agent_failed}
-        out: dict[tuple[int, int], Transcript] = {}
+        self._scan()
+        redo = {k for k, (errored, agent) in self._verdicts.items() if errored and not agent}
+        out: dict[UnitKey, Transcript] = {}
+        if not redo:
+            return out
+        self.flush()
         for _, entry in read_numbered(self.answers):
             try:
                 key = (int(entry["task"]), int(entry["repeat"]))
@@ -138,10 +201,97 @@ class RunStore:
         line = {
             "task": position,
             "repeat": repeat,
-            "transcript": transcript.model_dump(mode="json"),
+            "transcript": redact_data(transcript.model_dump(mode="json")),
         }
-        with open(self.answers, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        if self._answers is None:
+            self._answers = BatchWriter(self._write_answers, name=f"agentopt-answers-{self.run_id}")
+        self._answers.submit((json.dumps(line, ensure_ascii=False) + "\n").encode())
+
+    def offsets(self) -> dict[UnitKey, int]:
+        """Where each unit's latest journal line starts (all written once this returns)."""
+        self._scan()
+        self.flush()
+        assert self._offsets is not None
+        return dict(self._offsets)
+
+    def agent_usage(self) -> dict[str, int]:
+        """Requests and tokens of an agent that runs outside agentopt (hosted, endpoint,
+        command, foundry), as its answers reported them over every session of the run: the
+        call layer never sees its model calls, so without this the usage table said 0 agent
+        calls for a run of a hundred turns."""
+        self._scan()
+        units = self._agent.values()
+        return {
+            "calls": sum(u[0] for u in units),
+            "input_tokens": sum(u[1] for u in units),
+            "output_tokens": sum(u[2] for u in units),
+        }
+
+    @property
+    def tally(self) -> RunTally:
+        """Every unit the journal holds, counted (the latest line of a unit run twice)."""
+        self._scan()
+        return self._tally
+
+    # -- internals ---------------------------------------------------------------------------
+    def _scan(self) -> None:
+        """Read an existing journal once: offsets, verdicts and the tally."""
+        if self._offsets is not None:
+            return
+        self._offsets = {}
+        if not self.journal.exists():
+            return
+        with open(self.journal, "rb") as fh:
+            for number in count(1):
+                at = fh.tell()
+                line = fh.readline()
+                if not line:
+                    break
+                try:
+                    data = json.loads(line)
+                except ValueError:
+                    continue  # a torn last line after a crash
+                source = f"{self.journal}:line {number}"
+                verdict = parse_record(_Verdict, data, source=source)
+                key = (verdict.task, verdict.repeat)
+                # A unit run again on --resume (it had failed) is journaled twice: last wins.
+                self._offsets[key] = at
+                self._tally.add(key, verdict.score)
+                self._verdicts[key] = (_errored(verdict.score), verdict.score.agent_failed)
+                self._agent[key] = _reported(data.get("record") or {})
+
+    def _journal_end(self) -> int:
+        """The size of the journal, after ending a torn last line so the next one starts
+        clean (a crash mid-write leaves a fragment without its newline)."""
+        if not self.journal.exists():
+            return 0
+        with open(self.journal, "rb+") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":
+                    fh.write(b"\n")
+                    size += 1
+        return size
+
+    def _write_lines(self, lines: Sequence[bytes]) -> None:
+        """The writer thread: every line queued so far, one write, one fsync."""
+        with open(self.journal, "ab") as fh:
+            fh.write(b"".join(lines))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def _write_answers(self, lines: Sequence[bytes]) -> None:
+        with open(self.answers, "ab") as fh:
+            fh.write(b"".join(lines))
+
+
+def _reported(record: dict[str, Any]) -> tuple[int, int, int]:
+    """(requests, input tokens, output tokens) of one unit's record, as saved."""
+    turns = record.get("turns") or [record]
+    calls = sum(1 for t in turns if t.get("response") or t.get("error"))
+    tokens = record.get("tokens") or {}
+    return calls, int(tokens.get("input") or 0), int(tokens.get("output") or 0)
 
 
 def _errored(score: TaskScore) -> bool:

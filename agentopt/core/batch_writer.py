@@ -1,0 +1,110 @@
+"""One writer thread that takes items as they come and writes them in batches.
+
+The run journal and the model-call cache both write something small for every unit or call. A
+thread hop per write (`asyncio.to_thread`) costs a task, a future and two context switches each,
+and an fsync or a SQLite transaction per item; here the event loop only queues the item and
+goes on, and the thread writes everything queued so far at once (one `write` + one fsync, one
+transaction), so under load a batch holds many items and an idle moment writes one at once.
+
+Nothing binds it to an event loop, a process or the main thread: the thread starts on the first
+item in whichever process uses the writer (a Ray actor holding the cache included) and ends with
+`close()`. A failed batch is not lost silently: the error is raised by the next `submit`,
+`flush` or `close`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class BatchWriter(Generic[T]):
+    """Queue items from any thread; `write(batch)` runs on one daemon thread.
+
+    Args:
+        write: writes a batch (the items in submission order); runs on the writer thread.
+        name: the thread's name (it shows in stack dumps).
+    """
+
+    def __init__(self, write: Callable[[Sequence[T]], None], *, name: str) -> None:
+        self._write = write
+        self._name = name
+        self._items: list[T] = []
+        self._cond = threading.Condition()
+        self._submitted = 0
+        self._written = 0
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self._idle = False
+        """The thread is waiting for items (only then does `submit` need to wake it)."""
+
+    def submit(self, item: T) -> None:
+        """Queue one item (returns at once)."""
+        with self._cond:
+            self._raise_error()
+            if self._closing:
+                raise RuntimeError(f"{self._name} is closed")
+            self._items.append(item)
+            self._submitted += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
+                self._thread.start()
+            elif self._idle:
+                self._cond.notify_all()
+
+    @property
+    def pending(self) -> int:
+        """Items queued or being written."""
+        with self._cond:
+            return self._submitted - self._written
+
+    def flush(self) -> None:
+        """Block until every item submitted so far is written (raises a writer error)."""
+        with self._cond:
+            target = self._submitted
+            while self._written < target and self._error is None:
+                self._cond.wait()
+            self._raise_error()
+
+    def close(self) -> None:
+        """Write what is queued, stop the thread (idempotent; raises a writer error)."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+        with self._cond:
+            self._thread = None
+            self._raise_error()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._items and not self._closing:
+                    self._idle = True
+                    self._cond.wait()
+                    self._idle = False
+                batch, self._items = self._items, []
+                if not batch and self._closing:
+                    return
+            try:
+                self._write(batch)
+            except BaseException as exc:  # reported to the next caller, never swallowed
+                with self._cond:
+                    self._error = exc
+                    self._written += len(batch)
+                    self._cond.notify_all()
+                continue
+            with self._cond:
+                self._written += len(batch)
+                self._cond.notify_all()
