@@ -1,363 +1,290 @@
-"""Optimizer efficiency: score gained per 100 model calls on a scripted benchmark, agentopt's
-loop beside `dspy.GEPA` (when DSPy installs).
+"""Optimizer efficiency: held-out score gained per 100 model calls, agentopt beside GEPA, on a
+suite of scripted worlds (`bench/gepa_peer/worlds.py`), seeds 1–10.
 
-The benchmark (`bench/gepa_peer/scripted.py`): a local fake OpenAI-compatible server plays the
-agent, the judge and the reflection model. Each task's topic has a hidden rule (a phrase);
-the agent's answer passes with probability 0.85 when its system prompt contains the rule and
-0.15 otherwise, drawn deterministically per (task, rules in the prompt). The rules can only be
-learnt from the judge's reasons. Splits are fixed and shared: 16 train, 16 validation and 16
-held-out test tasks.
-
-Both optimizers get the same budget of agent + judge calls, test split included:
-- agentopt: `optimize --budget-calls BUDGET` (it keeps back the calls the test split needs);
-- GEPA: `max_metric_calls = (BUDGET − test calls) / 2 − one iteration` (each metric call = one
-  program call + one judge call), then the baseline and its best program on the test split.
-  GEPA checks `max_metric_calls` only between iterations, so it overshot it by up to one
-  iteration (a minibatch on parent and child plus the whole validation split: 2 × 3 + 16 metric
-  calls; one seed sent 516 agent + judge requests against a budget of 480). The budget is
-  enforced by keeping that iteration back, and every run's agent + judge requests are checked
-  against it: a run over budget says so in its row.
-Reflection calls come on top for both. Reported per system (mean over `SEEDS`): validation
-gain and test gain (best − baseline, as a pass rate) per 100 requests the server received
-(agent + judge + reflection, cache hits cost nothing). A row averages the seeds on which every
-system has a score for that split (a run whose test split was cut short says why). DSPy goes
-into a throwaway venv under `~/.cache/agentopt/bench-peers/`; if it cannot install or run, the
-reason is the GEPA row. Whether the systems differ is a paired test over the seeds: per seed,
-agentopt's test gain per 100 calls minus GEPA's, with the exact sign-flip p-value of their mean
-(with 3 seeds the smallest possible p is 0.25: no difference can be significant at 0.05
-until there are 6 seeds or more). About 15 s once DSPy is installed (the first install takes a
-minute or two).
+Each world is one fake OpenAI-compatible server playing the agent, the judge and the
+reflection model (`bench/gepa_peer/scripted.py`); splits are fixed and shared (16 train,
+16 validation, 16 held-out test tasks). Both systems get the same budget of agent + judge
+requests, test split included, and the server enforces it (requests past it are refused and
+counted):
+- agentopt: `optimize --budget-calls BUDGET` (it keeps back what its test split needs);
+- GEPA: `max_metric_calls = (BUDGET − test calls) / calls per task`, then its best and the
+  baseline on the test split. Worlds without tools run `dspy.GEPA`; the tool world runs the
+  GEPA library with the tool descriptions as text components (`gepa_peer/run_gepa.py`).
+Reflection requests come on top for both and count in "calls". Per run: validation and test
+gain (best − baseline pass rate) per 100 requests the server served; reported per world and
+over the suite as the mean over seeds with its 95% t interval, with a paired sign-flip test
+of agentopt − GEPA over seeds. Each system runs in its own process (`gepa_peer/run_agentopt.py`,
+`gepa_peer/run_gepa.py`) beside the server's, interleaved seed by seed with who goes first
+alternating, and the load average is recorded before and after, so their wall-time ratio
+comes from the same conditions; each one's `seconds` excludes its interpreter's imports. Raw
+results go to `~/.cache/agentopt/bench-results/optimizer_efficiency.json`.
 
     python -m bench optimizer_efficiency
+    python -m bench.optimizer_efficiency --seeds 1-3 --worlds phrases,subsets
 """
 
 from __future__ import annotations
 
-import itertools
+import argparse
 import json
+import os
 import subprocess
+import sys
 import tempfile
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from agentopt.contracts.optimize_job import JobRecord
-from agentopt.workflows.optimize import (
-    NullOptimizeSink,
-    OptimizeOptions,
-    prepare_optimize,
-    run_optimize,
-)
 from bench.gepa_peer.install import install_dspy
-from bench.gepa_peer.scripted import (
-    BASE_INSTRUCTIONS,
-    BenchTask,
-    ScriptedServer,
-    judge_prompt,
-    make_tasks,
-)
-from bench.peers.install import Peer
+from bench.gepa_peer.report import render_table, summary_rows
+from bench.gepa_peer.scripted import ScriptedServer, judge_prompt
+from bench.gepa_peer.worlds import BASE_INSTRUCTIONS, SPLITS, WORLDS, BenchTask, World, words
+from bench.peers.install import Peer, cache_root
 from tests.fake_openai import FakeOpenAI
 
 BENCH = "optimizer_efficiency"
 BUDGET_CALLS = 480
-"""Agent + judge calls per run, the test split's included."""
-SEEDS = (1, 2, 3)
+"""Agent + judge requests per run, the test split's included."""
+SEEDS = tuple(range(1, 11))
 MAX_CANDIDATES = 50
-"""High enough that the call budget, not the candidate count, ends agentopt's search."""
-GEPA_SCRIPT = Path(__file__).parent / "gepa_peer" / "run_gepa.py"
-GEPA_TIMEOUT = 300.0
-GEPA_MINIBATCH = 3
-"""GEPA's reflection minibatch (`reflection_minibatch_size`)."""
+"""High enough that the call budget, not the candidate count, ends agentopt's search (as it
+ends GEPA's). Everything else is agentopt's default, `--max-stalls 5` included: a search that
+keeps failing stops and spends less."""
+REPO = Path(__file__).resolve().parent.parent
+GEPA_SCRIPT = REPO / "bench" / "gepa_peer" / "run_gepa.py"
+AGENTOPT_SCRIPT = REPO / "bench" / "gepa_peer" / "run_agentopt.py"
+RUN_TIMEOUT = 300.0
+SYSTEMS = ("agentopt", "GEPA")
 
 
 @dataclass
 class Result:
-    """One optimizer run on one seed (scores are pass rates)."""
+    """One optimizer run on one world and seed (scores are pass rates)."""
 
+    system: str
+    world: str
     seed: int
     val_baseline: float
     val_best: float
-    test_baseline: float | None
-    test_best: float | None
-    """None when the test split was not fully evaluated (see `note`)."""
-    requests: Counter[str]
-    """Requests the fake server received, by model name (agent, judge, reflect)."""
+    test_baseline: float
+    test_best: float
+    requests: dict[str, int]
+    """Requests the server served, by model (agent, judge, reflect)."""
+    refused: int
+    """Agent + judge requests past the budget (refused, never served)."""
     seconds: float
     stop: str
-    """Why the search ended."""
     candidates: int
-    """Candidates the search fully evaluated on validation (baseline not counted)."""
+    """Candidates fully evaluated on validation (baseline not counted)."""
+    best_words: int
+    """Words the best configuration's instructions add to the starting ones."""
     note: str = ""
-    """Anything odd (e.g. why the test split has no score)."""
+    rules: list[str] = field(default_factory=list)
+    """Rules agentopt's model-free proposer wrote in this run."""
 
     @property
     def calls(self) -> int:
         return sum(self.requests.values())
 
-    @property
-    def over_budget(self) -> int:
-        """Agent + judge requests beyond `BUDGET_CALLS` (0: within it)."""
-        return max(0, self.requests["agent"] + self.requests["judge"] - BUDGET_CALLS)
-
-    def gain_per_100(self, split: str) -> float:
-        return (getattr(self, f"{split}_best") - getattr(self, f"{split}_baseline")) / (
-            self.calls / 100
-        )
+    def per_100(self, split: str) -> float:
+        gain = getattr(self, f"{split}_best") - getattr(self, f"{split}_baseline")
+        return gain / self.calls * 100 if self.calls else 0.0
 
 
 @dataclass
-class Row:
-    """A system's results over the seeds."""
+class Suite:
+    """Every run of one bench invocation."""
 
-    system: str
     results: list[Result] = field(default_factory=list)
     unavailable: str = ""
-
-    def scored(self, split: str, seeds: set[int] | None = None) -> list[Result]:
-        """Runs with a score on `split` (and among `seeds` when given)."""
-        return [
-            r
-            for r in self.results
-            if getattr(r, f"{split}_best") is not None and (seeds is None or r.seed in seeds)
-        ]
-
-    def per_100(self, split: str, seeds: set[int]) -> float:
-        """Mean gain over mean requests, × 100."""
-        runs = self.scored(split, seeds)
-        gain = sum(getattr(r, f"{split}_best") - getattr(r, f"{split}_baseline") for r in runs)
-        return gain / sum(r.calls for r in runs) * 100
-
-    def detail(self, split: str, seeds: set[int]) -> str:
-        runs = self.scored(split, seeds)
-        n = len(runs)
-        calls = Counter[str]()
-        for r in runs:
-            calls.update(r.requests)
-        mix = ", ".join(f"{k} {calls[k] / n:.0f}" for k in ("agent", "judge", "reflect"))
-        base = sum(getattr(r, f"{split}_baseline") for r in runs) / n
-        best = sum(getattr(r, f"{split}_best") for r in runs) / n
-        stops = Counter(r.stop for r in runs)
-        candidates = sum(r.candidates for r in runs) / n
-        seconds = sum(r.seconds for r in runs) / n
-        notes = [r.note for r in self.results if r.note]
-        notes += [
-            f"seed {r.seed}: {r.over_budget} agent+judge requests over budget"
-            for r in runs
-            if r.over_budget
-        ]
-        return (
-            f"pass rate {base:.2f} → {best:.2f}; {sum(calls.values()) / n:.0f} requests/run "
-            f"({mix}); seeds {', '.join(str(r.seed) for r in runs)}; stop: "
-            + ", ".join(f"{k} ×{v}" for k, v in stops.items())
-            + f"; {candidates:.1f} candidates validated; {seconds:.1f}s/run"
-            + "".join(f"; {note}" for note in notes)
-        )
+    """Why GEPA could not run (its rows are then missing)."""
+    gepa_version: str = ""
+    load: list[tuple[float, float, float]] = field(default_factory=list)
+    """Load averages (1, 5, 15 min) at the start and the end."""
+    seconds: float = 0.0
 
 
-def write_project(root: Path, tasks: list[BenchTask], base_url: str) -> Path:
-    """An agent project with the three splits given explicitly in eval.yaml."""
-    base = root / ".agent_configs" / "baseline"
-    base.mkdir(parents=True)
-    (base / "instructions.md").write_text(BASE_INSTRUCTIONS + "\n", encoding="utf-8")
-    meta = {"model": f"compat:agent@{base_url}", "instruction_file": "instructions.md"}
-    (base / "metadata.yaml").write_text(yaml.safe_dump(meta), encoding="utf-8")
-    data = root / "data"
-    data.mkdir()
-    for split in ("train", "validation", "test"):
-        rows = [json.dumps(t.row()) for t in tasks if t.split == split]
-        (data / f"{split}.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    config = {
-        "name": "scripted-store",
-        "agent": {"name": "store", "config": ".agent_configs/baseline/metadata.yaml"},
-        "dataset": {"local_uri": "data/train.jsonl"},
-        "validation_dataset": {"local_uri": "data/validation.jsonl"},
-        "test_dataset": {"local_uri": "data/test.jsonl"},
-        "evaluators": ["builtin.task_adherence"],
-        "options": {
-            "eval_model": f"compat:judge@{base_url}",
-            "optimization_model": f"compat:reflect@{base_url}",
-        },
-    }
-    (root / "eval.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    return root
+def _splits(tasks: list[BenchTask]) -> dict[str, list[dict[str, Any]]]:
+    return {split: [t.row() for t in tasks if t.split == split] for split in SPLITS}
 
 
-def _score(summary: Any) -> float:
-    return float(summary.score) if summary is not None and summary.score is not None else 0.0
-
-
-def run_agentopt(srv: FakeOpenAI, tasks: list[BenchTask], seed: int, root: Path) -> Result:
-    script = ScriptedServer(seed, {t.name: t for t in tasks})
-    srv.handler = script
-    project = write_project(root, tasks, srv.base_url)
-    t0 = time.perf_counter()
-    opts = OptimizeOptions(budget_calls=BUDGET_CALLS, max_candidates=MAX_CANDIDATES, seed=seed)
-    job: JobRecord = run_optimize(prepare_optimize(opts, project, None), NullOptimizeSink()).job
-    seconds = time.perf_counter() - t0
-    base = job.baseline
-    best = job.candidate(job.best) if job.best else base
-    assert base is not None and best is not None and job.test is not None
-    complete = job.test.baseline_score is not None and job.test.best_score is not None
-    note = "" if complete else f"seed {seed}: no test score ({job.test.note})"
-    return Result(
-        seed=seed,
-        val_baseline=_score(base.validation),
-        val_best=_score(best.validation),
-        test_baseline=_score(job.test.baseline_score) if complete else None,
-        test_best=_score(job.test.best_score) if complete else None,
-        requests=Counter(script.counts),
-        seconds=seconds,
-        stop=str(job.termination_reason),
-        candidates=sum(1 for c in job.candidates if c.validation is not None) - 1,
-        note=note,
-    )
-
-
-def gepa_metric_budget(test_calls: int, validation: int) -> int:
-    """GEPA's `max_metric_calls`: the budget's metric calls less the test split's and one
-    iteration's worst case (GEPA stops only between iterations)."""
-    iteration = 2 * GEPA_MINIBATCH + validation
-    return (BUDGET_CALLS - test_calls) // 2 - iteration
-
-
-def sign_flip_p(diffs: list[float]) -> float:
-    """Two-sided exact p-value of the mean of paired differences under random signs."""
-    observed = abs(sum(diffs))
-    flips = list(itertools.product((1, -1), repeat=len(diffs)))
-    sums = (abs(sum(s * d for s, d in zip(signs, diffs, strict=True))) for signs in flips)
-    hits = sum(1 for total in sums if total >= observed - 1e-12)
-    return hits / len(flips)
-
-
-def paired_row(ours: Row, peer: Row) -> dict[str, Any] | None:
-    """agentopt − GEPA, test gain per 100 calls, paired by seed."""
-    theirs = {r.seed: r for r in peer.scored("test")}
-    pairs = [(r, theirs[r.seed]) for r in ours.scored("test") if r.seed in theirs]
-    if not pairs:
-        return None
-    diffs = [a.gain_per_100("test") - b.gain_per_100("test") for a, b in pairs]
-    p = sign_flip_p(diffs)
-    shown = ", ".join(f"seed {a.seed} {d:+.3f}" for (a, _), d in zip(pairs, diffs, strict=True))
-    verdict = "significant" if p < 0.05 else "not significant"
-    return {
-        "bench": BENCH,
-        "case": "agentopt − GEPA: test gain per 100 calls, paired over seeds",
-        "value": f"{sum(diffs) / len(diffs):+.3f}",
-        "detail": f"{shown}; exact sign-flip p = {p:.2f} ({verdict} at 0.05, "
-        f"{len(diffs)} seeds; smallest possible p {2 / 2 ** len(diffs):.2f})",
-    }
-
-
-def run_gepa(
-    peer: Peer, srv: FakeOpenAI, tasks: list[BenchTask], seed: int, root: Path
-) -> Result | str:
-    """GEPA in the dspy venv's python; the reason as text when it fails."""
-    assert peer.command is not None
-    script = ScriptedServer(seed, {t.name: t for t in tasks})
-    srv.handler = script
-    test = [t for t in tasks if t.split == "test"]
-    test_calls = 2 * len(test) * 2  # baseline and best, one program + one judge call each
-    template = judge_prompt("{query}", "{criterion}", "{response}")
-
-    def split(name: str) -> list[dict[str, str]]:
-        return [
-            {"name": t.name, "query": t.query, "criterion": t.criterion}
-            for t in tasks
-            if t.split == name
-        ]
-
-    config = {
-        "base_url": srv.base_url,
-        "seed": seed,
-        "instructions": BASE_INSTRUCTIONS,
-        "judge_template": template,
-        "max_metric_calls": gepa_metric_budget(test_calls, len(split("validation"))),
-        "minibatch": GEPA_MINIBATCH,
-        "train": split("train"),
-        "validation": split("validation"),
-        "test": split("test"),
-    }
-    cfg_path, out_path = root / "gepa_config.json", root / "gepa_result.json"
-    cfg_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+def _subprocess(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | str:
+    """Run one system; the reason as text when it fails."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     try:
         proc = subprocess.run(
-            [*peer.command, str(GEPA_SCRIPT), str(cfg_path), str(out_path)],
-            capture_output=True, text=True, timeout=GEPA_TIMEOUT, cwd=root,
-        )  # fmt: skip
+            argv, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=cwd, env=env
+        )
     except subprocess.TimeoutExpired:
-        return f"GEPA did not finish within {GEPA_TIMEOUT:.0f}s"
-    if proc.returncode != 0 or not out_path.exists():
+        return f"did not finish within {RUN_TIMEOUT:.0f}s"
+    if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()
-        return f"GEPA failed (exit {proc.returncode}): {tail[-1][:200] if tail else ''}"
+        return f"failed (exit {proc.returncode}): {tail[-1][:200] if tail else ''}"
+    return proc
+
+
+def run_agentopt(srv: FakeOpenAI, world: World, seed: int, root: Path) -> Result | str:
+    """agentopt in its own process (`gepa_peer/run_agentopt.py`), like GEPA."""
+    tasks = world.tasks()
+    script = ScriptedServer(world, seed, {t.name: t for t in tasks}, budget=BUDGET_CALLS)
+    srv.handler = script
+    (root / "project").mkdir()
+    config = {
+        "root": str(root / "project"),
+        "base_url": srv.base_url,
+        "seed": seed,
+        "budget": BUDGET_CALLS,
+        "max_candidates": MAX_CANDIDATES,
+        "instructions": BASE_INSTRUCTIONS,
+        "tools": world.tools,
+        "tool_mocks": world.tool_mocks,
+        **_splits(tasks),
+    }
+    cfg_path, out_path = root / "agentopt_config.json", root / "agentopt_result.json"
+    cfg_path.write_text(json.dumps(config), encoding="utf-8")
+    proc = _subprocess([sys.executable, str(AGENTOPT_SCRIPT), str(cfg_path), str(out_path)], root)
+    if isinstance(proc, str):
+        return f"agentopt {proc}"
     out = json.loads(out_path.read_text(encoding="utf-8"))
     return Result(
+        system="agentopt",
+        world=world.name,
         seed=seed,
         val_baseline=out["val_baseline"],
         val_best=out["val_best"],
         test_baseline=out["test_baseline"],
         test_best=out["test_best"],
-        requests=Counter(script.counts),
+        requests=dict(script.counts),
+        refused=sum(script.refused.values()),
         seconds=out["seconds"],
-        stop=f"max_metric_calls {config['max_metric_calls']}",
-        candidates=out["candidates"] - 1,
+        stop=out["stop"],
+        candidates=out["candidates"],
+        best_words=words(out["best_instructions"]) - words(BASE_INSTRUCTIONS),
+        note=out["note"],
+        rules=out["rules"],
     )
 
 
-def run(seeds: tuple[int, ...] = SEEDS) -> list[dict[str, Any]]:
-    """agentopt's rows, then GEPA's (or why GEPA is unavailable)."""
-    tasks = make_tasks()
-    ours, peer_row = Row("agentopt"), Row("dspy.GEPA")
+def run_gepa(peer: Peer, srv: FakeOpenAI, world: World, seed: int, root: Path) -> Result | str:
+    """GEPA in the dspy venv's python; the reason as text when it fails."""
+    assert peer.command is not None
+    tasks = world.tasks()
+    test = [t for t in tasks if t.split == "test"]
+    test_calls = 2 * len(test) * world.calls_per_task  # baseline and best
+    script = ScriptedServer(
+        world, seed, {t.name: t for t in tasks}, budget=BUDGET_CALLS, reserve=test_calls
+    )
+    srv.handler = script
+
+    config = {
+        "base_url": srv.base_url,
+        "seed": seed,
+        "instructions": BASE_INSTRUCTIONS,
+        "judge_template": judge_prompt("{query}", "{criterion}", "{response}"),
+        "max_metric_calls": (BUDGET_CALLS - test_calls) // world.calls_per_task,
+        "tools": world.tools,
+        "tool_mocks": world.tool_mocks or {},
+        **{
+            split: [
+                {"name": t.name, "query": t.query, "criterion": t.criterion}
+                for t in tasks
+                if t.split == split
+            ]
+            for split in SPLITS
+        },
+    }
+    cfg_path, out_path = root / "gepa_config.json", root / "gepa_result.json"
+    cfg_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    proc = _subprocess([*peer.command, str(GEPA_SCRIPT), str(cfg_path), str(out_path)], root)
+    if isinstance(proc, str):
+        return f"GEPA {proc}"
+    out = json.loads(out_path.read_text(encoding="utf-8"))
+    best = out["best"]
+    stop = "call budget" if out["stopped_by_budget"] else f"max_metric_calls {out['metric_calls']}"
+    return Result(
+        system="GEPA",
+        world=world.name,
+        seed=seed,
+        val_baseline=out["val_baseline"],
+        val_best=out["val_best"],
+        test_baseline=out["test_baseline"],
+        test_best=out["test_best"],
+        requests=dict(script.counts),
+        refused=sum(script.refused.values()),
+        seconds=out["seconds"],
+        stop=stop,
+        candidates=out["candidates"] - 1,
+        best_words=words(best.get("instructions", "")) - words(BASE_INSTRUCTIONS),
+    )
+
+
+def run(
+    seeds: tuple[int, ...] = SEEDS, worlds: tuple[str, ...] | None = None
+) -> list[dict[str, Any]]:
+    """Run the suite, print its table, return one summary row per world for `python -m
+    bench`."""
+    suite = run_suite(seeds, worlds or tuple(WORLDS))
+    print(render_table(suite.results, suite.load, BUDGET_CALLS, suite.unavailable), flush=True)
+    print("\nRules the model-free `rules` proposer wrote (the first two distinct per world):")
+    for world in dict.fromkeys(r.world for r in suite.results):
+        written = [x for r in suite.results if r.world == world for x in r.rules]
+        for rule in list(dict.fromkeys(written))[:2]:
+            print(f"- {world}: {rule}")
+    out = cache_root().parent / "bench-results" / f"{BENCH}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps([asdict(r) for r in suite.results], indent=1), encoding="utf-8")
+    print(f"raw results: {out}")
+    return summary_rows(BENCH, suite.results, suite.unavailable)
+
+
+def run_suite(seeds: tuple[int, ...], worlds: tuple[str, ...]) -> Suite:
+    suite = Suite(load=[os.getloadavg()])
     peer = install_dspy()
-    if peer.unavailable:
-        peer_row.unavailable = peer.unavailable
+    suite.unavailable, suite.gepa_version = peer.unavailable, peer.version
+    t0 = time.perf_counter()
     with FakeOpenAI() as srv:
-        for seed in seeds:
-            with tempfile.TemporaryDirectory() as tmp:
-                ours.results.append(run_agentopt(srv, tasks, seed, Path(tmp)))
-            if peer_row.unavailable:
-                continue
-            with tempfile.TemporaryDirectory() as tmp:
-                outcome = run_gepa(peer, srv, tasks, seed, Path(tmp))
-            if isinstance(outcome, str):
-                peer_row.unavailable = outcome
-            else:
-                peer_row.results.append(outcome)
-    if peer_row.unavailable:
-        peer_row.results = []
-    rows: list[dict[str, Any]] = []
-    compared = [row for row in (ours, peer_row) if row.results]
-    for row in (ours, peer_row):
-        label = row.system if row is ours else f"{row.system} (dspy {peer.version or '?'})"
-        if not row.results:
-            detail = f"unavailable: {row.unavailable}"
-            rows.append({"bench": BENCH, "case": label, "value": "n/a", "detail": detail})
-            continue
-        for split, key in (("validation", "val"), ("test", "test")):
-            # The same seeds for every system: those on which each has a score on the split.
-            common = set.intersection(*({r.seed for r in o.scored(key)} for o in compared))
-            if not common:
-                continue
-            rows.append(
-                {
-                    "bench": BENCH,
-                    "case": f"{label}: {split} gain per 100 calls",
-                    "value": f"{row.per_100(key, common):+.3f}",
-                    "detail": row.detail(key, common)
-                    + f"; budget {BUDGET_CALLS} agent+judge calls",
-                }
-            )
-    if ours.results and peer_row.results:
-        paired = paired_row(ours, peer_row)
-        if paired is not None:
-            rows.append(paired)
-    return rows
+        for name in worlds:
+            world = WORLDS[name]
+            for seed in seeds:
+                # Alternate who goes first, so neither system always meets the same load.
+                order = SYSTEMS if seed % 2 else SYSTEMS[::-1]
+                for system in order:
+                    if system == "GEPA" and suite.unavailable:
+                        continue
+                    with tempfile.TemporaryDirectory() as tmp:
+                        if system == "agentopt":
+                            outcome = run_agentopt(srv, world, seed, Path(tmp))
+                        else:
+                            outcome = run_gepa(peer, srv, world, seed, Path(tmp))
+                    if isinstance(outcome, Result):
+                        suite.results.append(outcome)
+                    elif system == "GEPA":
+                        suite.unavailable = outcome
+                    else:
+                        raise RuntimeError(f"{name} seed {seed}: {outcome}")
+                print(f"{name} seed {seed}: done", flush=True)
+    suite.seconds = time.perf_counter() - t0
+    suite.load.append(os.getloadavg())
+    return suite
+
+
+def _seed_range(text: str) -> tuple[int, ...]:
+    seeds: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        seeds.extend(range(int(low), int(high or low) + 1))
+    return tuple(seeds)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.optimizer_efficiency")
+    parser.add_argument("--seeds", default="1-10", help="e.g. 1-10 or 1,3,5")
+    parser.add_argument("--worlds", default=",".join(WORLDS), help=", ".join(WORLDS))
+    args = parser.parse_args(argv)
+    run(_seed_range(args.seeds), tuple(w.strip() for w in args.worlds.split(",")))
+    return 0
 
 
 if __name__ == "__main__":
-    for r in run():
-        print(r)
+    raise SystemExit(main())

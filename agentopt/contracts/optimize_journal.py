@@ -56,14 +56,19 @@ class ProposalEntry(Record):
     proposal: ProposedChange | None = None
     reason: str = ""
     exhausted: bool = False
+    merge_with: str | None = None
+    """A merge's second parent (`strategy` "merge"; `parent` is the first)."""
 
     @model_serializer(mode="wrap")
     def _one_outcome(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """A line holds either the proposal or why there is none, never both."""
+        """A line holds either the proposal or why there is none, never both (and a merge's
+        second parent only on a merge)."""
         data = handler(self)
         if isinstance(data, dict):
             for key in ("reason", "exhausted") if self.proposal is not None else ("proposal",):
                 data.pop(key, None)
+            if self.merge_with is None:
+                data.pop("merge_with", None)
         return data
 
 

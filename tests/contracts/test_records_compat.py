@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -167,6 +168,73 @@ def test_this_version_writes_the_same_bytes(
         assert_same(_ordered(old), _ordered(new))
 
 
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in WRITTEN_THE_SAME])
+def test_the_optimize_job_keeps_the_shape_of_its_records(
+    name: str, written: tuple[Path, dict[str, Path]]
+) -> None:
+    """What the optimizer writes has changed since e2ad180 (issue 14's error handling, issue
+    18's search), so its values and lines differ; each record keeps every key an older reader
+    knows, in their order and with their JSON types (new keys may be added)."""
+    project, files = written
+    old = masked((FIXTURES / name).read_text(encoding="utf-8"), FIXTURE_PROJECT)
+    new = masked(files[name].read_text(encoding="utf-8"), str(project))
+    assert_same_shape(old, new, name.endswith(".jsonl"))
+
+
+_TARGETS = {
+    "optimize-job.json": {
+        "drop": "stalls",
+        "rename": "best",
+        "text": "proposals",
+        "swap": "splits",
+    },
+    "optimize-journal.jsonl": {
+        "drop": "repeat",
+        "rename": "status",
+        "text": "score",
+        "swap": "turns",
+    },
+}
+"""Which key each change hits: in job.json at the top, in the journal in a unit's score."""
+
+
+def _mutate(record: dict[str, Any], change: str, key: str) -> None:
+    if change == "drop":
+        del record[key]
+    elif change == "rename":
+        record[f"{key}_"] = record.pop(key)
+    elif change == "text":
+        record[key] = str(record[key])
+    else:  # an object written as an array, an array as an object
+        record[key] = [] if isinstance(record[key], dict) else {}
+
+
+@pytest.mark.parametrize("change", ["drop", "rename", "text", "swap"])
+@pytest.mark.parametrize("name", sorted(_TARGETS))
+def test_the_shape_check_fails_on_a_lost_renamed_or_retyped_key(
+    name: str, change: str, written: tuple[Path, dict[str, Path]]
+) -> None:
+    """The shape comparison above is weaker than bytes; it must still catch what breaks an
+    older reader: this version's own file passes, and with one key dropped, renamed or written
+    as another JSON type it no longer does."""
+    project, files = written
+    old = masked((FIXTURES / name).read_text(encoding="utf-8"), FIXTURE_PROJECT)
+    text = masked(files[name].read_text(encoding="utf-8"), str(project))
+    assert_same_shape(old, text, name.endswith(".jsonl"))
+    if name.endswith(".jsonl"):  # the first unit line of the journal
+        lines = text.splitlines()
+        at = next(i for i, line in enumerate(lines) if '"kind": "unit"' in line)
+        record = json.loads(lines[at])
+        _mutate(record["score"], change, _TARGETS[name][change])
+        new = "\n".join([*lines[:at], json.dumps(record), *lines[at + 1 :]])
+    else:
+        record = json.loads(text)
+        _mutate(record, change, _TARGETS[name][change])
+        new = json.dumps(record, indent=2)
+    with pytest.raises(AssertionError):
+        assert_same_shape(old, new, name.endswith(".jsonl"))
+
+
 class _Object(list):  # type: ignore[type-arg]
     """A JSON object as its (key, value) pairs, in file order."""
 
@@ -192,6 +260,62 @@ def assert_same(old: object, new: object, where: str = "") -> None:
             assert_same(a, b, f"{where}[{i}]")
     else:
         assert new == old, where
+
+
+def assert_same_shape(old: str, new: str, lines: bool) -> None:
+    """Each record of `new` has the keys, in the order, and the JSON types of the record of
+    its kind in `old` (a journal: the old line of the same task or outcome)."""
+    if not lines:
+        assert_shape(_ordered(old), _ordered(new))
+        return
+    kinds = {_kind(line): line for line in reversed(old.splitlines())}
+    for line in new.splitlines():
+        if _kind(line) == "proposal:False" and _kind(line) not in kinds:
+            # A proposal with nothing to propose (none in the fixture): its fields, in order.
+            keys = [k for k, _ in _ordered(line)]
+            assert keys == [*PROPOSAL_KEYS, "reason", "exhausted"], keys
+            continue
+        assert _kind(line) in kinds, line[:120]
+        assert_shape(_ordered(kinds[_kind(line)]), _ordered(line), _kind(line))
+
+
+PROPOSAL_KEYS = ("kind", "number", "strategy", "parent", "minibatch", "at")
+
+
+def _kind(line: str) -> str:
+    """A unit line's task (tasks differ in shape: threads have turns), a proposal's outcome."""
+    data = json.loads(line)
+    if data.get("kind") == "unit":
+        return f"unit:{data.get('task')}"
+    return f"{data.get('kind')}:{'proposal' in data}"
+
+
+def assert_shape(old: object, new: object, where: str = "") -> None:
+    if old is None or new is None:
+        return  # an optional field, set in one file and not the other
+    assert _json_type(new) == _json_type(old), f"{where}: {old!r} → {new!r}"
+    if isinstance(old, _Object) and isinstance(new, _Object):
+        if where.endswith((".definition", ".per_task", ".details", ".mutation")):
+            return  # a user-file model, task names, an evaluator's or a strategy's own keys
+        # Every old key is still there, in the same order (new keys may come in between).
+        new_keys = [k for k, _ in new]
+        old_keys = [k for k, _ in old]
+        assert [k for k in new_keys if k in old_keys] == old_keys, where
+        values = dict(new)
+        for key, a in old:
+            assert_shape(a, values[key], f"{where}.{key}")
+    elif isinstance(old, list) and isinstance(new, list) and old:
+        for i, b in enumerate(new):
+            assert_shape(old[min(i, len(old) - 1)], b, f"{where}[{i}]")
+
+
+def _json_type(value: object) -> str:
+    """The JSON type (an int and a float are both numbers; a bool is not a number)."""
+    if isinstance(value, _Object):
+        return "object"
+    if isinstance(value, bool):
+        return "boolean"
+    return {int: "number", float: "number", str: "string", list: "array"}[type(value)]
 
 
 def _layout(line: str) -> str:

@@ -43,7 +43,7 @@ def test_optimize_prints_plan_live_table_verdict_and_next_step(
     assert any(re.match(r"  cand_01 ★ {12}1\.000   100%", line) for line in lines)
     assert "Outcome: improved" in out
     # Not a terminal: every phase still says when it starts (no silent minute in a CI log).
-    assert "  … baseline: evaluating on 14 tasks" in lines
+    assert "  … baseline: evaluating on 8 validation tasks" in lines
     assert any(re.match(r"  … cand_01: screening on \d+ train tasks", line) for line in lines)
     assert any(line.startswith("  … test split: ") for line in lines)
     assert "Test split (4 held-out tasks, evaluated once)" in out

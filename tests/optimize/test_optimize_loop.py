@@ -153,9 +153,10 @@ def test_call_budget_stops_the_search_and_keeps_calls_within_the_cap(
     assert job.termination_reason == "budget_exhausted"
     used = job.usage["agent"]["calls"] + job.usage["judge"]["calls"]
     assert used == 20  # one agent + one judge call per unit; units start only under the cap
-    # 9 tasks → 3 train / 3 validation / 3 test. The baseline (6 units) is finished; the search
-    # stops once it would eat into the calls kept for the test split, which then runs in full.
-    assert job.phase_calls == {"baseline": 12, "search": 2, "test": 6}
+    # 9 tasks → 3 train / 3 validation / 3 test. The baseline runs on validation only (3
+    # units); the search stops when its next unit would eat into the calls kept for the test
+    # split, which then runs in full: every call of the budget is used, none past it.
+    assert job.phase_calls == {"baseline": 6, "search": 8, "test": 6}
     assert job.baseline is not None and job.baseline.validation is not None
     assert job.test is not None and job.test.note is None
     assert job.test.baseline_score is not None and job.test.baseline_score.n == 3
@@ -327,3 +328,71 @@ def test_a_hosted_agent_is_optimized_through_optimization_config(
     records = [e["record"] for e in journal(outcome) if e["kind"] == "unit"]
     # Each candidate's own process answered its tasks (OPTIMIZATION_CANDIDATE_ID).
     assert {r["response"].split("]")[0] for r in records} == {"[baseline", f"[{best.id}"}
+
+
+def test_call_budget_is_exact_with_eight_units_in_flight_and_a_tool_loop(
+    tmp_path: Path, models: Models
+) -> None:
+    """Three calls per unit (a tool call, the answer, the judge) and eight units at once: the
+    budget still holds to the call, and the test split still runs in full."""
+
+    def agent(req: ChatRequest) -> Any:
+        if not any(m.role == "tool" for m in req.messages):
+            from tests.optimize.conftest import tool_call_message
+
+            return tool_call_message("lookup", {"q": last_user(req)})
+        return rule_agent(req)
+
+    models.add("opt_loop_agent", agent)
+    lookup = {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Look something up.",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+        },
+    }
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("t", 8),
+        validation=two_phrase_rows("v", 8),
+        test=two_phrase_rows("x", 4),
+        model="mock:opt_loop_agent",
+        tools=[lookup],
+        tool_mocks={"lookup": {"return": "found"}},
+        options={"max_concurrent_agent_runs": 8},
+    )
+    outcome = optimize(
+        project, budget_calls=100, max_candidates=20, seed=1, targets=["instructions"]
+    )
+    job = outcome.job
+    used = job.usage["agent"]["calls"] + job.usage["judge"]["calls"]
+    assert job.termination_reason == "budget_exhausted"
+    assert 100 - 3 < used <= 100  # every call the budget allows, none past it
+    assert job.test is not None and job.test.note is None
+    assert job.test.baseline_score is not None and job.test.baseline_score.n == 4
+    assert job.phase_calls["test"] == 3 * 4 * len({"baseline", job.best or "baseline"})
+
+
+def test_the_same_job_twice_gives_the_same_candidates(tmp_path: Path, models: Models) -> None:
+    """Two proposals of a round run at once; what one of them reads must not depend on which
+    of their units finished first (it would make the search, and a benchmark, unrepeatable)."""
+    phrases = ("refund window", "tracking link", "order number", "secure checkout")
+
+    def job(folder: str) -> list[tuple[str, str, str, float | None]]:
+        project = make_project(
+            tmp_path / folder,
+            two_phrase_rows("t", 12, phrases),
+            validation=two_phrase_rows("v", 8, phrases),
+            test=two_phrase_rows("x", 4, phrases),
+            options={"max_concurrent_agent_runs": 8},
+        )
+        outcome = optimize(project, max_candidates=4, seed=5, parallel_proposals=2)
+        return [
+            (c.id, c.strategy, c.status, c.validation.score if c.validation else None)
+            for c in outcome.job.candidates
+        ]
+
+    first = job("a")
+    assert len(first) > 2
+    assert job("b") == first

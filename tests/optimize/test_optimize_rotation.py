@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentopt.workflows.optimize.search import Rotation
+from agentopt.workflows.optimize.rotation import Rotation
 
 
 @dataclass
@@ -40,3 +40,16 @@ def test_a_failing_strategy_yields_its_turns() -> None:
     assert set(picks(rotation, 2)) == {"reflect", "rules"}
     rotation.record("rules", success=True)  # a success resets its count
     assert rotation.failures["rules"] == 0
+
+
+def test_a_target_whose_strategies_keep_failing_yields_to_the_others() -> None:
+    rotation = Rotation(
+        targets=["instructions", "toolset"],
+        strategies={"instructions": [Named("reflect")], "toolset": [Named("toolset")]},
+    )  # type: ignore[list-item]
+    assert picks(rotation, 2) == ["reflect", "toolset"]
+    rotation.record("toolset", success=False)
+    rotation.record("toolset", success=False)  # e.g. "every tool is used in a passing task"
+    assert picks(rotation, 3) == ["reflect", "reflect", "reflect"]
+    rotation.record("reflect", success=False)
+    assert set(picks(rotation, 2)) == {"reflect", "toolset"}

@@ -39,6 +39,18 @@ def parse_json_response(text: str) -> tuple[Any, str | None]:
     return None, first_error
 
 
+def schema_fields(schema: Any) -> list[str]:
+    """The top-level fields an object schema asks for (its required ones, else all of its
+    properties): what a person would tell the agent to include."""
+    if not isinstance(schema, dict):
+        return []
+    required = schema.get("required")
+    if isinstance(required, list) and required:
+        return [str(f) for f in required]
+    properties = schema.get("properties")
+    return [str(f) for f in properties] if isinstance(properties, dict) else []
+
+
 def _path(error: jsonschema.ValidationError) -> str:
     path = "$"
     for part in error.absolute_path:
@@ -110,11 +122,15 @@ class JsonSchema(EvaluatorBase):
             reason = "The JSON does not match the schema: " + "; ".join(errors[:3])
         else:
             reason = "Valid JSON" + (" matching the schema." if schema is not None else ".")
+        details: dict[str, Any] = {"errors": errors} if errors else {}
+        fields = schema_fields(schema)
+        if fields and not ok:
+            details["fields"] = fields
         return verdict(
             self.name,
             score=1.0 if ok else 0.0,
             normalized=1.0 if ok else 0.0,
             threshold=None,
             reason=reason,
-            details={"errors": errors} if errors else {},
+            details=details,
         )

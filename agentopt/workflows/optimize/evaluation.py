@@ -7,8 +7,8 @@ again it stays an error, is left out of every mean, and is counted (`EvaluationE
 
 Every finished unit (candidate × task) is journaled and kept in a `UnitBook`; a unit already
 in the book is never run again, and two proposals that need the same unit share one run.
-The call budget (`--budget-calls`, agent + judge provider calls; cache hits are free) is
-checked before each unit starts: in-flight units finish, no new one starts.
+The call budget (`--budget-calls`, `budget.CallBudget`) admits each unit before it starts:
+in-flight units finish, no new one starts once the budget cannot hold it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from agentopt.agents.base import AgentTarget, make_target
 from agentopt.contracts.optimize_job import EvaluationErrors
 from agentopt.contracts.optimize_journal import UnitEntry
 from agentopt.contracts.scores import TaskScore
-from agentopt.contracts.task import Dataset
+from agentopt.contracts.task import Dataset, Task
 from agentopt.contracts.task_record import TokenCount, UnitResult
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import BudgetExceeded, Interrupted
@@ -32,6 +32,7 @@ from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.models.providers.registry import is_free
 from agentopt.workflows.events import NullSink
+from agentopt.workflows.optimize.budget import CallBudget
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.splits import Splits
 from agentopt.workflows.run.engine import EngineSpec, RunEngine
@@ -40,8 +41,6 @@ from agentopt.workflows.run.simulated_user import Simulation
 T = TypeVar("T")
 ERROR_RERUNS = 1
 """Extra runs of a unit that ended in an error (a timeout on a loaded machine, a 429 storm)."""
-EVAL_POOLS = ("agent", "judge", "simulator")
-"""The pools an evaluation unit calls (simulated users included): what --budget-calls counts."""
 
 
 @dataclass
@@ -68,40 +67,6 @@ class UnitBook:
 
 class StopRequested(Interrupted):
     """Ctrl-C was pressed: no new unit starts; units in flight finish and are journaled."""
-
-
-class CallBudget:
-    """`--budget-calls`: agent + judge provider calls over every session of the job."""
-
-    def __init__(self, layer: CallLayer, limit: int | None, before: int = 0) -> None:
-        self.layer = layer
-        self.limit = limit
-        self.before = before
-        self.reserve = 0
-        """Calls kept back for the final test-split evaluation."""
-        self._final_limit: int | None = None
-
-    def used(self) -> int:
-        pools = self.layer.stats().pools
-        return self.before + sum(pools[p].calls for p in EVAL_POOLS if p in pools)
-
-    def check(self, *, final: bool = False) -> None:
-        if self.limit is None:
-            return
-        used = self.used()
-        if final and self._final_limit is None:
-            # The reserve is promised to the test split: units still in flight when the search
-            # stopped may have eaten into it, so the test phase gets its full reserve anyway
-            # (an overshoot of at most those in-flight calls).
-            self._final_limit = max(self.limit, used + self.reserve)
-        limit = (self._final_limit or self.limit) if final else max(self.limit - self.reserve, 0)
-        if used >= limit:
-            kept = "" if final or not self.reserve else f" ({self.reserve} kept for the test split)"
-            raise BudgetExceeded(
-                f"call budget reached: {used} agent+judge calls of --budget-calls "
-                f"{self.limit}{kept}",
-                hint="raise --budget-calls and resume the job; finished work is not repeated",
-            )
 
 
 def agent_cost(layer: CallLayer, model: str | None, tokens: TokenCount) -> float:
@@ -198,21 +163,22 @@ class CandidateRun:
         future: asyncio.Future[UnitResult] = asyncio.get_running_loop().create_future()
         ctx.inflight[key] = future
         try:
-            # The unit holds an agent slot from the budget check to its last judge verdict,
-            # so at most the agent pool's limit of units can overshoot the budget.
+            # The unit holds an agent slot from its admission by the budget to its last judge
+            # verdict; the budget counts it in flight meanwhile (budget.py).
             async with ctx.layer.slot("agent"):
                 if ctx.stop_requested:
                     raise StopRequested("interrupted: no new evaluation was started")
-                ctx.budget.check(final=final)
                 task, dataset = ctx.splits.task(name)
                 engine = self._engine(dataset)
-                unit = await engine.run_unit(task, 0)
+                unit = await self._admitted(engine, task, final)
                 for _ in range(ERROR_RERUNS):
                     if not unit.score.errors() or ctx.stop_requested:
                         break
-                    ctx.budget.check(final=final)
-                    unit = await engine.run_unit(task, 0)
-            ctx.store.append(UnitEntry.of(self.cand_id, name, unit))
+                    try:
+                        unit = await self._admitted(engine, task, final)
+                    except BudgetExceeded:
+                        break  # no room for a second try: the error stays (and is counted)
+            await ctx.store.append_async(UnitEntry.of(self.cand_id, name, unit))
             ctx.book.put(*key, unit)
             future.set_result(unit)
             return unit
@@ -223,6 +189,17 @@ class CandidateRun:
             raise
         finally:
             ctx.inflight.pop(key, None)
+
+    async def _admitted(self, engine: RunEngine, task: Task, final: bool) -> UnitResult:
+        """One run of the unit, admitted by the call budget first (and counted in flight)."""
+        budget = self.ctx.budget
+        await budget.admit(final=final)
+        try:
+            if self.ctx.stop_requested:
+                raise StopRequested("interrupted: no new evaluation was started")
+            return await engine.run_unit(task, 0)
+        finally:
+            await budget.release()
 
     async def evaluate(self, names: Sequence[str], *, final: bool = False) -> dict[str, UnitResult]:
         """Every named task (concurrently, bounded by the job's agent slots), in order."""

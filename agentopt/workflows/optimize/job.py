@@ -18,10 +18,9 @@ from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted, TooMa
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
+from agentopt.workflows.optimize.budget import EVAL_POOLS, CallBudget
 from agentopt.workflows.optimize.candidates import fill_validation
 from agentopt.workflows.optimize.evaluation import (
-    EVAL_POOLS,
-    CallBudget,
     CandidateRun,
     EvalContext,
     StopRequested,
@@ -31,7 +30,8 @@ from agentopt.workflows.optimize.evaluation import (
 from agentopt.workflows.optimize.events import OptimizeSink
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.prepare import PreparedJob
-from agentopt.workflows.optimize.search import Rotation, Search
+from agentopt.workflows.optimize.rotation import Rotation
+from agentopt.workflows.optimize.search import Search
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.test_split import evaluate_test_split
 from agentopt.workflows.run.simulated_user import simulation_of
@@ -108,13 +108,16 @@ def _context(prepared: PreparedJob, layer: CallLayer, sink: OptimizeSink) -> Job
         job.started_at = resumed.started_at
         job.phase_calls = dict(resumed.phase_calls)
     before = resumed.usage if resumed else {}
+    test_units = 2 * len(prepared.splits.test.tasks) if prepared.splits.test else 0
     budget = CallBudget(
         layer,
         settings.budget_calls,
         before=int(sum(before.get(p, {}).get("calls", 0) for p in EVAL_POOLS)),
+        unit_calls=prepared.plan.test_split.calls / test_units if test_units else 2.0,
     )
-    if settings.budget_calls is not None:
-        budget.reserve = min(prepared.plan.test_split.calls, settings.budget_calls // 3)
+    if settings.budget_calls is not None and test_units:
+        # At most a third of the budget: a tiny budget still leaves room to search.
+        budget.reserve_units = min(test_units, round(settings.budget_calls / 3 / budget.per_unit))
     book = UnitBook()
     book.load(prepared.store)
     options = inputs.eval_config.options if inputs.eval_config else None
@@ -169,7 +172,9 @@ def _first_error(record: RepeatOutcome) -> str:
 
 
 async def _baseline(ctx: JobContext) -> None:
-    """Step 1: the baseline on validation (its score) and train (traces for reflection)."""
+    """Step 1: the baseline on validation (its score). Not on the whole train split: each
+    proposal runs its parent on its own minibatch first, which is all the traces reflection
+    needs (GEPA's economy; the first proposals sample the minibatch at random)."""
     agent = ctx.definitions[BASELINE_ID]
     record = CandidateRecord(
         id=BASELINE_ID,
@@ -180,8 +185,8 @@ async def _baseline(ctx: JobContext) -> None:
     )
     ctx.job.candidates.append(record)
     ctx.store.write_candidate(BASELINE_ID, agent)
-    names = list(dict.fromkeys(ctx.splits.validation.names + ctx.splits.train.names))
-    ctx.sink.status(f"baseline: evaluating on {len(names)} tasks")
+    names = list(ctx.splits.validation.names)
+    ctx.sink.status(f"baseline: evaluating on {len(names)} validation tasks")
     async with CandidateRun(ctx.eval, BASELINE_ID, agent) as run:
         await run.evaluate(names)
     validation = ctx.splits.validation.names

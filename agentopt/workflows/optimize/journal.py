@@ -9,8 +9,10 @@ rewritten atomically whenever something a reader cares about changes.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +39,7 @@ class JobStore:
         self.dir = inside_project(
             self.project, optimize_dir(self.project) / self.job_id, "the job folder"
         )
+        self._lock = threading.Lock()
 
     @classmethod
     def open_existing(cls, project: Path, job_id: str) -> JobStore:
@@ -75,7 +78,14 @@ class JobStore:
         return load_job(self.job_json)
 
     def append(self, entry: OptimizeEntry) -> None:
-        append_entry(self.journal, entry.model_dump(mode="json"))
+        """One fsync'd line; safe from several threads (one line is never split by another)."""
+        line = entry.model_dump(mode="json")
+        with self._lock:
+            append_entry(self.journal, line)
+
+    async def append_async(self, entry: OptimizeEntry) -> None:
+        """`append` off the event loop: the fsync no longer stalls the calls in flight."""
+        await asyncio.to_thread(self.append, entry)
 
     def entries(self) -> Iterator[OptimizeEntry]:
         """Journal entries in order; a torn last line (crash mid-write) and entries of kinds

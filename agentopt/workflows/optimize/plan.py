@@ -64,8 +64,7 @@ def plan_optimize(
     def est(split: SplitTasks | None, names: list[str] | None = None) -> Estimate:
         return _estimate(split, names, agent, evaluators, judge, layer, simulation)
 
-    train_only = [n for n in splits.train.names if n not in set(splits.validation.names)]
-    baseline = est(splits.validation) + est(splits.train, train_only)
+    baseline = est(splits.validation)
     screening = est(splits.train, splits.train.names[: settings.screening_size])
     per_candidate = screening + est(splits.validation)
     reflection = Estimate()

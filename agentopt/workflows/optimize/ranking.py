@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -57,9 +58,19 @@ def summarize_split(
 
 def paired_delta(base: ScoreSummary, cand: ScoreSummary, seed: int) -> Delta | None:
     """Interval of (candidate − baseline) over tasks both have a score on."""
-    a = {k: v for k, v in base.per_task.items() if v is not None}
-    b = {k: v for k, v in cand.per_task.items() if v is not None}
-    delta = paired_bootstrap_ci(a, b, seed)
+    a = tuple(sorted((k, v) for k, v in base.per_task.items() if v is not None))
+    b = tuple(sorted((k, v) for k, v in cand.per_task.items() if v is not None))
+    found = _paired(a, b, seed)
+    return found.model_copy() if found is not None else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _paired(
+    a: tuple[tuple[str, float], ...], b: tuple[tuple[str, float], ...], seed: int
+) -> Delta | None:
+    """The bootstrap, once per pair of score sets: the ranking is redone after every
+    candidate, and most candidates' validation scores have not changed since."""
+    delta = paired_bootstrap_ci(dict(a), dict(b), seed)
     if delta is None:
         return None
     return Delta(mean=delta.mean, low=delta.low, high=delta.high, n=delta.n)

@@ -1,6 +1,9 @@
 """The search loop (optimizer.md §2): rounds of `--parallel-proposals` slots, each one
 parent (sampled from the per-task Pareto front) × one strategy (round-robin over targets),
-screened on the parent's weakest train tasks, fully validated when it beats the parent.
+screened on the parent's weakest train tasks, fully validated when it beats the parent. When
+two lineages complement each other on validation, one slot of the round merges them instead
+(`merge.py`, at most `MAX_MERGES` per job), screened on the validation tasks where the two
+parents differ (units its full validation then reuses).
 
 Determinism is what makes `--resume` free: every random choice comes from a generator seeded
 by (seed, proposal number), slots are planned and applied in order, and proposals are
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, Screening, Termination
 from agentopt.contracts.optimize_journal import ProposalEntry, ProposedChange
@@ -25,7 +28,15 @@ from agentopt.workflows.optimize.evaluation import (
     StopRequested,
     mean_without_errors,
 )
+from agentopt.workflows.optimize.merge import (
+    MAX_MERGES,
+    MergePlan,
+    merge_proposal,
+    merge_verdict,
+    pick_pair,
+)
 from agentopt.workflows.optimize.ranking import sample_parent
+from agentopt.workflows.optimize.rotation import Rotation
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.strategies.base import (
     Example,
@@ -37,15 +48,26 @@ from agentopt.workflows.optimize.strategies.base import (
 from agentopt.workflows.optimize.strategies.model import next_untried
 
 _EPS = 1e-9
+SAVE_EVERY_S = 2.0
+"""job.json and report.html are rewritten at most this often during the search."""
+
+
+MERGE = "merge"
 
 
 @dataclass
 class SlotPlan:
     number: int
     parent: str
-    strategy: Strategy
+    strategy: Strategy | None
+    """None for a merge slot."""
     minibatch: list[str]
     tried_models: set[str]
+    merge: MergePlan | None = None
+
+    @property
+    def label(self) -> str:
+        return self.strategy.name if self.strategy is not None else MERGE
 
 
 @dataclass
@@ -58,43 +80,6 @@ class SlotOutcome:
     screening: Screening | None = None
     failure: AgentoptError | None = None
     """BudgetExceeded or StopRequested: the slot stopped early (its finished units are kept)."""
-
-
-@dataclass
-class Rotation:
-    """Round-robin over targets. Inside a target its strategies alternate, except that a
-    strategy whose proposals keep failing screening yields its turns to one that fails less:
-    a proposer that cannot help on this dataset (e.g. the rule proposer when criteria do not
-    name what is missing) stops spending screening calls."""
-
-    targets: list[str]
-    strategies: dict[str, list[Strategy]]
-    turn: int = 0
-    uses: dict[str, int] = field(default_factory=dict)
-    exhausted: set[str] = field(default_factory=set)
-    failures: dict[str, int] = field(default_factory=dict)
-    """Consecutive failed screenings (or empty proposals) per strategy name."""
-
-    def next(self, model_left: bool) -> Strategy | None:
-        for k in range(len(self.targets)):
-            target = self.targets[(self.turn + k) % len(self.targets)]
-            options = [s for s in self.strategies.get(target, []) if s.name not in self.exhausted]
-            if target == "model" and not model_left:
-                options = []
-            if not options:
-                continue
-            used = self.uses.get(target, 0)
-            self.uses[target] = used + 1
-            self.turn += k + 1
-            fewest = min(self.failures.get(s.name, 0) for s in options)
-            # Alternate among the strategies failing least; one more failure than the best is
-            # tolerated, so a strategy that failed once is not dropped for good.
-            live = [s for s in options if self.failures.get(s.name, 0) <= fewest + 1]
-            return live[used % len(live)]
-        return None
-
-    def record(self, strategy: str, success: bool) -> None:
-        self.failures[strategy] = 0 if success else self.failures.get(strategy, 0) + 1
 
 
 def _example(ctx: JobContext, name: str, unit: UnitResult) -> Example:
@@ -117,6 +102,13 @@ class Search:
         self.replay: dict[int, ProposalEntry] = {
             e.number: e for e in ctx.store.entries() if isinstance(e, ProposalEntry)
         }
+        self.merged: set[frozenset[str]] = {
+            frozenset((e.parent, e.merge_with)) for e in self.replay.values() if e.merge_with
+        }
+        self.empty = 0
+        """Proposals in a row that gave no candidate to screen (nothing new, duplicates)."""
+        self.known: set[tuple[str, str]] = set()
+        """The units in the book when the current round started."""
 
     # -- planning ------------------------------------------------------------------------------
     def _estimate(self, parent: str, name: str) -> float:
@@ -137,6 +129,18 @@ class Search:
         ties = {n: rng.random() for n in train}
         ordered = sorted(train, key=lambda n: (n in avoid, self._estimate(parent, n), ties[n]))
         return ordered[: self.ctx.settings.screening_size]
+
+    def plan_merge(self) -> SlotPlan | None:
+        """A merge slot, when two lineages complement each other and merges are left."""
+        if len(self.merged) >= MAX_MERGES:
+            return None
+        pair = pick_pair(self.ctx.job, self.merged)
+        if pair is None:
+            return None
+        self.merged.add(frozenset((pair.first, pair.second)))
+        job = self.ctx.job
+        job.proposals += 1
+        return SlotPlan(job.proposals, pair.first, None, list(pair.tasks), set(), merge=pair)
 
     def plan(self, reserved: set[str], taken: dict[str, set[str]]) -> SlotPlan | None:
         job = self.ctx.job
@@ -184,6 +188,15 @@ class Search:
             else:
                 out.reason, out.exhausted = saved.reason, saved.exhausted
             return out
+        if plan.merge is not None:
+            made = merge_proposal(self.ctx.definitions, plan.merge)
+            if isinstance(made, str):
+                out.reason = made
+            else:
+                out.proposal = made
+            self._journal(out)
+            return out
+        assert plan.strategy is not None
         parent_def = ctx.definitions[plan.parent]
         try:
             ctx.sink.status(f"proposal {plan.number}: {plan.strategy.name} from {plan.parent}")
@@ -193,10 +206,14 @@ class Search:
                 (_example(ctx, n, u) for n, u in units.items()),
                 key=lambda e: e.score if e.score is not None else -1.0,
             )
+            # What the parent is known to do: its units from before this round, and this
+            # slot's own minibatch — not whatever another slot of the round happened to
+            # finish first, so the proposal does not depend on timing.
             train = [
                 _example(ctx, n, u)
                 for n in ctx.splits.train.names
                 if (u := ctx.book.get(plan.parent, n)) is not None
+                and ((plan.parent, n) in self.known or n in plan.minibatch)
             ]
             pctx = ProposalContext(
                 number=plan.number,
@@ -210,6 +227,7 @@ class Search:
                 optimization_model=ctx.optimization_model,
                 seed=ctx.settings.seed,
                 rng=random.Random(f"{ctx.settings.seed}:{plan.number}:propose"),
+                tried=[c.strategy for c in ctx.job.candidates if c.parent == plan.parent],
             )
             out.proposal = await plan.strategy.propose(pctx)
         except NoProposal as exc:
@@ -217,12 +235,18 @@ class Search:
         except (BudgetExceeded, StopRequested) as exc:
             out.failure = exc
             return out
+        self._journal(out)
+        return out
+
+    def _journal(self, out: SlotOutcome) -> None:
+        plan, ctx = out.plan, self.ctx
         entry = ProposalEntry(
             number=plan.number,
-            strategy=plan.strategy.name,
+            strategy=plan.label,
             parent=plan.parent,
             minibatch=plan.minibatch,
             at=utc_now_iso(),
+            merge_with=plan.merge.second if plan.merge is not None else None,
         )
         if out.proposal is not None:
             entry.proposal = ProposedChange(
@@ -236,7 +260,6 @@ class Search:
             entry.reason, entry.exhausted = out.reason, out.exhausted
         ctx.store.append(entry)
         self.replay[plan.number] = entry
-        return out
 
     def register(self, out: SlotOutcome) -> None:
         """In slot order: refuse duplicates, give the child its id, folder and record."""
@@ -257,7 +280,6 @@ class Search:
             self.hashes[meaning] = cid
         out.cand_id = cid
         ctx.definitions[cid] = proposal.definition
-        ctx.store.write_candidate(cid, proposal.definition)
         saved = self.replay.get(plan.number)
         ctx.job.candidates.append(
             CandidateRecord(
@@ -278,19 +300,29 @@ class Search:
     async def screen(self, out: SlotOutcome) -> None:
         ctx, plan = self.ctx, out.plan
         assert out.cand_id is not None
+        definition = ctx.definitions[out.cand_id]
+        # The folder (what `apply` copies) is written off the loop, beside the other screening.
+        await asyncio.to_thread(ctx.store.write_candidate, out.cand_id, definition)
         try:
-            async with CandidateRun(ctx.eval, out.cand_id, ctx.definitions[out.cand_id]) as run:
+            async with CandidateRun(ctx.eval, out.cand_id, definition) as run:
                 ctx.sink.status(f"{out.cand_id}: screening on {len(plan.minibatch)} train tasks")
                 child = await run.evaluate(plan.minibatch)
-                parent = [ctx.book.get(plan.parent, n) for n in plan.minibatch]
                 # Errors are left out of both means and counted: never scored 0.
                 child_mean, errors = mean_without_errors(list(child.values()))
-                parent_mean, _ = mean_without_errors(parent)
-                accepted = (
-                    not errors
-                    and child_mean is not None
-                    and child_mean > (parent_mean if parent_mean is not None else -1.0) + _EPS
-                )
+                parent_mean: float | None
+                if plan.merge is not None:
+                    scores = {t: u.score.score for t, u in child.items() if not u.score.errors()}
+                    mean, parent_mean, beats = merge_verdict(ctx.job, plan.merge, scores)
+                    child_mean = mean if child_mean is not None else None
+                    accepted = not errors and beats
+                else:
+                    parent = [ctx.book.get(plan.parent, n) for n in plan.minibatch]
+                    parent_mean, _ = mean_without_errors(parent)
+                    accepted = (
+                        not errors
+                        and child_mean is not None
+                        and child_mean > (parent_mean if parent_mean is not None else -1.0) + _EPS
+                    )
                 out.screening = Screening(
                     tasks=plan.minibatch,
                     child=child_mean,
@@ -308,22 +340,27 @@ class Search:
     # -- phase C: apply ------------------------------------------------------------------------
     def apply(self, out: SlotOutcome) -> None:
         ctx, plan = self.ctx, out.plan
-        label = out.proposal.strategy if out.proposal else plan.strategy.name
+        label = out.proposal.strategy if out.proposal else plan.label
         if out.cand_id is None:
             if out.failure is not None:
                 return
-            ctx.job.stalls += 1
-            self.rotation.record(plan.strategy.name, success=False)
-            if out.exhausted:
-                self.rotation.exhausted.add(plan.strategy.name)
+            # Nothing was screened: not a stall (optimizer.md §2), but counted, so that a
+            # search with nothing left to propose ends.
+            self.empty += 1
+            if plan.strategy is not None:
+                self.rotation.record(plan.strategy.name, success=False)
+                if out.exhausted:
+                    self.rotation.exhausted.add(plan.strategy.name)
             ctx.sink.stalled(plan.number, label, out.reason)
             return
+        self.empty = 0
         record = ctx.job.candidate(out.cand_id)
         assert record is not None
         record.screening = out.screening
         if out.failure is not None or out.screening is None:
             return
-        self.rotation.record(plan.strategy.name, success=out.screening.accepted)
+        if plan.strategy is not None:
+            self.rotation.record(plan.strategy.name, success=out.screening.accepted)
         if not out.screening.accepted:
             record.status = "incomplete" if out.screening.errors else "screened_out"
             ctx.job.stalls += 1
@@ -347,6 +384,9 @@ class Search:
             return "completed"
         if job.stalls >= settings.max_stalls:
             return "screening_stalled"
+        if self.empty >= 2 * settings.max_stalls:
+            job.notes.append(f"stopped: {self.empty} proposals in a row had nothing new")
+            return "screening_stalled"
         return None
 
     async def run(self) -> Termination:
@@ -361,10 +401,17 @@ class Search:
             slots = min(ctx.settings.parallel_proposals, ctx.settings.max_candidates - accepted)
             reserved: set[str] = set()
             taken: dict[str, set[str]] = {}
-            plans = [p for _ in range(slots) if (p := self.plan(reserved, taken)) is not None]
+            merge = self.plan_merge()
+            plans = [merge] if merge is not None else []
+            plans += [
+                p
+                for _ in range(slots - len(plans))
+                if (p := self.plan(reserved, taken)) is not None
+            ]
             if not plans:
                 ctx.job.notes.append("stopped early: no target has anything left to propose")
                 return "completed"
+            self.known = set(ctx.book.units)
             outcomes = await asyncio.gather(*(self.propose(p) for p in plans))
             for out in outcomes:
                 if out.failure is None:
@@ -372,7 +419,7 @@ class Search:
             await asyncio.gather(*(self.screen(o) for o in outcomes if o.cand_id and not o.failure))
             for out in outcomes:
                 self.apply(out)
-            ctx.save()
+            ctx.save(every=SAVE_EVERY_S)
             failures = [o.failure for o in outcomes if o.failure is not None]
             if any(isinstance(f, StopRequested) for f in failures):
                 return "interrupted"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ class JobContext:
     optimization_model: str | None
     definitions: dict[str, AgentDefinition] = field(default_factory=dict)
     usage_before: dict[str, dict[str, float]] = field(default_factory=dict)
+    saved_at: float = 0.0
 
     @property
     def book(self) -> UnitBook:
@@ -70,9 +72,15 @@ class JobContext:
     def instructions(self) -> dict[str, str]:
         return {k: d.instructions or "" for k, d in self.definitions.items()}
 
-    def save(self) -> None:
+    def save(self, *, every: float = 0.0) -> None:
         """Rewrite job.json and report.html (atomic), so `optimize status` and `agentopt view`
-        show a running job's progress."""
+        show a running job's progress. `every`: skip when the last save is more recent than
+        this many seconds (the search saves after each round; the journal, not job.json, is
+        what `--resume` replays, so a skipped save loses nothing)."""
+        now = time.monotonic()
+        if every and now - self.saved_at < every:
+            return
+        self.saved_at = now
         self.job.usage = self.usage()
         self.store.write_job(self.job)
         html = render_optimize_html(self.job, self.instructions())

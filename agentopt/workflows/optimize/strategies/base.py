@@ -52,6 +52,9 @@ class ProposalContext:
     optimization_model: str | None
     seed: int
     rng: random.Random = field(default_factory=random.Random)
+    tried: list[str] = field(default_factory=list)
+    """Labels of the changes already proposed from this parent (`tools:get_order`, …), so a
+    strategy with several things to change tries another one first."""
 
 
 @dataclass

@@ -48,15 +48,19 @@ def one_line(text: str, limit: int = 200) -> str:
 
 
 def reflection_examples(ctx: ProposalContext) -> list[Any]:
-    """3–5 train examples: the minibatch, topped up with other weak train tasks."""
+    """3–5 train examples (GEPA's reflective minibatch, widened): the screening minibatch,
+    then the parent's other failed train tasks up to 5 — several failures with their judges'
+    reasons per call — then other weak ones up to 3."""
     chosen = list(ctx.examples[:MAX_EXAMPLES])
     names = {e.task.name for e in chosen}
     extra = sorted(
         (e for e in ctx.train if e.task.name not in names),
-        key=lambda e: (e.score if e.score is not None else -1.0, e.task.name),
+        key=lambda e: (e.status == "pass", e.score if e.score is not None else -1.0, e.task.name),
     )
-    while len(chosen) < MIN_EXAMPLES and extra:
-        chosen.append(extra.pop(0))
+    for e in extra:
+        if len(chosen) >= MAX_EXAMPLES or (e.status == "pass" and len(chosen) >= MIN_EXAMPLES):
+            break
+        chosen.append(e)
     return chosen
 
 

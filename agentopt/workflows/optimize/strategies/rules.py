@@ -1,5 +1,5 @@
 """`instructions:rules` — a model-free proposer: the checks the parent failed on its weakest
-train tasks become explicit rules appended to its instructions.
+train tasks become rules in plain words (`rule_text`), appended to its instructions.
 
 It needs no optimization model, so optimization is useful even with the embedded model, and it
 is cheap and predictable next to reflection. Rules go under one heading
@@ -19,39 +19,17 @@ from agentopt.workflows.optimize.strategies.base import (
     ProposalContext,
     register_strategy,
 )
-from agentopt.workflows.optimize.strategies.traces import GROUND_TRUTH_EVALUATORS, failed_checks
+from agentopt.workflows.optimize.strategies.rule_text import rule_for
+from agentopt.workflows.optimize.strategies.traces import failed_checks
 
 HEADING = "## Rules learned from evaluation"
 MAX_NEW_RULES = 5
-QUERY_CHARS = 90
-REASON_CHARS = 200
 _WORD = re.compile(r"[a-z0-9]+")
 
 
 def normalized(text: str) -> str:
     """Lower-case words only: the identity of a rule for de-duplication."""
     return " ".join(_WORD.findall(text.lower()))
-
-
-def _clip(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _sentence(text: str) -> str:
-    text = " ".join(text.split()).rstrip()
-    if not text:
-        return text
-    text = text[0].upper() + text[1:]
-    return text if text[-1] in ".!?" else text + "."
-
-
-EXAMPLE_SUFFIX = " (For example, for:"
-
-
-def rule_key(text: str) -> str:
-    """A rule's identity: its normalized words, without the example query."""
-    return normalized(text.split(EXAMPLE_SUFFIX)[0])
 
 
 @dataclass(frozen=True)
@@ -62,24 +40,17 @@ class Rule:
 
     @property
     def key(self) -> str:
-        return rule_key(self.text)
+        return normalized(self.text)
 
 
 def rules_from_example(ex: Example) -> list[Rule]:
-    """The rules one failed train task teaches, most specific signal first."""
-    query = _clip(ex.task.query, QUERY_CHARS)
+    """The rules one failed train task teaches, in plain words (`rule_text`)."""
+    query = ex.task.query
     out: list[Rule] = []
     for check in failed_checks(ex.record):
-        if check.instruction:
-            out.append(Rule(f'{_sentence(check.instruction)}{EXAMPLE_SUFFIX} "{query}")'))
-        elif check.evaluator in GROUND_TRUTH_EVALUATORS and ex.task.ground_truth:
-            truth = _clip(ex.task.ground_truth, 200)
-            out.append(Rule(f'When asked "{query}", the expected answer is: {truth}'))
-        elif check.name:
-            label = check.name.replace("_", " ")
-            out.append(Rule(f"Mind {label}: {_clip(check.reason, REASON_CHARS)}"))
-        elif check.reason and len(check.reason) <= REASON_CHARS:
-            out.append(Rule(f"Avoid this failure: {check.reason}"))
+        text = rule_for(check, query=query, ground_truth=ex.task.ground_truth)
+        if text and Rule(text) not in out:
+            out.append(Rule(text))
     return out
 
 
@@ -94,7 +65,7 @@ def existing_rule_keys(instructions: str) -> set[str]:
         if inside and line.startswith("## "):
             inside = False
         if inside and line.lstrip().startswith("- "):
-            keys.add(rule_key(line.lstrip()[2:]))
+            keys.add(normalized(line.lstrip()[2:]))
     return keys
 
 
@@ -149,14 +120,13 @@ class RuleProposer:
     async def propose(self, ctx: ProposalContext) -> Proposal:
         current = ctx.parent.instructions or ""
         weakest = [e for e in ctx.examples if e.status != "pass"]
-        rules = new_rules(current, weakest)
-        source = weakest
-        if not rules:
-            # Nothing new in the minibatch: look at the parent's other failed train tasks.
-            others = [e for e in ctx.train if e.status != "pass" and e not in weakest]
-            others.sort(key=lambda e: (e.score if e.score is not None else -1.0, e.task.name))
-            rules = new_rules(current, others)
-            source = others
+        # The minibatch first (screening will check those), then the parent's other failed
+        # train tasks, up to MAX_NEW_RULES: one proposal learns what several failures teach.
+        seen = {e.task.name for e in weakest}
+        others = [e for e in ctx.train if e.status != "pass" and e.task.name not in seen]
+        others.sort(key=lambda e: (e.score if e.score is not None else -1.0, e.task.name))
+        source = weakest + others
+        rules = new_rules(current, source)
         if not rules:
             raise NoProposal("no failed check teaches a rule the instructions do not hold yet")
         used = [e.task.name for e in source if any(r in rules_from_example(e) for r in rules)]

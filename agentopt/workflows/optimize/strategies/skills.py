@@ -35,7 +35,8 @@ class SkillReply(BaseModel):
 
 
 def pick_skill(ctx: ProposalContext) -> int:
-    """The skill loaded most often in failed train tasks; else round-robin by proposal."""
+    """The skill loaded most often in failed train tasks, among those not yet rewritten from
+    this parent; else round-robin by proposal."""
     skills = ctx.parent.skills
     if not skills:
         raise NoProposal("the agent has no skill")
@@ -47,8 +48,11 @@ def pick_skill(ctx: ProposalContext) -> int:
             name = (call.get("arguments") or {}).get("name")
             if call.get("name") == LOAD_SKILL and name in loads:
                 loads[name] += 1
-    best = max(loads.values())
-    ties = [i for i, s in enumerate(skills) if loads[s.name] == best]
+    fresh = [s.name for s in skills if f"skills:{s.name}" not in ctx.tried]
+    if not fresh:
+        raise NoProposal(f"every skill was already rewritten from {ctx.parent_id}")
+    best = max(loads[n] for n in fresh)
+    ties = [i for i, s in enumerate(skills) if s.name in fresh and loads[s.name] == best]
     return ties[ctx.number % len(ties)]
 
 

@@ -1,7 +1,8 @@
 """`tools` — rewrite the description of one tool and of its parameters.
 
 The tool chosen is the one whose misuse shows most in the parent's traces (failed calls,
-calls in failed tasks). Only description texts may change: a reply that renames the tool or
+calls in failed tasks, judges naming it), and the reflection model reads those traces first.
+Only description texts may change: a reply that renames the tool or
 a parameter, changes a type, an enum or the required list is rejected, because the code that
 implements the tool would no longer match what the model is told.
 """
@@ -23,12 +24,13 @@ from agentopt.workflows.optimize.strategies.base import (
     register_strategy,
 )
 from agentopt.workflows.optimize.strategies.instructions import (
+    MAX_EXAMPLES,
     function_names,
     one_line,
     reflection_examples,
 )
 from agentopt.workflows.optimize.strategies.prompts import reflect, render_examples, render_prompt
-from agentopt.workflows.optimize.strategies.traces import tool_calls
+from agentopt.workflows.optimize.strategies.traces import failed_checks, tool_calls
 
 TEMPLATE = "reflect_tool.j2"
 EXAMPLE = (
@@ -106,22 +108,57 @@ def apply_descriptions(original: dict[str, Any], proposed: dict[str, Any]) -> di
     return out
 
 
+def _named_in_failures(name: str, ex: Example) -> bool:
+    """A judge's reason for a failed check names the tool ("… needs get_order")."""
+    return ex.status != "pass" and any(name in check.reason for check in failed_checks(ex.record))
+
+
 def tool_evidence(name: str, examples: list[Example]) -> int:
-    """How strongly the traces point at a tool: failed calls weigh 2, calls in failed tasks 1."""
+    """How strongly the traces point at a tool: failed calls weigh 2, calls in failed tasks 1,
+    a failed task whose judge names the tool 2."""
     weight = 0
     for ex in examples:
         for call in tool_calls(ex.record):
             if call.get("name") != name:
                 continue
             weight += 2 if call.get("error") else (1 if ex.status != "pass" else 0)
+        weight += 2 if _named_in_failures(name, ex) else 0
     return weight
 
 
+def tool_examples(name: str, ctx: ProposalContext) -> list[Example]:
+    """What the reflection model reads for one tool: the failed tasks that show its misuse
+    (they called it, or their judge names it) first, then the usual weakest train tasks."""
+    known = {e.task.name: e for e in [*ctx.examples, *ctx.train]}
+    relevant = [
+        e
+        for e in known.values()
+        if e.status != "pass"
+        and (
+            _named_in_failures(name, e) or any(c.get("name") == name for c in tool_calls(e.record))
+        )
+    ]
+    relevant.sort(key=lambda e: (not _named_in_failures(name, e), e.task.name))
+    chosen = relevant[:MAX_EXAMPLES]
+    names = {e.task.name for e in chosen}
+    for e in reflection_examples(ctx):
+        if len(chosen) >= MAX_EXAMPLES:
+            break
+        if e.task.name not in names:
+            chosen.append(e)
+            names.add(e.task.name)
+    return chosen
+
+
 def pick_tool(ctx: ProposalContext) -> str:
+    """The tool with the most evidence among those not yet rewritten from this parent."""
     names = [n for n in function_names(ctx.parent.tools)]
     if not names:
         raise NoProposal("the agent has no function tool")
-    scored = [(tool_evidence(n, ctx.train or ctx.examples), n) for n in names]
+    fresh = [n for n in names if f"tools:{n}" not in ctx.tried]
+    if not fresh:
+        raise NoProposal(f"every tool was already rewritten from {ctx.parent_id}")
+    scored = [(tool_evidence(n, ctx.train or ctx.examples), n) for n in fresh]
     best = max(w for w, _ in scored)
     ties = [n for w, n in scored if w == best]
     return ties[ctx.number % len(ties)]
@@ -143,7 +180,7 @@ class RewriteTool:
             if t.get("type") == "function" and t["function"].get("name") == tool_name
         )
         original = ctx.parent.tools[index]["function"]
-        examples = reflection_examples(ctx)
+        examples = tool_examples(tool_name, ctx)
         data = {
             "instructions": ctx.parent.instructions or "(no instructions)",
             "tool": json.dumps(original, indent=2, ensure_ascii=False),

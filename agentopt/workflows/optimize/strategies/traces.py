@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentopt.workflows.optimize.strategies.base import Example
@@ -38,6 +38,8 @@ class FailedCheck:
     instruction: str
     """The criterion's check text ('' when there is none)."""
     reason: str
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The evaluator result's details (a regex's missing patterns, a schema's fields)."""
 
 
 def _results(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -74,7 +76,8 @@ def failed_checks(record: dict[str, Any]) -> list[FailedCheck]:
                 if d.get("applicable") and int(d.get("score", 5)) <= LOW_DIMENSION:
                     found.append(FailedCheck(name, str(d.get("id", "")), "", str(d.get("reason"))))
         else:
-            found.append(FailedCheck(name, "", "", str(result.get("reason") or "failed")))
+            reason = str(result.get("reason") or "failed")
+            found.append(FailedCheck(name, "", "", reason, dict(details)))
     return found
 
 
@@ -119,7 +122,7 @@ def example_view(ex: Example) -> dict[str, Any]:
                 "evaluator": f.evaluator.removeprefix("builtin."),
                 "name": f.name,
                 "instruction": f.instruction,
-                "reason": clip(f.reason, 400),
+                "reason": clip(f.reason),
             }
             for f in failed_checks(record)
         ],

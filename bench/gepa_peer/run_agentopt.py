@@ -1,0 +1,99 @@
+"""Run agentopt's optimizer on one benchmark world, in its own process (like GEPA's run), so
+neither system shares the interpreter with the scripted server that answers both.
+
+    python -m bench.gepa_peer.run_agentopt config.json result.json
+
+`seconds` covers `prepare_optimize` + `run_optimize` (search and test split), after the
+imports, as GEPA's covers its compile and test split after importing dspy.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import openai  # noqa: F401
+
+import agentopt.models.providers.compat  # noqa: F401  (imported before the clock starts)
+from agentopt.core.files.agent_config import write_agent_config
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.workflows.optimize import (
+    NullOptimizeSink,
+    OptimizeOptions,
+    prepare_optimize,
+    run_optimize,
+)
+
+
+def write_project(root: Path, cfg: dict) -> Path:
+    """An agent project with the three splits given explicitly in eval.yaml."""
+    base = cfg["base_url"]
+    agent = AgentDefinition(
+        name="store",
+        model=f"compat:agent@{base}",
+        instructions=cfg["instructions"],
+        tools=cfg["tools"],
+        tool_mocks=cfg["tool_mocks"] or None,
+    )
+    write_agent_config(root / ".agent_configs" / "baseline", agent)
+    data = root / "data"
+    data.mkdir()
+    for split in ("train", "validation", "test"):
+        rows = [json.dumps(row) for row in cfg[split]]
+        (data / f"{split}.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    config = {
+        "name": "scripted-store",
+        "agent": {"name": "store", "config": ".agent_configs/baseline/metadata.yaml"},
+        "dataset": {"local_uri": "data/train.jsonl"},
+        "validation_dataset": {"local_uri": "data/validation.jsonl"},
+        "test_dataset": {"local_uri": "data/test.jsonl"},
+        "evaluators": ["builtin.task_adherence"],
+        "options": {
+            "eval_model": f"compat:judge@{base}",
+            "optimization_model": f"compat:reflect@{base}",
+        },
+    }
+    (root / "eval.yaml").write_text(json.dumps(config), encoding="utf-8")
+    return root
+
+
+def main(config_path: str, result_path: str) -> int:
+    cfg = json.loads(Path(config_path).read_text(encoding="utf-8"))
+    project = write_project(Path(cfg["root"]), cfg)
+    t0 = time.perf_counter()
+    opts = OptimizeOptions(
+        budget_calls=cfg["budget"],
+        max_candidates=cfg["max_candidates"],
+        seed=cfg["seed"],
+    )
+    outcome = run_optimize(prepare_optimize(opts, project, None), NullOptimizeSink())
+    seconds = time.perf_counter() - t0
+    job = outcome.job
+    base = job.baseline
+    best = job.candidate(job.best) if job.best else base
+    assert base is not None and best is not None and job.test is not None
+
+    def rate(summary: object) -> float:
+        return float(getattr(summary, "pass_rate", 0.0) or 0.0)
+
+    result = {
+        "val_baseline": rate(base.validation),
+        "val_best": rate(best.validation),
+        "test_baseline": rate(job.test.baseline_score),
+        "test_best": rate(job.test.best_score),
+        "seconds": seconds,
+        "stop": str(job.termination_reason),
+        "candidates": sum(1 for c in job.candidates if c.validation is not None) - 1,
+        "best_instructions": outcome.instructions.get(best.id, ""),
+        "best_strategy": best.strategy,
+        "rules": [r for c in job.candidates for r in c.mutation.get("rules_added", [])],
+        "note": job.test.note or "",
+    }
+    Path(result_path).write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
