@@ -9,13 +9,13 @@ new file (style.md rules 2 and 11).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.contracts.task import Task
-from agentopt.contracts.transcript import Transcript
+from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.eval_yaml import BUILTIN_TARGETS
@@ -23,6 +23,21 @@ from agentopt.core.plugins import TARGETS_GROUP, PluginRegistry
 from agentopt.models.call import CallLayer
 
 DEFAULT_TURN_TIMEOUT_S = 120.0
+
+TurnHook = Callable[[int, TurnResult], Awaitable[None]]
+"""Called with (turn number, answered turn) after each answered turn of a simulated
+conversation."""
+
+
+@runtime_checkable
+class UserSimulator(Protocol):
+    """The user of a simulated conversation: writes each next message from the conversation
+    so far, or ends it. One per (task, repeat); the run engine builds it."""
+
+    async def next_message(self, turns: Sequence[TurnResult]) -> str | None:
+        """The user's next message after `turns` (none yet: the opening message, for a task
+        without a query), or None when the conversation is over."""
+        ...
 
 
 class RunConfig(BaseModel):
@@ -45,6 +60,14 @@ class RunConfig(BaseModel):
     cancel: asyncio.Event | None = Field(default=None, exclude=True)
     """Set it to stop cooperatively: the turn in flight is abandoned and `run` raises
     `agentopt.core.errors.Interrupted`."""
+    user: UserSimulator | None = Field(default=None, exclude=True)
+    """A simulated user: the task's query opens the conversation and the user writes the
+    turns after it (None: the task's scripted turns are sent)."""
+    played: list[TurnResult] = Field(default_factory=list)
+    """Turns of this simulated conversation answered in an earlier session (`--resume`):
+    restored into the target rather than sent again, when the target can restore them."""
+    on_turn: TurnHook | None = Field(default=None, exclude=True)
+    """Told of each answered turn of a simulated conversation (the run journals it)."""
 
 
 @runtime_checkable

@@ -17,7 +17,12 @@ from typing import Any
 from agentopt.agents import processes
 from agentopt.agents.base import RunConfig, register_target
 from agentopt.agents.citations import citations_from_items
-from agentopt.agents.conversation import AGENT_REQUEST_FAILED, TurnFailed, run_turns
+from agentopt.agents.conversation import (
+    AGENT_REQUEST_FAILED,
+    ChatHistory,
+    TurnFailed,
+    run_turns,
+)
 from agentopt.agents.openai_wire import parse_arguments
 from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import ToolCallRecord, Transcript, TurnResult
@@ -45,15 +50,14 @@ class CommandTarget:
         self.argv = processes.split_command(definition.command)
 
     async def run(self, task: Task, config: RunConfig) -> Transcript:
-        history: list[dict[str, Any]] = []
+        history = ChatHistory()
 
         async def send(query: str) -> TurnResult:
-            messages = [*history, {"role": "user", "content": query}]
-            result = await self._invoke(messages, query)
-            history[:] = [*messages, {"role": "assistant", "content": result.response}]
+            result = await self._invoke(history.with_query(query), query)
+            history.answered(query, result.response)
             return result
 
-        turns = await run_turns(task, config, send)
+        turns = await run_turns(task, config, send, restore=history.restore)
         return Transcript(
             turns=turns,
             target=self.name,

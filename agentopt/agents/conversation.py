@@ -13,9 +13,10 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from agentopt.agents.base import RunConfig
-from agentopt.contracts.task import Task
+from agentopt.contracts.task import MAX_TURNS, Task
 from agentopt.contracts.transcript import TurnError, TurnResult
 from agentopt.core.errors import (
     AgentError,
@@ -29,6 +30,9 @@ from agentopt.core.errors import (
 from agentopt.core.redaction import redact, redact_data
 
 SendTurn = Callable[[str], Awaitable[TurnResult]]
+RestoreTurn = Callable[[TurnResult], None]
+"""Puts an answered turn back into a target's conversation without sending it (a resumed
+simulated conversation); it reads what the target's `send` kept in `TurnResult.state`."""
 
 AGENT_REQUEST_FAILED = "agentRequestFailed"
 TURN_SKIPPED = "turnSkipped"
@@ -54,6 +58,28 @@ _SYSTEMIC: tuple[type[BaseException], ...] = (
     TooManyErrors,
     Interrupted,
 )
+
+
+class ChatHistory:
+    """The user/assistant messages of a conversation, for targets that send the whole history
+    every turn (chat completions, commands); `restore` puts an answered turn back (resume)."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+
+    def with_query(self, query: str) -> list[dict[str, Any]]:
+        """The messages to send for the turn `query`."""
+        return [*self.messages, {"role": "user", "content": query}]
+
+    def answered(self, query: str, response: str) -> None:
+        """Keep an answered exchange (only a successful turn carries over)."""
+        self.messages = [
+            *self.with_query(query),
+            {"role": "assistant", "content": response},
+        ]
+
+    def restore(self, turn: TurnResult) -> None:
+        self.answered(turn.query, turn.response)
 
 
 def allowed_tools() -> list[str] | None:
@@ -99,18 +125,62 @@ async def run_turns(
     config: RunConfig,
     send: SendTurn,
     *,
+    restore: RestoreTurn | None = None,
     secrets: Iterable[str] = (),
 ) -> list[TurnResult]:
     """Send each turn of `task` in order and return one redacted `TurnResult` per turn.
+
+    With `config.user` (a simulated user) the task's query opens the conversation and the user
+    writes each turn after it, until it ends the conversation or a turn fails. Turns answered
+    in an earlier session (`config.played`) are put back with `restore` instead of being sent;
+    a target that cannot restore (no `restore`) plays the conversation from its start.
 
     The whole conversation holds one slot of the call layer's agent pool (when the config has
     a call layer), so `--concurrency` bounds agent runs whatever the target: no target holds a
     limit of its own, and a local agent's model calls use the slot its run holds.
     """
+    kept = [s for s in secrets if s]
     if config.calls is None:
-        return await _turns(task, config, send, [s for s in secrets if s])
+        return await _play(task, config, send, restore, kept)
     async with config.calls.slot("agent"):
-        return await _turns(task, config, send, [s for s in secrets if s])
+        return await _play(task, config, send, restore, kept)
+
+
+async def _play(
+    task: Task, config: RunConfig, send: SendTurn, restore: RestoreTurn | None, extra: list[str]
+) -> list[TurnResult]:
+    if config.user is None:
+        return await _turns(task, config, send, extra)
+    return await _simulated(task, config, send, restore, extra)
+
+
+async def _simulated(
+    task: Task, config: RunConfig, send: SendTurn, restore: RestoreTurn | None, extra: list[str]
+) -> list[TurnResult]:
+    """A simulated user's conversation: the opening (the task's query, else the user's),
+    then the user's next message after each answered turn, until it says stop."""
+    assert config.user is not None
+    turns: list[TurnResult] = []
+    if restore is not None:
+        for turn in config.played:
+            restore(turn)
+            turns.append(turn)
+    allowed = task.turns[0].allowed_tools if task.turns else None
+    opening = task.query if task.turns else ""
+    query = opening if opening and not turns else await config.user.next_message(turns)
+    while query is not None and len(turns) < MAX_TURNS:  # whatever the user says
+        with _allowing(allowed):
+            result = await _one_turn(query, config, send, extra)
+        _check_allowed(result, allowed)
+        result.simulated = bool(turns) or not opening
+        result = _redacted(result, extra)
+        turns.append(result)
+        if result.error is not None:
+            break
+        if config.on_turn is not None:
+            await config.on_turn(len(turns), result)
+        query = await config.user.next_message(turns)
+    return turns
 
 
 async def _turns(

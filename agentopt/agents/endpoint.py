@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from agentopt.agents.base import RunConfig, register_target
-from agentopt.agents.conversation import SendTurn, run_turns
+from agentopt.agents.conversation import ChatHistory, RestoreTurn, SendTurn, run_turns
 from agentopt.agents.openai_wire import (
     as_dict,
     responses_sender,
@@ -84,8 +84,10 @@ class EndpointTarget:
 
     async def run(self, task: Task, config: RunConfig) -> Transcript:
         client = self._openai()
-        send = self._responses(client) if self.protocol == "responses" else self._chat(client)
-        turns = await run_turns(task, config, send, secrets=self.headers.values())
+        send, restore = (
+            self._responses(client) if self.protocol == "responses" else self._chat(client)
+        )
+        turns = await run_turns(task, config, send, restore=restore, secrets=self.headers.values())
         return Transcript(
             turns=turns,
             target=self.name,
@@ -94,25 +96,25 @@ class EndpointTarget:
             system_prompt=self.definition.instructions,
         )
 
-    def _responses(self, client: Any) -> SendTurn:
+    def _responses(self, client: Any) -> tuple[SendTurn, RestoreTurn]:
         return responses_sender(
             client, source=self.name, attempts=self.retry_attempts, model=self.model
         )
 
-    def _chat(self, client: Any) -> SendTurn:
-        history: list[dict[str, Any]] = []
+    def _chat(self, client: Any) -> tuple[SendTurn, RestoreTurn]:
+        history = ChatHistory()
 
         async def send(query: str) -> TurnResult:
-            messages = [*history, {"role": "user", "content": query}]
+            messages = history.with_query(query)
             response = await with_retries(
                 lambda: client.chat.completions.create(model=self.model, messages=messages),
                 attempts=self.retry_attempts,
             )
             result = turn_from_chat_completion(as_dict(response), query, source=self.name)
-            history[:] = [*messages, {"role": "assistant", "content": result.response}]
+            history.answered(query, result.response)
             return result
 
-        return send
+        return send, history.restore
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

@@ -13,7 +13,7 @@ import contextlib
 from typing import Any
 
 from agentopt.agents.base import RunConfig, register_target
-from agentopt.agents.conversation import SendTurn, run_turns
+from agentopt.agents.conversation import RestoreTurn, SendTurn, run_turns
 from agentopt.agents.openai_wire import responses_sender
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS
 from agentopt.contracts.task import Task
@@ -104,7 +104,8 @@ class FoundryTarget:
         return self._client
 
     async def run(self, task: Task, config: RunConfig) -> Transcript:
-        turns = await run_turns(task, config, self._sender(self._openai()))
+        send, restore = self._sender(self._openai())
+        turns = await run_turns(task, config, send, restore=restore)
         return Transcript(
             turns=turns,
             target=self.name,
@@ -113,7 +114,7 @@ class FoundryTarget:
             system_prompt=self.definition.instructions,
         )
 
-    def _sender(self, client: Any) -> SendTurn:
+    def _sender(self, client: Any) -> tuple[SendTurn, RestoreTurn]:
         return responses_sender(
             client,
             source=self.name,

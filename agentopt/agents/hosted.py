@@ -90,7 +90,10 @@ class HostedTarget:
     async def run(self, task: Task, config: RunConfig) -> Transcript:
         try:
             client = await self._ensure_started(config.candidate_id)
-            turns = await run_turns(task, config, self._sender(client))
+            # No restore: the agent's conversations live in its process, which a resumed run
+            # starts afresh, so a resumed simulated conversation is played from its start.
+            send, _restore = self._sender(client)
+            turns = await run_turns(task, config, send)
         except asyncio.CancelledError:
             await self._stop()  # Ctrl-C: never leave the agent running
             raise

@@ -91,10 +91,20 @@ class LocalTarget:
         async def send(query: str) -> TurnResult:
             messages = [*history, Message(role="user", content=query)]
             result = await self._turn(calls, messages, tools, mocks, config)
+            if config.user is not None:  # a simulated conversation can be resumed mid-way
+                exchange = messages[len(history) :]  # this turn's, tool rounds included
+                result.state = {"messages": [m.model_dump(exclude_none=True) for m in exchange]}
             history[:] = messages  # only a successful turn's exchange carries over
             return result
 
-        turns = await run_turns(task, config, send)
+        def restore(turn: TurnResult) -> None:
+            kept = (turn.state or {}).get("messages") or [
+                {"role": "user", "content": turn.query},
+                {"role": "assistant", "content": turn.response},
+            ]
+            history.extend(Message.model_validate(m) for m in kept)
+
+        turns = await run_turns(task, config, send, restore=restore)
         return Transcript(
             turns=turns,
             target=self.name,

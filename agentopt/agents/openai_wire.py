@@ -141,11 +141,20 @@ def _maybe_json(value: Any) -> Any:
 
 def responses_sender(
     client: Any, *, source: str, attempts: int, **fixed: Any
-) -> Callable[[str], Awaitable[TurnResult]]:
+) -> tuple[Callable[[str], Awaitable[TurnResult]], Callable[[TurnResult], None]]:
     """A multi-turn sender over the Responses API: each turn continues the previous response
     (`previous_response_id`). `fixed` holds the request fields every turn sends (model, an
-    agent reference in `extra_body`, ...). Shared by the hosted, endpoint and foundry targets."""
+    agent reference in `extra_body`, ...). Shared by the hosted, endpoint and foundry targets.
+
+    Returns the sender and its `restore`: an answered turn's response id (kept in its
+    `state`) becomes the `previous_response_id` of the next turn, so a resumed conversation
+    continues on the server without sending the turn again."""
     previous: list[str] = []
+
+    def restore(turn: TurnResult) -> None:
+        response_id = (turn.state or {}).get("response_id")
+        if response_id:
+            previous.append(str(response_id))
 
     async def send(query: str) -> TurnResult:
         kwargs: dict[str, Any] = {**fixed, "input": query}
@@ -158,6 +167,7 @@ def responses_sender(
         result = turn_from_response(data, query, source=source)
         if data.get("id"):
             previous.append(str(data["id"]))
+            result.state = {"response_id": str(data["id"])}
         return result
 
-    return send
+    return send, restore

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import functools
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,14 @@ import typer
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.core.errors import ConfigError, InputError
+
+
+class Level(enum.StrEnum):
+    """`--evaluation-level` values (eval.yaml `options.evaluation_level`)."""
+
+    item = "item"
+    conversation = "conversation"
+
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -59,6 +68,15 @@ Categories = Annotated[
     ),
 ]
 MultiTurn = Annotated[int, typer.Option("--multi-turn", min=0, help="Multi-turn tasks to add.")]
+EvaluationLevel = Annotated[
+    Level | None,
+    typer.Option(
+        "--evaluation-level",
+        help="conversation: score each task as a whole conversation (written to eval.yaml), "
+        "and make the --multi-turn tasks persona/goal tasks a simulated user plays. Default: "
+        "the suite's own (item).",
+    ),
+]
 Seed = Annotated[int, typer.Option("--seed", help="Generation seed.")]
 Remote = Annotated[bool, typer.Option("--remote", help="Also upload to the Foundry project.")]
 ProjectEndpoint = Annotated[
@@ -81,6 +99,7 @@ def init_command(
     reset_defaults: ResetDefaults = False,
     categories: Categories = None,
     multi_turn: MultiTurn = 0,
+    evaluation_level: EvaluationLevel = None,
     seed: Seed = 0,
     remote: Remote = False,
     project_endpoint: ProjectEndpoint = None,
@@ -104,6 +123,7 @@ def generate_command(
     reset_defaults: ResetDefaults = False,
     categories: Categories = None,
     multi_turn: MultiTurn = 0,
+    evaluation_level: EvaluationLevel = None,
     seed: Seed = 0,
     remote: Remote = False,
     project_endpoint: ProjectEndpoint = None,
@@ -240,6 +260,7 @@ def _generate(
         reset_defaults=flags["reset_defaults"],
         categories=flags["categories"],
         multi_turn=flags["multi_turn"],
+        evaluation_level=flags["evaluation_level"].value if flags["evaluation_level"] else None,
         seed=flags["seed"],
         remote=flags["remote"],
         cwd=cwd,

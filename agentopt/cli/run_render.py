@@ -25,10 +25,11 @@ def render_plan(plan: RunPlan) -> None:
     table = Table(title="Dry run: nothing was sent", title_justify="left")
     for col in ("", "model", "calls", "input tokens", "output tokens", "cost"):
         table.add_column(col, justify="left" if col in ("", "model") else "right")
-    for label, model, est in (
-        ("agent", plan.agent_model, plan.agent),
-        ("judge", plan.judge_model, plan.judge),
-    ):
+    rows = [("agent", plan.agent_model, plan.agent)]
+    if plan.simulator:
+        rows.append(("simulator", plan.simulator_model, plan.simulator))
+    rows.append(("judge", plan.judge_model, plan.judge))
+    for label, model, est in rows:
         table.add_row(
             label,
             model,

@@ -13,9 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from agentopt.core.errors import InputError, Problem
 from agentopt.core.journal import read_numbered
@@ -35,6 +42,23 @@ class Record(BaseModel):
     """A model of something agentopt saves: unknown keys load and survive a round trip."""
 
     model_config = ConfigDict(extra="allow")
+
+
+class SparseRecord(Record):
+    """A record with keys added after its first version: while unset (None or False) they are
+    left out of the file, so what an older version wrote is written again byte for byte and an
+    older reader never meets them."""
+
+    sparse_keys: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in self.sparse_keys:
+                if data.get(key) is None or data.get(key) is False:
+                    data.pop(key, None)
+        return data
 
 
 class VersionedRecord(Record):

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from agentopt.contracts.record import Record, VersionedRecord, parse_record
+from agentopt.contracts.record import Record, SparseRecord, VersionedRecord, parse_record
 from agentopt.contracts.task_record import TaskOutcome
 from agentopt.core.errors import InputError
 from agentopt.core.files import bounded
@@ -55,8 +55,10 @@ class EvaluatorSummary(Record):
         return self.name
 
 
-class RunSummary(Record):
+class RunSummary(SparseRecord):
     """Run-level aggregates (evaluators.md §6)."""
+
+    sparse_keys = ("turns_to_goal",)
 
     score: float | None = None
     """Mean over tasks of each task's (repeat-averaged) score, tasks without one left out."""
@@ -86,6 +88,9 @@ class RunSummary(Record):
     limiter: str = ""
     """What the adaptive limiter did, e.g. "rate limited 14×, concurrency 16 → 4 → 11"."""
     duration_s: float = 0.0
+    turns_to_goal: float | None = None
+    """Mean agent turns the simulated users took to reach their goal, over the conversations
+    scored as a whole that reached it (absent when none did)."""
 
 
 class AgentInfo(Record):

@@ -9,6 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.errors import Problem
 
+MAX_TURNS = 20
+"""A task has at most this many turns, scripted or played by a simulated user (files.md §4)."""
+
 
 class Criterion(BaseModel):
     """One binary, testable check for a task (judged by builtin.task_adherence)."""
@@ -67,6 +70,14 @@ class Task(BaseModel):
     description: str | None = None
     tool_mocks: dict[str, Any] | None = None
     desired_num_turns: int | None = None
+    """Most agent turns of a simulated conversation (1–20; files.md §4.1)."""
+    persona: str | None = None
+    """Who the simulated user is: how they write, what they know (a simulated task)."""
+    goal: str | None = None
+    """What the simulated user wants from the conversation (Foundry's
+    `test_case_description`: the scenario, the user's goal and their constraints)."""
+    stop_when: str | None = None
+    """When the simulated user counts the goal as reached (default: when it is met)."""
     index: int = 0
     line: int | None = None
     evaluators: list[EvaluatorRef] | None = None
@@ -77,6 +88,11 @@ class Task(BaseModel):
     @property
     def is_multi_turn(self) -> bool:
         return len(self.turns) > 1
+
+    @property
+    def has_user_profile(self) -> bool:
+        """A persona, a goal or a stop condition: the task is meant for a simulated user."""
+        return bool(self.persona or self.goal or self.stop_when)
 
     @property
     def query(self) -> str:

@@ -9,12 +9,14 @@ process comes back as JSON and parses into the same types.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any, Literal
 
 from pydantic import Field
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.contracts.record import Record
+from agentopt.contracts.record import Record, SparseRecord
 from agentopt.contracts.scores import TaskScore, TaskStatus
+from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.transcript import Citation, ToolCallRecord, Transcript, TurnError
 from agentopt.contracts.usage import Usage
 
@@ -30,8 +32,10 @@ class TokenCount(Record):
         return cls(input=usage.input_tokens, output=usage.output_tokens)
 
 
-class TurnOutcome(Record):
+class TurnOutcome(SparseRecord):
     """One turn of a multi-turn task: the exchange and its verdicts."""
+
+    sparse_keys = ("simulated",)
 
     query: str = ""
     response: str = ""
@@ -43,10 +47,14 @@ class TurnOutcome(Record):
     error: TurnError | None = None
     latency_s: float = 0.0
     tokens: TokenCount = Field(default_factory=TokenCount)
+    simulated: bool = False
+    """The user message was written by the simulated user."""
 
 
-class RepeatOutcome(Record):
+class RepeatOutcome(SparseRecord):
     """One (task, repeat): the last turn's exchange, every turn of a thread, the verdicts."""
+
+    sparse_keys = ("simulation", "evaluation_level")
 
     repeat: int = 0
     status: TaskStatus = "pass"
@@ -56,12 +64,18 @@ class RepeatOutcome(Record):
     """Every turn's tool calls, in order."""
     citations: list[Citation] = Field(default_factory=list)
     evaluators: list[EvalResult] = Field(default_factory=list)
-    """A single-turn task's verdicts (a thread's are on its turns)."""
+    """A single-turn task's verdicts, or a conversation's when it was scored as a whole (a
+    thread's per-turn verdicts are on its turns)."""
     error: TurnError | None = None
     turns: list[TurnOutcome] | None = None
-    """Multi-turn tasks only."""
+    """Multi-turn tasks (and simulated conversations) only."""
     latency_s: float = 0.0
     tokens: TokenCount = Field(default_factory=TokenCount)
+    simulation: SimulationEnd | None = None
+    """How a simulated conversation ended."""
+    evaluation_level: Literal["conversation"] | None = None
+    """"conversation" when `evaluators` judged the whole conversation (eval.yaml
+    `options.evaluation_level`); absent when each turn was scored."""
 
 
 class UnitResult(Record):
@@ -78,9 +92,13 @@ class UnitResult(Record):
         return self.record.tokens.input + self.record.tokens.output
 
 
-class TaskOutcome(Record):
+class TaskOutcome(SparseRecord):
     """One task's result. For a multi-turn task `turns` holds each turn's verdicts, the
-    task-level `evaluators` is empty, and `score`/`status` are the thread's."""
+    task-level `evaluators` is empty, and `score`/`status` are the thread's; a conversation
+    scored as a whole (`evaluation_level: conversation`) has its verdicts in `evaluators` and
+    only the exchanges in `turns`."""
+
+    sparse_keys = ("simulation", "evaluation_level", "description", "metadata")
 
     name: str
     index: int = 0
@@ -107,6 +125,14 @@ class TaskOutcome(Record):
     """Verdicts differed across repeats."""
     latency_s: float = 0.0
     tokens: TokenCount = Field(default_factory=TokenCount)
+    simulation: SimulationEnd | None = None
+    """How the (first repeat's) simulated conversation ended."""
+    evaluation_level: Literal["conversation"] | None = None
+    """"conversation" when `evaluators` judged the whole conversation."""
+    description: str | None = None
+    """The task's `description`, kept for reports."""
+    metadata: dict[str, Any] | None = None
+    """The task's free `metadata` labels, kept for reports (absent when it has none)."""
 
     def transcript_turns(self) -> list[TurnOutcome]:
         """The turns to show: a thread's own, or one turn made of the task's fields."""

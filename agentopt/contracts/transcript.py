@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.contracts.record import Record
+from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.usage import Usage
 
 
@@ -56,6 +57,12 @@ class TurnResult(BaseModel):
     latency_s: float = 0.0
     error: TurnError | None = None
     cost_usd: float = 0.0
+    simulated: bool = False
+    """The user message was written by the simulated user (not by the dataset)."""
+    state: dict[str, Any] | None = None
+    """What the target needs to continue the conversation after this turn without sending it
+    again (a resumed simulated conversation): the local target's messages, a Responses
+    agent's response id. Not part of any report."""
 
 
 class Transcript(BaseModel):
@@ -69,6 +76,8 @@ class Transcript(BaseModel):
     tool_definitions: list[dict[str, Any]] = Field(default_factory=list)
     """The tools offered to the agent (for tool_call_accuracy)."""
     system_prompt: str | None = None
+    simulation: SimulationEnd | None = None
+    """How a simulated conversation ended (None: the task's scripted turns)."""
 
     @property
     def error(self) -> TurnError | None:

@@ -16,6 +16,7 @@ from typing import Any
 from agentopt.contracts.task import Task
 from agentopt.core.files import bounded
 from agentopt.datasets.foundry import (
+    GOAL_KEYS,
     QUERY_KEYS,
     SYNONYMS,
     TASK_KEYS,
@@ -27,7 +28,14 @@ from agentopt.datasets.foundry import (
 )
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean
 
-JSON_COLUMNS = ("criteria", "metadata", "tool_mocks", "turns", "evaluators")
+JSON_COLUMNS = (
+    "criteria",
+    "metadata",
+    "tool_mocks",
+    "turns",
+    "evaluators",
+    "simulation_configuration",
+)
 INT_COLUMNS = ("desired_num_turns",)
 _HEAD = re.compile(r"^([^.\[]+)(.*)$")
 
@@ -98,15 +106,14 @@ def _check_header(columns: list[str], log: ProblemLog) -> bool:
                 "line 1", f'column "{name}" appears {columns.count(name)} times; expected once'
             )
             ok = False
-    if not any(c in QUERY_KEYS for c in columns):
+    if not any(c in (*QUERY_KEYS, *GOAL_KEYS) for c in columns):
         guesses = "".join(
             did_you_mean(c, QUERY_KEYS) for c in columns if did_you_mean(c, QUERY_KEYS)
         )
         log.error(
             "line 1",
-            'expected a "query" (or "prompt") column, found columns '
-            + ", ".join(f'"{c}"' for c in columns)
-            + guesses,
+            'expected a "query" (or "prompt") column, or a "goal" column for simulated users, '
+            "found columns " + ", ".join(f'"{c}"' for c in columns) + guesses,
         )
         ok = False
     for name in columns:

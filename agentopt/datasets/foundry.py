@@ -11,8 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from agentopt.contracts.task import Criterion, EvaluatorRef, Task, Turn
+from agentopt.contracts.task import MAX_TURNS, Criterion, EvaluatorRef, Task, Turn
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
+from agentopt.datasets.simulation_fields import (
+    GOAL_KEYS,
+    desired_turns,
+    simulation_configuration,
+)
 
 QUERY_KEYS = ("query", "prompt", "question")
 TRUTH_KEYS = ("ground_truth", "groundTruth", "expected_response")
@@ -24,6 +29,10 @@ TASK_KEYS = (
     "criteria",
     "turns",
     "desired_num_turns",
+    "persona",
+    *GOAL_KEYS,
+    "stop_when",
+    "simulation_configuration",
     "category",
     "tags",
     "metadata",
@@ -33,7 +42,6 @@ TASK_KEYS = (
     "evaluators_mode",
 )
 TURN_KEYS = (*QUERY_KEYS, *TRUTH_KEYS, "context", "criteria", "evaluators", "evaluators_mode")
-MAX_TURNS = 20
 SYNONYMS = {
     "input": "query",
     "user_input": "query",
@@ -47,6 +55,12 @@ SYNONYMS = {
     "rubric": "criteria",
     "id": "name",
     "messages": "turns",
+    "test_case_id": "name",
+    "test_case_category": "category",
+    "scenario": "goal",
+    "user_description": "persona",
+    "expected_outcome": "ground_truth",
+    "max_turns": "desired_num_turns",
 }
 """Keys people use for a known field, suggested in unknown-key warnings."""
 
@@ -121,12 +135,15 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
         turns = _turns(raw_turns, ctx)
         if turns and criteria:
             turns[-1].criteria.extend(criteria)
-    elif query_key is None:
+    elif query_key is None and not any(record.get(k) for k in GOAL_KEYS):
         ctx.error(
             "",
-            'expected a "query" (the user message; aliases "prompt", "question") or '
-            f'"turns" (a multi-turn task), found {describe(record)}',
+            'expected a "query" (the user message; aliases "prompt", "question"), '
+            '"turns" (a multi-turn task) or a "goal" (a simulated user writes the opening '
+            f"message), found {describe(record)}",
         )
+    elif query_key is None:
+        turns = [Turn(query="", criteria=criteria)]  # the simulated user opens
     else:
         query = _text(record, (query_key,), ctx, required=True)
         truth = _text(record, (truth_key,), ctx, numbers=True) if truth_key else None
@@ -135,7 +152,29 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
             turns = [Turn(query=query, ground_truth=truth, context=context, criteria=criteria)]
     evaluators = _evaluators(record.get("evaluators"), "evaluators", ctx)
     mode = _mode(record.get("evaluators_mode"), "evaluators_mode", ctx)
-    desired = _desired_turns(record.get("desired_num_turns"), ctx)
+    desired = desired_turns(record.get("desired_num_turns"), "desired_num_turns", ctx)
+    simulated = simulation_configuration(record.get("simulation_configuration"), ctx)
+    if simulated is not None:
+        if desired is not None:
+            ctx.error(
+                "simulation_configuration",
+                "desired_num_turns is given twice (also at the top level); keep one",
+            )
+        desired = simulated
+    goal_key = _pick_alias(record, GOAL_KEYS, ctx)
+    goal = _text(record, (goal_key,), ctx) if goal_key else None
+    persona = _text(record, ("persona",), ctx)
+    stop_when = _text(record, ("stop_when",), ctx)
+    if raw_turns is not None:
+        for key in (goal_key, "persona", "stop_when"):
+            if key and record.get(key) is not None:
+                ctx.error(key, "not allowed beside turns: a simulated user writes its own turns")
+        if desired is not None:
+            ctx.warn(
+                "desired_num_turns",
+                "ignored: a task with scripted turns plays exactly those (desired_num_turns "
+                "sets the length of a simulated conversation)",
+            )
     category = _text(record, ("category",), ctx)
     description = _text(record, ("description",), ctx)
     tags = _tags(record.get("tags"), ctx)
@@ -155,6 +194,9 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
         description=description,
         tool_mocks=tool_mocks,
         desired_num_turns=desired,
+        persona=persona,
+        goal=goal,
+        stop_when=stop_when,
         index=index,
         line=ctx.line,
         evaluators=evaluators,
@@ -357,17 +399,6 @@ def _mode(value: Any, path: str, ctx: RecordContext) -> Any:
     if value not in ("extend", "replace"):
         ctx.error(path, f'expected "extend" or "replace", found {describe(value)}')
         return "extend"
-    return value
-
-
-def _desired_turns(value: Any, ctx: RecordContext) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TURNS:
-        ctx.error(
-            "desired_num_turns", f"expected a whole number from 1 to 20, found {describe(value)}"
-        )
-        return None
     return value
 
 

@@ -25,7 +25,8 @@ def task_to_record(task: Task) -> dict[str, Any]:
     record: dict[str, Any] = {"name": task.name}
     if _fits_single_turn(task):
         turn = task.turns[0]
-        record["query"] = turn.query
+        if turn.query or not task.goal:  # no query: the simulated user writes the opening
+            record["query"] = turn.query
         _put(record, "ground_truth", turn.ground_truth)
         _put(record, "context", turn.context)
         _put(record, "criteria", [c.model_dump() for c in turn.criteria])
@@ -36,6 +37,9 @@ def task_to_record(task: Task) -> dict[str, Any]:
     if task.evaluators_mode != "extend":
         record["evaluators_mode"] = task.evaluators_mode
     _put(record, "desired_num_turns", task.desired_num_turns)
+    _put(record, "persona", task.persona)
+    _put(record, "goal", task.goal)
+    _put(record, "stop_when", task.stop_when)
     _put(record, "category", task.category)
     _put(record, "tags", task.tags)
     _put(record, "metadata", task.metadata)

@@ -11,11 +11,12 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.task import Criterion
 from agentopt.contracts.transcript import Citation, ToolCallRecord
 from agentopt.core.errors import ConfigError, Problem
@@ -78,6 +79,14 @@ class EvalSample(BaseModel):
     """0-based turn number inside the task."""
     repeat: int = 0
     """Which repeat of the task this is (`--repeat N`); judge calls are cached per repeat."""
+    scope: Literal["turn", "conversation"] = "turn"
+    """conversation: the sample is a whole conversation scored at once (eval.yaml
+    `options.evaluation_level: conversation`) — `history` holds every turn before the last,
+    `query`/`response` the last exchange, `tool_calls` and `criteria` those of every turn."""
+    goal: str | None = None
+    """A simulated user's goal (conversation scope)."""
+    simulation: SimulationEnd | None = None
+    """How a simulated conversation ended (conversation scope; builtin.goal_reached)."""
 
     @property
     def tool_outputs(self) -> str:

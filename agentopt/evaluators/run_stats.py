@@ -26,6 +26,7 @@ from agentopt.contracts.run_results import EvaluatorSummary, RunSummary, UsageBu
 from agentopt.contracts.scores import TaskScore, TaskStatus
 from agentopt.contracts.usage import Usage
 from agentopt.evaluators.aggregate import mean_or_none
+from agentopt.evaluators.selection import GOAL_REACHED
 from agentopt.evaluators.stats import DEFAULT_RESAMPLES, ConfidenceInterval, bootstrap_ci
 
 
@@ -86,6 +87,8 @@ class RunStats(_Model):
     """Per-task repeat statistics (only when some task ran more than once)."""
     flaky: list[str] = Field(default_factory=list)
     """Names of flaky tasks."""
+    turns_to_goal: float | None = None
+    """Mean `turns_to_goal` of the builtin.goal_reached passes (simulated users)."""
 
     def summary(
         self, usage: Mapping[str, UsageBucket], *, limiter: str = "", duration_s: float = 0.0
@@ -109,6 +112,7 @@ class RunStats(_Model):
             cache_hits=sum(u.cache_hits for u in usage.values()),
             limiter=limiter,
             duration_s=round(duration_s, 3),
+            turns_to_goal=self.turns_to_goal,
         )
 
 
@@ -138,6 +142,8 @@ class _Unit:
     """Error codes of the turns the agent failed (or never reached)."""
     judged: bool
     """An LLM judge scored something (every judge records its `judge_model`)."""
+    turns_to_goal: float | None = None
+    """Agent turns its simulated user took to reach the goal (a builtin.goal_reached pass)."""
 
     @classmethod
     def of(cls, score: TaskScore) -> _Unit:
@@ -160,7 +166,21 @@ class _Unit:
             for t in score.turns
             for r in t.results
         )
-        return cls(score.name, score.repeat, score.status, score.score, results, errors, judged)
+        goal = next(
+            (
+                float(r.details["turns_to_goal"])
+                for t in score.turns
+                for r in t.results
+                if r.evaluator == GOAL_REACHED
+                and r.status == "pass"
+                and isinstance(r.details, dict)
+                and r.details.get("turns_to_goal")
+            ),
+            None,
+        )
+        return cls(
+            score.name, score.repeat, score.status, score.score, results, errors, judged, goal
+        )
 
 
 class RunTally:
@@ -235,6 +255,7 @@ class RunTally:
             cost_usd=costs,
             repeats=repeats if any(s.repeats > 1 for s in repeats) else [],
             flaky=[s.name for s in repeats if s.flaky],
+            turns_to_goal=mean_or_none(u.turns_to_goal for u in units if u.turns_to_goal),
         )
 
 

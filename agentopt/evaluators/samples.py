@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.task import Task
-from agentopt.contracts.transcript import Transcript
+from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.errors import AgentoptError
 from agentopt.core.redaction import redact
 from agentopt.evaluators.base import EvalSample, Evaluator, HistoryTurn
@@ -56,6 +56,74 @@ def samples_from_run(
         )
         history.append(HistoryTurn(query=result.query or turn.query, response=result.response))
     return samples
+
+
+def simulated_samples(task: Task, transcript: Transcript, *, repeat: int = 0) -> list[EvalSample]:
+    """One sample per agent turn of a simulated conversation, each with the turns before it
+    as history. The task's ground truth and criteria are about where the conversation should
+    end, so they go with its last turn only; its context goes with every turn."""
+    last = len(transcript.turns) - 1
+    turn = task.turns[0]
+    samples: list[EvalSample] = []
+    history: list[HistoryTurn] = []
+    for i, result in enumerate(transcript.turns):
+        final = i == last
+        samples.append(
+            _sample(task, transcript, [result], repeat, history=list(history)).model_copy(
+                update={
+                    "ground_truth": turn.ground_truth if final else None,
+                    "criteria": list(task.criteria) if final else [],
+                    "context": turn.context,
+                    "turn_index": i,
+                }
+            )
+        )
+        history.append(HistoryTurn(query=result.query, response=result.response))
+    return samples
+
+
+def conversation_sample(task: Task, transcript: Transcript, *, repeat: int = 0) -> EvalSample:
+    """The whole conversation as one sample (`evaluation_level: conversation`): the last
+    exchange with every earlier turn as history, and the tool calls, citations, latency and
+    tokens of all turns, checked against all of the task's criteria."""
+    turns = transcript.turns
+    history = [HistoryTurn(query=t.query, response=t.response) for t in turns[:-1]]
+    return _sample(task, transcript, list(turns), repeat, history=history).model_copy(
+        update={
+            "ground_truth": task.ground_truth,
+            "context": task.turns[0].context if task.turns else None,
+            "criteria": list(task.criteria),
+            "scope": "conversation",
+            "goal": task.goal,
+            "simulation": transcript.simulation,
+            "turn_index": max(len(turns) - 1, 0),
+        }
+    )
+
+
+def _sample(
+    task: Task,
+    transcript: Transcript,
+    turns: list[TurnResult],
+    repeat: int,
+    *,
+    history: list[HistoryTurn],
+) -> EvalSample:
+    """The last of `turns` as the exchange, with the measurements of all of them."""
+    last = turns[-1]
+    return EvalSample(
+        query=last.query,
+        response=last.response,
+        history=history,
+        tool_calls=[c for t in turns for c in t.tool_calls],
+        tool_definitions=list(transcript.tool_definitions),
+        citations=[c for t in turns for c in t.citations],
+        latency_s=sum(t.latency_s for t in turns),
+        tokens=sum(t.usage.total_tokens for t in turns),
+        instructions=transcript.system_prompt,
+        task_name=task.name,
+        repeat=repeat,
+    )
 
 
 async def evaluate_sample(evaluators: Sequence[Evaluator], sample: EvalSample) -> list[EvalResult]:

@@ -7,6 +7,10 @@
    winning key by key on a clash; `replace` uses the item's (or turn's) own only.
 3. A turn with criteria also gets builtin.task_adherence, once.
 4. Nothing configured at all: Relevance + Coherence (+ task_adherence where criteria exist).
+5. A conversation scored as a whole (`evaluation_level: conversation`) gets the evaluators of
+   all its turns once, and builtin.goal_reached when a simulated user played it; the turns of
+   a simulated conversation scored one by one get the task's evaluators, those that compare
+   against the task's ground truth or criteria on the last turn only.
 Evaluators are identified by canonical name, so `Relevance` and `builtin.relevance` are one.
 """
 
@@ -17,9 +21,10 @@ from typing import Any
 
 from agentopt.contracts.task import Dataset, EvaluatorRef, Task
 from agentopt.evaluators.base import EvaluatorUse
-from agentopt.evaluators.registry import canonical_name
+from agentopt.evaluators.registry import canonical_name, lookup
 
 TASK_ADHERENCE = "builtin.task_adherence"
+GOAL_REACHED = "builtin.goal_reached"
 SYSTEM_DEFAULTS: tuple[str, ...] = ("Relevance", "Coherence")
 
 
@@ -89,3 +94,40 @@ def select_evaluators(
             uses = [*uses, EvaluatorUse(name=TASK_ADHERENCE)]
         per_turn.append(uses)
     return per_turn
+
+
+def select_for_conversation(
+    task: Task,
+    *,
+    configured: Sequence[EvaluatorUse | EvaluatorRef | str | Any] | None = None,
+    dataset: Dataset | None = None,
+    simulated: bool = False,
+) -> list[EvaluatorUse]:
+    """The evaluators of `task` scored as one conversation (rule 5)."""
+    uses: list[EvaluatorUse] = []
+    for turn_uses in select_evaluators(task, configured=configured, dataset=dataset):
+        uses = merge(uses, turn_uses)
+    if simulated and all(_key(u.name) != GOAL_REACHED for u in uses):
+        uses.append(EvaluatorUse(name=GOAL_REACHED))
+    return uses
+
+
+def select_for_simulated_turns(
+    task: Task,
+    turns: int,
+    *,
+    configured: Sequence[EvaluatorUse | EvaluatorRef | str | Any] | None = None,
+    dataset: Dataset | None = None,
+) -> list[list[EvaluatorUse]]:
+    """The evaluators of each of `turns` agent turns of a simulated conversation (rule 5)."""
+    uses = select_evaluators(task, configured=configured, dataset=dataset)[0]
+    earlier = [u for u in uses if not _about_the_end(u)]
+    return [earlier] * max(turns - 1, 0) + [uses]
+
+
+def _about_the_end(use: EvaluatorUse) -> bool:
+    """Compares against the task's ground truth or criteria (where the conversation ends)."""
+    if _key(use.name) in (TASK_ADHERENCE, GOAL_REACHED):
+        return True
+    info = lookup(use.name)
+    return info is not None and "ground_truth" in info.needs

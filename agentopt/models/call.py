@@ -31,7 +31,7 @@ from agentopt.models.calllog import log_request, log_response
 from agentopt.models.capabilities import SELF_HOSTED_TYPES, ServerCapabilities, grammar_decoded
 from agentopt.models.cost import CostEstimate, PriceTable, Totals, estimate
 from agentopt.models.providers.base import CURRENT_REPEAT
-from agentopt.models.providers.registry import build_provider, is_free
+from agentopt.models.providers.registry import build_provider, ignored_key_notices, is_free
 from agentopt.models.resolve import DEFAULT_EMBED_MODEL, ModelRef, fallback_notice, resolve_model
 from agentopt.models.retry import RetryPolicy
 from agentopt.models.settings import CallSettings, ProviderConfig
@@ -134,6 +134,9 @@ class CallLayer:
                 # One line per embedded model, however many names fell back to it.
                 self._fallbacks.add(ref.model)
                 self._notice(fallback_notice(ref))
+            if ref.provider in self.settings.providers:
+                for notice in ignored_key_notices(ref.provider, ref.config):
+                    self._notice(notice)
         return ref
 
     def grammar_decoded(self, model: str) -> bool:

@@ -22,7 +22,13 @@ class CallSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     concurrency: dict[str, int] = Field(
-        default_factory=lambda: {"agent": 8, "judge": 16, "generator": 4, "optimizer": 2}
+        default_factory=lambda: {
+            "agent": 8,
+            "judge": 16,
+            "generator": 4,
+            "optimizer": 2,
+            "simulator": 8,
+        }
     )
     """Concurrency limit per pool, the only one there is: the agent pool bounds agent runs
     in flight (every target, and the run engine's workers, ask it), the others model calls."""

@@ -14,8 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentopt.contracts.usage import Usage
 
 Role = Literal["system", "user", "assistant", "tool"]
-Pool = Literal["agent", "judge", "generator", "optimizer"]
-POOLS: tuple[str, ...] = ("agent", "judge", "generator", "optimizer")
+Pool = Literal["agent", "judge", "generator", "optimizer", "simulator"]
+POOLS: tuple[str, ...] = ("agent", "judge", "generator", "optimizer", "simulator")
+"""Concurrency pools of the call layer; `simulator` serves the simulated users of
+conversation tasks."""
 
 
 class _Model(BaseModel):

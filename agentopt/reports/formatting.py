@@ -10,6 +10,7 @@ from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.run_results import RunResults
+from agentopt.contracts.simulation import SIMULATOR_FAILED, SimulationEnd
 from agentopt.contracts.task_record import TaskOutcome, iter_results
 
 STATUS_ORDER = {"error": 0, "partial": 1, "fail": 2, "pass": 3}
@@ -131,12 +132,12 @@ def findings(task: TaskOutcome) -> list[Finding]:
     """The task's failing verdicts and errors, in order: agent errors first."""
     found: list[Finding] = []
     if task.error:
-        found.append(Finding("", "agent", "error", f"{task.error.code}: {task.error.message}"))
+        who = _failed_side(task.error.code)
+        found.append(Finding("", who, "error", f"{task.error.code}: {task.error.message}"))
     for i, turn in enumerate(task.turns or [], 1):
         if turn.error and not (task.error and turn.error.message == task.error.message):
-            found.append(
-                Finding(f"turn {i}", "agent", "error", f"{turn.error.code}: {turn.error.message}")
-            )
+            who, error = _failed_side(turn.error.code), turn.error
+            found.append(Finding(f"turn {i}", who, "error", f"{error.code}: {error.message}"))
     for where, res in iter_results(task):
         if res.status == "fail":
             found.append(Finding(where, short_name(res.evaluator), "fail", res.reason or "failed"))
@@ -144,6 +145,11 @@ def findings(task: TaskOutcome) -> list[Finding]:
             message = res.error.message if res.error else "no verdict"
             found.append(Finding(where, short_name(res.evaluator), "error", message))
     return found
+
+
+def _failed_side(code: str) -> str:
+    """Who failed a turn: the agent, or the simulated user playing the other side."""
+    return "simulated user" if code == SIMULATOR_FAILED else "agent"
 
 
 SUMMARY_TOP = 5
@@ -235,3 +241,15 @@ def total_tokens(results: RunResults) -> tuple[int, int]:
     """(input, output) over every usage bucket."""
     buckets = results.summary.usage.values()
     return sum(b.input_tokens for b in buckets), sum(b.output_tokens for b in buckets)
+
+
+def simulation_line(end: SimulationEnd) -> str:
+    """How a simulated conversation ended, in one line (terminal and HTML)."""
+    text = {
+        "goal_reached": f"goal reached in {end.turns} of at most {end.desired_num_turns} turns",
+        "abandoned": f"gave up after {end.turns} turns",
+        "max_turns": f"goal not reached within {end.desired_num_turns} turns",
+        "agent_error": f"stopped at turn {end.turns}: the agent failed",
+        "simulator_error": f"stopped after {end.turns} turns: the simulated user gave no reply",
+    }[end.reason]
+    return f"Simulated user: {text}" + (f" — {end.explanation}" if end.explanation else "")

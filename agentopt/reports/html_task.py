@@ -19,6 +19,7 @@ from agentopt.reports.formatting import (
     fmt_score,
     fmt_seconds,
     short_name,
+    simulation_line,
 )
 
 __all__ = ["badge", "esc", "task_detail_html"]
@@ -51,16 +52,25 @@ def task_detail_html(task: TaskOutcome) -> str:
     ]
     if task.tags:
         meta.append(f"<span>tags {esc(', '.join(task.tags))}</span>")
+    for key, value in (task.metadata or {}).items():
+        meta.append(f"<span>{esc(key)} {esc(as_text(value))}</span>")
     out.append(f'<div class="meta">{"".join(meta)}</div>')
+    if task.description:
+        out.append(f'<p class="muted">{esc(task.description)}</p>')
     if task.error:
         out.append(
             f'<p class="err"><b>Agent error</b> {esc(task.error.code)}: '
             f"{esc(task.error.message)}</p>"
         )
     turns = task.transcript_turns()
+    whole = task.evaluation_level == "conversation"
     for i, turn in enumerate(turns, 1):
         title = f"Turn {i} of {len(turns)}" if task.turns else ""
-        out.append(_turn_html(turn, title, with_status=bool(task.turns)))
+        out.append(_turn_html(turn, title, with_status=bool(task.turns) and not whole))
+    if task.simulation is not None:
+        out.append(f'<p class="sim"><b>{esc(simulation_line(task.simulation))}</b></p>')
+    if whole and task.turns and task.evaluators:
+        out.append(f"<h3>Conversation verdicts</h3>{_verdicts_html(task.evaluators)}")
     if task.ground_truth:
         out.append(f'<div class="label">Ground truth</div>{_pre(task.ground_truth)}')
     if task.repeats:
@@ -73,7 +83,8 @@ def _turn_html(turn: TurnOutcome, title: str, *, with_status: bool) -> str:
     if title:
         status = f" {badge(turn.status)} score {esc(fmt_score(turn.score))}" if with_status else ""
         out.append(f"<h3>{esc(title)}{status}</h3>")
-    out.append(f'<div class="label">User</div>{_pre(turn.query)}')
+    user = 'User <span class="muted">(simulated)</span>' if turn.simulated else "User"
+    out.append(f'<div class="label">{user}</div>{_pre(turn.query or "—")}')
     for call in turn.tool_calls:
         out.append(_tool_html(call))
     response = turn.response if turn.response else "(no response)"

@@ -91,6 +91,12 @@ def summary_renderables(results: RunResults, *, top: int = SUMMARY_TOP) -> list[
             f" · failed {summary.failed} · partial {summary.partial} · errors {summary.errors}"
         )
     )
+    goal = next((e for e in summary.evaluators if e.name == "builtin.goal_reached"), None)
+    if goal is not None:
+        line = f"Simulated users: goal reached in {goal.passed} of {goal.count} conversations"
+        if summary.turns_to_goal is not None:
+            line += f", after {summary.turns_to_goal:.1f} agent turns on average"
+        parts.append(Text(line))
     if summary.errors_by_kind:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(summary.errors_by_kind.items()))
         parts.append(Text(f"Errors by kind: {kinds}", style="magenta"))
@@ -153,9 +159,11 @@ def _usage_table(results: RunResults) -> Table:
     summary = results.summary
     table = _table("Usage", "Calls", "Input tok", "Output tok", "Cost", "Cache hits")
     calls = tin = tout = 0
-    for kind in ("agent", "judge", "generator"):
+    for kind in ("agent", "simulator", "judge", "generator"):
         bucket = summary.usage.get(kind)
         if bucket is None or (kind == "generator" and not bucket.calls):
+            continue
+        if kind == "simulator" and not (bucket.calls or bucket.cache_hits):
             continue
         calls, tin, tout = (
             calls + bucket.calls,

@@ -23,6 +23,7 @@ from agentopt.reports.formatting import (
     fmt_score,
     fmt_seconds,
     short_name,
+    simulation_line,
     truncate,
 )
 
@@ -55,11 +56,17 @@ def task_renderables(task: TaskOutcome) -> list[RenderableType]:
     if task.error:
         parts.append(_error_line("Agent error", task.error))
     turns = task.transcript_turns()
+    whole = task.evaluation_level == "conversation"
     for i, turn in enumerate(turns, 1):
         if task.turns:
-            parts.extend(_turn(turn, f"Turn {i}/{len(turns)}"))
+            parts.extend(_turn(turn, f"Turn {i}/{len(turns)}", show_status=not whole))
         else:
             parts.extend(_turn(turn, "Transcript", show_status=False))
+    if task.simulation is not None:
+        parts.append(Text(simulation_line(task.simulation), style="bold"))
+    if whole and task.turns and task.evaluators:
+        parts.append(Text("\n── Conversation verdicts", style="bold"))
+        parts.append(_verdicts(task.evaluators))
     if task.ground_truth:
         parts.append(_labelled("Ground truth", task.ground_truth, "cyan"))
     if task.repeats:
@@ -81,6 +88,11 @@ def _task_header(task: TaskOutcome) -> Text:
     if task.flaky:
         bits.append("FLAKY")
     text.append("\n" + " · ".join(bits), style="dim")
+    if task.description:
+        text.append(f"\n{task.description}", style="italic")
+    if task.metadata:
+        labels = ", ".join(f"{k}={as_text(v)}" for k, v in task.metadata.items())
+        text.append(f"\nmetadata {labels}", style="dim")
     return text
 
 
@@ -91,7 +103,8 @@ def _turn(turn: TurnOutcome, title: str, *, show_status: bool = True) -> list[Re
         heading.append(f"  score {fmt_score(turn.score)}")
         if turn.latency_s:
             heading.append(f"  {fmt_seconds(turn.latency_s)}", style="dim")
-    parts: list[RenderableType] = [heading, _labelled("User", turn.query, "bold blue")]
+    user = "User (simulated)" if turn.simulated else "User"
+    parts: list[RenderableType] = [heading, _labelled(user, turn.query or "—", "bold blue")]
     parts.extend(_tool_call(call) for call in turn.tool_calls)
     parts.append(_labelled("Agent", turn.response or "(no response)", "bold green"))
     if turn.citations:

@@ -10,7 +10,7 @@ kept (and the message says so) unless `--reset-defaults` is given.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,6 +59,8 @@ class GenerateOptions(BaseModel):
     reset_defaults: bool = False
     categories: str | None = None
     multi_turn: int = 0
+    evaluation_level: Literal["item", "conversation"] | None = None
+    """`--evaluation-level`: conversation makes the multi-turn tasks simulated-user tasks."""
     seed: int = 0
     remote: bool = False
     cwd: Path = Path(".")
@@ -166,6 +168,8 @@ def plan_suite(
         max_samples=max_samples,
         categories=parse_categories(options.categories),
         multi_turn=options.multi_turn,
+        evaluation_level=options.evaluation_level
+        or (existing.options.evaluation_level if existing else None),
         seed=options.seed,
         dataset_file=options.dataset,
         extra_evaluators=list(options.evaluators),

@@ -4,6 +4,7 @@ settings and their errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from agentopt.models.settings import CallSettings, ProviderConfig
 from agentopt.workflows.cluster.wire import RaisedError, UnitReply, UnitSpec, env_names
 from agentopt.workflows.executor import ExecutorSettings
 from agentopt.workflows.run.engine import EngineSpec
+from agentopt.workflows.run.simulated_user import Simulation
 
 DRIVER = Path("/srv/driver/project")
 
@@ -60,6 +62,14 @@ def test_the_spec_travels_without_tasks_and_its_paths_move_to_the_workers_copy()
         "/opt/shared/check.py",  # outside the project: left as it is
     ]
     assert moved.candidate_id == "c1" and moved.judge_model == "gpt-4.1-mini"
+
+
+def test_simulated_users_travel_with_the_spec() -> None:
+    """A worker plays a persona task as the driver would: same simulator, level, turns, seed."""
+    sim = Simulation(model="compat:sim", level="conversation", default_turns=3, seed=7)
+    driver = dataclasses.replace(spec(), simulation=sim)
+    wire = UnitSpec.model_validate_json(UnitSpec.of(driver).model_dump_json())
+    assert wire.engine_spec(DRIVER).simulation == sim
 
 
 def test_a_hosted_agent_gets_a_free_port_on_a_worker() -> None:

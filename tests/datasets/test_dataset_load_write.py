@@ -169,7 +169,11 @@ def test_dump_then_load_gives_equal_tasks(tmp_path):
     ds = load_dataset(path)
     assert _comparable(ds.tasks) == _comparable(tasks)
     assert dump_tasks_jsonl(ds.tasks) == text
-    assert [w.message.split('"')[1] for w in ds.warnings] == ["owner", "note"]
+    unknown = [w for w in ds.warnings if w.message.startswith("unknown key")]
+    assert [w.message.split('"')[1] for w in unknown] == ["owner", "note"]
+    # desired_num_turns beside scripted turns is kept, and said to be ignored.
+    [ignored] = [w for w in ds.warnings if w not in unknown]
+    assert ignored.message.startswith("desired_num_turns: ignored: a task with scripted turns")
 
 
 def test_dump_is_canonical_jsonl(tmp_path):

@@ -113,3 +113,30 @@ def test_judge_prompt_snapshot(harness, judge, case):
         f"the {case} judge prompt changed; if intended, update the snapshot "
         "(AGENTOPT_UPDATE_SNAPSHOTS=1) and review the diff"
     )
+
+
+CONVERSATION = SAMPLE.model_copy(
+    update={
+        "scope": "conversation",
+        "goal": "Find out whether the opened headphones can still be returned.",
+    }
+)
+"""The same exchange scored as the end of a whole conversation (evaluation_level)."""
+
+
+@pytest.mark.parametrize("case", ["task_adherence", "relevance", "fluency"])
+def test_conversation_scope_judge_prompt_snapshot(harness, judge, case):
+    spec, reply = CASES[case]
+    j = judge(reply)
+    r = harness.run(spec, CONVERSATION, judge_model=j.model)
+    assert r.status == "pass", r
+    text = render(j.requests[0])
+    assert "whole conversation" in text and CONVERSATION.goal in text
+    assert "Hi, I bought headphones." in text  # the earlier turn, also for fluency
+    path = SNAPSHOTS / f"conversation_{case}.txt"
+    if UPDATE:
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"no snapshot {path.name}: run with AGENTOPT_UPDATE_SNAPSHOTS=1"
+    assert text == path.read_text(encoding="utf-8"), (
+        f"the conversation-scope {case} prompt changed; if intended, update the snapshot"
+    )

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from agentopt.cli.app import app
 from agentopt.contracts.run_results import load_results
+from agentopt.core.errors import AgentoptError
 from agentopt.registry import Registry
 from agentopt.workflows.events import NullSink
 from agentopt.workflows.remote.errors import RemoteRunFailed
@@ -242,3 +243,17 @@ def test_portal_url_is_built_from_the_project_id_when_the_service_sends_none(
         "/build/evaluations/eval_1/run/run_2"
     )
     assert portal_run_url("not an arm id", "e", "r") is None
+
+
+def test_simulated_user_tasks_are_refused_rather_than_sent_as_single_turns(
+    project: Path, foundry: FakeFoundry
+) -> None:
+    write_azd_project(project, foundry.endpoint)
+    data = project / "datasets" / "shop-eval-seed" / "shop-eval-seed.jsonl"
+    data.write_text(
+        data.read_text() + json.dumps({"name": "sim", "query": "Hi", "goal": "Buy shoes"}) + "\n"
+    )
+    with pytest.raises(AgentoptError) as caught:
+        prepare_remote(RunOptions(remote=True), project, None)
+    assert "1 task(s) for a simulated user (sim)" in str(caught.value.problems[0])
+    assert not foundry.calls("POST", r".*")  # nothing was sent

@@ -74,6 +74,8 @@ class ScriptedGenerator:
             return "```json\n" + json.dumps({"tasks": self._tasks(request, prompt)}) + "\n```"
         if name == "generated_threads":
             return json.dumps({"threads": self._threads(request, prompt)})
+        if name == "generated_conversations":
+            return json.dumps({"conversations": self._conversations(request, prompt)})
         if name == "rubric_dimensions":
             return self._rubric()
         if name == "answer_pair":
@@ -158,6 +160,28 @@ class ScriptedGenerator:
                                 {"name": "exchange", "instruction": "Switches to an exchange."}
                             ],
                         },
+                    ],
+                }
+            )
+        return out
+
+    def _conversations(self, request: ChatRequest, prompt: str) -> list[dict[str, Any]]:
+        category = re.search(r'of the category "(\w+)"', prompt)[1]  # type: ignore[index]
+        count = int(re.search(r"Write (\d+) scenario", prompt)[1])  # type: ignore[index]
+        out = []
+        for i in range(count):
+            a, b, c = _words(f"conversation|{request.seed}|{category}|{i}", 3)
+            out.append(
+                {
+                    "name": f"scenario {a}",
+                    "category": category,
+                    "persona": "A hurried customer who writes short messages.",
+                    "goal": f"Return {b} from order {a} and get the refund for {c} started.",
+                    "query": f"I need to send back {b} {c} from order {a}",
+                    "stop_when": "The agent confirms the return and the refund.",
+                    "criteria": [
+                        {"name": "asks_reason", "instruction": "Asks why the item is returned."},
+                        {"name": "confirms", "instruction": "Confirms the refund in the end."},
                     ],
                 }
             )

@@ -279,3 +279,28 @@ def test_reset_defaults_keeps_how_the_agent_is_reached_and_other_options(
     assert config.options.judge_concurrency == 3 and config.options.eval_model == gen.model
     assert [e.name for e in config.evaluators] == ["shopbot-quality"]
     assert config.dataset is not None and config.dataset.name == "shopbot-eval-seed"
+
+
+def test_a_conversation_level_suite_gets_simulated_user_tasks(
+    project: Path, generator: Callable[..., ScriptedGenerator]
+) -> None:
+    gen = generator()
+    code, out = _generate(
+        project, gen, "--max-samples", "6", "--multi-turn", "2", "--evaluation-level",
+        "conversation",
+    )  # fmt: skip
+    assert code == 0, out
+    config, warnings = load_eval_config(project / "eval.yaml")
+    assert warnings == [] and config.options.evaluation_level == "conversation"
+    assert config.dataset is not None and config.dataset.local_uri is not None
+    tasks = load_dataset(config.dataset.local_uri).tasks
+    simulated = [t for t in tasks if t.goal]
+    assert len(simulated) == 2 and all(t.persona and t.stop_when for t in simulated)
+    assert not any(t.is_multi_turn for t in tasks)
+
+    # Regenerating the suite keeps its level: --multi-turn again means simulated-user tasks.
+    again = generator()
+    code, out = _generate(project, again, "--max-samples", "4", "--multi-turn", "1",
+                          "--reset-defaults")  # fmt: skip
+    assert code == 0, out
+    assert again.calls("generated_conversations") >= 1 and again.calls("generated_threads") == 0

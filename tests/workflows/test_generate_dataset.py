@@ -163,3 +163,24 @@ def test_near_duplicates_by_word_overlap() -> None:
     assert d.check("how can I reset my password") == "reset"
     assert d.check("HOW DO I RESET MY PASSWORD!!") == "reset"
     assert d.check("How do I change my shipping address?") is None
+
+
+def test_multi_turn_tasks_of_a_conversation_level_suite_are_simulated_user_tasks(
+    project: Path, generator: Callable[..., ScriptedGenerator]
+) -> None:
+    gen = generator()
+    out = _generate(project, gen, DatasetSpec(count=6, multi_turn=2, simulated=True))
+    assert gen.calls("generated_conversations") == 2 and gen.calls("generated_threads") == 0
+    simulated = [t for t in out.tasks if t.goal]
+    assert len(simulated) == 2
+    for task in simulated:
+        assert not task.is_multi_turn  # the simulated user writes the turns after the first
+        assert task.persona and task.stop_when and task.query.startswith("I need to send")
+        assert len(task.criteria) == 2
+    prompt = gen.requests[-1].messages[-1].content or ""
+    assert "A simulated user will play each scenario" in prompt
+    path = project / "tasks.jsonl"
+    path.write_text(out.jsonl(), encoding="utf-8")
+    loaded = load_dataset(path)
+    assert [t.goal for t in loaded.tasks] == [t.goal for t in out.tasks]
+    assert loaded.warnings == []

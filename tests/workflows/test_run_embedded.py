@@ -97,3 +97,57 @@ def test_debug_log_has_no_secrets(project: Path, monkeypatch: pytest.MonkeyPatch
     assert "request openai:gpt-4.1-mini" in log  # the calls were logged
     assert key not in log and key not in result.output
     assert key not in json.dumps(results(project))
+
+
+@pytest.mark.slow
+@pytest.mark.local
+def test_a_simulated_conversation_on_the_embedded_model(project: Path) -> None:
+    """Agent, simulated user and scoring all on the embedded model, offline. A 135M model
+    decides for itself when the goal is reached, so the conversation has 1 or 2 turns; what
+    must hold is the shape: the opening from the task, every later turn written (and marked)
+    by the simulated user, one simulator call after each agent turn, a known ending, and an
+    unchanged rerun that makes no call and plays the same conversation. Two turns, not three:
+    each simulator call costs ~5 s on one thread (a ~600-token prompt under a JSON grammar),
+    and a third turn proves nothing the second does not (the mechanics of longer
+    conversations are tested against the fake server)."""
+    task = {
+        "name": "hours",
+        "query": "Hi, when is the shop open on Saturday?",
+        "persona": "A polite customer.",
+        "goal": "Find out the shop's opening hours on Saturday.",
+        "desired_num_turns": 2,
+        "ground_truth": "The shop is open 9 to 5 on Saturday.",
+    }
+    (project / "tasks.jsonl").write_text(json.dumps(task) + "\n")
+    (project / "eval.yaml").write_text(
+        "agent:\n  name: shop\n  model: local:smollm2-135m\n"
+        '  instruction: "You are the shop assistant. The shop is open 9 to 5, Monday to '
+        'Saturday."\n'
+        "dataset:\n  local_uri: tasks.jsonl\nevaluators: [builtin.partial_match]\n"
+        "options:\n  eval_model: local:smollm2-135m\n  evaluation_level: conversation\n"
+    )
+    args = ["-C", str(project), "--no-prompt", "eval", "run"]
+    first = runner.invoke(app, args)
+    assert first.exit_code in (0, 1), first.output
+    run = results(project)
+    [done] = run["tasks"]
+    turns = done["turns"]
+    assert 1 <= len(turns) <= 2
+    assert turns[0]["query"] == task["query"] and not turns[0].get("simulated")
+    assert all(t["simulated"] and t["query"].strip() for t in turns[1:])
+    assert all(t["response"].strip() for t in turns)
+    assert done["simulation"]["reason"] in ("goal_reached", "abandoned", "max_turns")
+    assert done["simulation"]["turns"] == len(turns)
+    usage = run["summary"]["usage"]
+    assert usage["simulator"]["calls"] == len(turns)  # asked after every agent turn
+    assert {e["evaluator"] for e in done["evaluators"]} == {
+        "builtin.partial_match",
+        "builtin.goal_reached",
+    }
+
+    again = runner.invoke(app, args)
+    assert again.exit_code == first.exit_code, again.output
+    rerun = sorted((project / ".agentopt" / "runs").glob("*/results.json"))[-1]
+    data = json.loads(rerun.read_text())
+    assert sum(u["calls"] for u in data["summary"]["usage"].values()) == 0
+    assert [t["response"] for t in data["tasks"][0]["turns"]] == [t["response"] for t in turns]

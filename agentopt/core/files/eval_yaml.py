@@ -208,7 +208,8 @@ class Options(BaseModel):
     max_concurrent_agent_runs: int | None = Field(default=None, ge=1)
     """Agent pool concurrency (default 8)."""
     evaluation_level: Literal["item", "conversation"] | None = None
-    """None = per item; conversation = score whole simulated conversations."""
+    """None / item: every agent turn is scored; conversation: every task is played as a
+    conversation (simulated when it has no scripted turns) and scored as a whole."""
     optimization_config: OptimizationConfig = Field(default_factory=OptimizationConfig)
     """Search-space settings of `optimize`."""
     # agentopt's own keys
@@ -245,6 +246,10 @@ class Options(BaseModel):
     """Let `optimize` call real tools instead of mocks (like `--real-tools`)."""
     executor: Literal["local", "ray"] | None = None
     """Where tasks are played: this process (default) or a Ray cluster (like `--executor`)."""
+    simulator_model: str | None = None
+    """Model of the simulated user (default: `eval_model`)."""
+    desired_num_turns: int | None = Field(default=None, ge=1, le=20)
+    """Most agent turns of a simulated conversation when its task sets none (default 5)."""
 
 
 class EvalConfig(BaseModel):

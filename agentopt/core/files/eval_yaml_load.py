@@ -115,11 +115,26 @@ def _load(
             _report(c, err)
         return None, c
     _check_refs(c, config)
+    _not_acted_on(c, config)
     _resolve_paths(config, base_dir)
     if check_files:
         _check_files(c, config)
     config.base_dir = base_dir
     return (None if c.errors else config), c
+
+
+NOT_USED_YET = {
+    "cached_input": "agentopt does not count cached input tokens yet, so all input tokens are "
+    "priced at `input`",
+}
+"""Keys the file accepts that no command acts on yet: each one set is a warning naming it."""
+
+
+def _not_acted_on(c: Collector, config: EvalConfig) -> None:
+    for model, price in config.options.prices.items():
+        if price.cached_input is not None:
+            path = ("options", "prices", model, "cached_input")
+            c.warn(path, f"accepted but not used: {NOT_USED_YET['cached_input']}")
 
 
 def _apply_aliases(c: Collector, data: dict[str, Any]) -> None:

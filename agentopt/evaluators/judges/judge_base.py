@@ -92,4 +92,20 @@ def sample_texts(sample: EvalSample) -> dict[str, str | None]:
         if sample.tool_definitions
         else None,
         "instructions": sample.instructions or None,
+        "goal": sample.goal if sample.scope == "conversation" and sample.goal else None,
     }
+
+
+def scope_params(sample: EvalSample) -> dict[str, Any]:
+    """The trusted prompt parameter every judge template reads through `_scope.j2`: whether
+    the sample is a whole conversation (`evaluation_level: conversation`)."""
+    return {"conversation": sample.scope == "conversation"}
+
+
+def scoped(sample: EvalSample, data: dict[str, str | None]) -> dict[str, str | None]:
+    """`data` plus, for a whole conversation, its earlier turns and the user's goal (every
+    judge shows them then, including those that look only at the answer for one turn)."""
+    if sample.scope != "conversation":
+        return data
+    texts = sample_texts(sample)
+    return {**data, "history": texts["history"], "goal": texts["goal"]}

@@ -24,7 +24,7 @@ from agentopt.core.redaction import redact
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
 from agentopt.models.providers.local_tools import capped_strings
 from agentopt.models.structured import cut_off, schema_max_tokens
-from agentopt.models.types import ChatRequest, Message
+from agentopt.models.types import ChatRequest, Message, Pool
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -114,6 +114,10 @@ async def call_judge(
     example: str,
     check: Callable[[M], str | None] | None = None,
     repeat: int = 0,
+    pool: Pool = "judge",
+    role: str = "judge",
+    seed: int = JUDGE_SEED,
+    temperature: float = 0.0,
 ) -> JudgeOutcome[M]:
     """Ask the judge and return its validated reply (or the reason there is none).
 
@@ -127,6 +131,9 @@ async def call_judge(
         check: further validation needing context (e.g. one verdict per criterion); returns
             the problem, quoted back to the judge like a parse error, or None.
         repeat: the run's repeat index (so repeats are separate cache entries).
+        pool, role: the call layer pool and the caller's name in messages; other structured
+            callers (the simulated user: pool "simulator") take the same path as judges.
+        seed, temperature: sampling (judges: temperature 0 and the fixed `JUDGE_SEED`).
     """
     outcome: JudgeOutcome[M] = JudgeOutcome()
     conversation = list(messages)
@@ -137,17 +144,17 @@ async def call_judge(
     for _ in range(1 + MAX_REASKS):
         request = ChatRequest(
             messages=conversation,
-            temperature=0.0,
-            seed=JUDGE_SEED,
+            temperature=temperature,
+            seed=seed,
             max_tokens=max_tokens,
             response_format=response_format(schema_name, schema),
         )
         try:
-            response = await layer.complete(model, request, pool="judge", repeat=repeat)
+            response = await layer.complete(model, request, pool=pool, repeat=repeat)
         except ModelCallError as exc:
             outcome.error = EvalError(
                 code=_JUDGE_CODES.get(exc.kind, "judgeUnavailable"),
-                message=redact(f"judge {model} failed: {exc.message}"),
+                message=redact(f"{role} {model} failed: {exc.message}"),
             )
             return outcome
         outcome.attempts += 1
@@ -177,7 +184,8 @@ async def call_judge(
         ]
     outcome.error = EvalError(
         code="judgeParseFailed",
-        message=f"judge {model} gave no usable verdict after {outcome.attempts} attempts: "
+        message=f"{role} {model} gave no usable "
+        f"{'verdict' if role == 'judge' else 'reply'} after {outcome.attempts} attempts: "
         f"{last_error}",
     )
     return outcome

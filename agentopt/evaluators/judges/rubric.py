@@ -11,7 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.files.rubric import RubricDimension
 from agentopt.evaluators.base import BuildContext, EvalSample
-from agentopt.evaluators.judges.judge_base import JudgeEvaluator, reject_bool, sample_texts
+from agentopt.evaluators.judges.judge_base import (
+    JudgeEvaluator,
+    reject_bool,
+    sample_texts,
+    scope_params,
+    scoped,
+)
 from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
@@ -155,10 +161,11 @@ class RubricEvaluator(JudgeEvaluator):
         texts = sample_texts(sample)
         data = {k: texts[k] for k in ("query", "response", "history", "ground_truth", "tool_calls")}
         data["query"] = data["query"] or "(no query)"
+        params = {"dimensions": self.dimensions, **scope_params(sample)}
         outcome = await call_judge(
             self.layer,
             self.model,
-            render_messages("rubric.j2", data=data, params={"dimensions": self.dimensions}),
+            render_messages("rubric.j2", data=scoped(sample, data), params=params),
             schema_name="rubric",
             schema=schema_for([d.id for d in self.dimensions], exact_count=self.grammar_decoded),
             reply_model=RubricReply,

@@ -13,6 +13,8 @@ from agentopt.evaluators.judges.judge_base import (
     JudgeEvaluator,
     ScoreReply,
     sample_texts,
+    scope_params,
+    scoped,
 )
 from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import render_messages
@@ -41,10 +43,10 @@ class ScaleJudge(JudgeEvaluator):
         for key, what in self.requires:
             if not texts.get(key):
                 return missing_input(self.name, what)
-        return {k: texts[k] for k in self.uses}
+        return scoped(sample, {k: texts[k] for k in self.uses})
 
     def messages(self, sample: EvalSample, data: dict[str, str | None]) -> list[Message]:
-        return render_messages(self.template, data=data)
+        return render_messages(self.template, data=data, params=scope_params(sample))
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         data = self.data(sample)
@@ -161,11 +163,13 @@ class Groundedness(ScaleJudge):
         context = sample.context or sample.tool_outputs
         if not context.strip():
             return missing_input(self.name, "a context (the item's context or tool outputs)")
-        return {"query": sample.query or None, "response": sample.response, "context": context}
+        data = {"query": sample.query or None, "response": sample.response, "context": context}
+        return scoped(sample, data)
 
     def messages(self, sample: EvalSample, data: dict[str, str | None]) -> list[Message]:
         source = "given with the task" if sample.context else "what the agent's tools returned"
-        return render_messages(self.template, data=data, params={"context_source": source})
+        params = {"context_source": source, **scope_params(sample)}
+        return render_messages(self.template, data=data, params=params)
 
 
 @evaluator(

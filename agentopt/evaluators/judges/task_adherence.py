@@ -21,7 +21,12 @@ from agentopt.evaluators.judges.criteria_embedding import (
     answer_spans,
     verdicts_from_vectors,
 )
-from agentopt.evaluators.judges.judge_base import JudgeEvaluator, sample_texts
+from agentopt.evaluators.judges.judge_base import (
+    JudgeEvaluator,
+    sample_texts,
+    scope_params,
+    scoped,
+)
 from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
@@ -202,7 +207,11 @@ class TaskAdherence(JudgeEvaluator):
         outcome = await call_judge(
             self.layer,
             self.model,
-            render_messages("task_adherence.j2", data=data, params={"criteria": criteria}),
+            render_messages(
+                "task_adherence.j2",
+                data=scoped(sample, data),
+                params={"criteria": criteria, **scope_params(sample)},
+            ),
             schema_name="task_adherence",
             schema=_schema_for([c.name for c in criteria], exact_count=self.grammar_decoded),
             reply_model=VerdictsReply,

@@ -13,14 +13,25 @@ from typing import Any
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.azure_auth import default_credential
 from agentopt.models.providers.openai_chat import Closer, OpenAIChatProvider, extra_headers
-from agentopt.models.providers.registry import register_provider
+from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 DEFAULT_API_VERSION = "2024-10-21"
 COGNITIVE_SCOPE = "https://cognitiveservices.azure.com/.default"
 
 
-@register_provider("azure")
+@register_provider(
+    "azure",
+    reads=(
+        "base_url",
+        "endpoint",
+        "api_version",
+        "api_key_env",
+        "headers",
+        "reasoning",
+        *SERVER_KEYS,
+    ),
+)
 def make_provider(
     name: str,
     config: ProviderConfig,

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers, lean_client
-from agentopt.models.providers.registry import register_provider
+from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
@@ -30,8 +30,11 @@ def ollama_base_url(env: Mapping[str, str]) -> str:
     return host if host.endswith("/v1") else f"{host}/v1"
 
 
-@register_provider("compat", "vllm")
-@register_provider("ollama", free=True)
+COMPAT_READS = ("base_url", "api_key_env", "headers", "reasoning", *SERVER_KEYS)
+
+
+@register_provider("compat", "vllm", reads=COMPAT_READS)
+@register_provider("ollama", free=True, reads=COMPAT_READS)
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> OpenAIChatProvider:

@@ -15,12 +15,12 @@ from typing import Any
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.azure_auth import async_transport_kwargs, default_credential
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
-from agentopt.models.providers.registry import register_provider
+from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.resolve import project_endpoint
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 
-@register_provider("foundry")
+@register_provider("foundry", reads=("base_url", "endpoint", "headers", "reasoning", *SERVER_KEYS))
 def make_provider(
     name: str,
     config: ProviderConfig,

@@ -194,7 +194,7 @@ class LocalProvider:
         )
 
 
-@register_provider("local", free=True)
+@register_provider("local", free=True, reads=())
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> LocalProvider:

@@ -109,7 +109,7 @@ class MockProvider:
         return None
 
 
-@register_provider("mock", free=True)
+@register_provider("mock", free=True, reads=())
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> MockProvider:

@@ -6,13 +6,15 @@ from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers, lean_client
-from agentopt.models.providers.registry import register_provider
+from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-@register_provider("openai")
+@register_provider(
+    "openai", reads=("base_url", "api_key_env", "headers", "reasoning", *SERVER_KEYS)
+)
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> OpenAIChatProvider:

@@ -28,10 +28,14 @@ class ProviderInfo:
         factory: `factory(name, config, settings, env, **kwargs)` -> a `Provider`.
         free: its calls cost nothing (local and mock models, a local ollama): never priced,
             never reported as unpriced.
+        reads: the `options.providers.<name>` keys the factory acts on (besides `type` and
+            `default`); a key set outside them is ignored, and the call layer says so. None
+            (a plugin that does not say): no such notice.
     """
 
     factory: ProviderFactory
     free: bool = False
+    reads: tuple[str, ...] | None = None
 
 
 PROVIDERS: PluginRegistry[ProviderInfo] = PluginRegistry(
@@ -39,16 +43,40 @@ PROVIDERS: PluginRegistry[ProviderInfo] = PluginRegistry(
 )
 
 
-def register_provider(*types: str, free: bool = False) -> Callable[[F], F]:
+def register_provider(
+    *types: str, free: bool = False, reads: tuple[str, ...] | None = None
+) -> Callable[[F], F]:
     """Decorator: `options.providers.<name>.type: <type>` and `<type>:model` names are served
-    by this factory (one factory may serve several types, e.g. compat and ollama)."""
+    by this factory (one factory may serve several types, e.g. compat and ollama). `reads`
+    lists the provider configuration keys it acts on (see `ProviderInfo`)."""
 
     def decorate(factory: F) -> F:
         for name in types:
-            PROVIDERS.add(name, ProviderInfo(factory, free))
+            PROVIDERS.add(name, ProviderInfo(factory, free, reads))
         return factory
 
     return decorate
+
+
+ALWAYS_READ = frozenset({"type", "default"})
+"""Provider keys the resolver acts on whatever the type."""
+SERVER_KEYS = ("structured_output", "tool_calling")
+"""Provider keys the call layer acts on for every model server it talks to (how it asks for
+JSON and for tool calls): part of every remote provider type's `reads`."""
+
+
+def ignored_key_notices(name: str, config: ProviderConfig) -> list[str]:
+    """One notice per key set in provider `name`'s configuration that its type does not act
+    on (none for a plugin that does not declare its `reads`)."""
+    info = PROVIDERS.get(config.type)
+    if info is None or info.reads is None:
+        return []
+    reads = ", ".join(info.reads) or "no settings"
+    return [
+        f"eval.yaml options.providers.{name}.{key} is not used by provider type {config.type}: "
+        f"ignored (it reads: {reads})"
+        for key in sorted(config.model_fields_set - ALWAYS_READ - set(info.reads))
+    ]
 
 
 def provider_types() -> list[str]:

@@ -23,6 +23,7 @@ from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.models.settings import CallSettings
 from agentopt.workflows.run.engine import EngineSpec
+from agentopt.workflows.run.simulated_user import Simulation
 
 MODEL_ENV = (
     "OPENAI_API_KEY",
@@ -66,6 +67,8 @@ class UnitSpec(BaseModel):
     real_tools: bool | None
     turn_timeout_s: float
     candidate_id: str
+    simulation: Simulation | None = None
+    """Simulated users and the evaluation level: a worker plays the same conversations."""
 
     @classmethod
     def of(cls, spec: EngineSpec) -> UnitSpec:
@@ -81,6 +84,7 @@ class UnitSpec(BaseModel):
             real_tools=spec.real_tools,
             turn_timeout_s=spec.turn_timeout_s,
             candidate_id=spec.candidate_id,
+            simulation=spec.simulation,
         )
 
     def engine_spec(self, root: Path) -> EngineSpec:
@@ -116,6 +120,7 @@ class UnitSpec(BaseModel):
             real_tools=self.real_tools,
             turn_timeout_s=self.turn_timeout_s,
             candidate_id=self.candidate_id,
+            simulation=self.simulation,
         )
 
 

@@ -73,7 +73,10 @@ class DatasetSpec(BaseModel):
     categories: list[str] = Field(default_factory=lambda: list(DEFAULT_CATEGORIES))
     """The mix (`--categories`); the count is spread evenly over them, in order."""
     multi_turn: int = Field(default=0, ge=0)
-    """How many of the tasks are multi-turn threads (`--multi-turn`)."""
+    """How many of the tasks are multi-turn (`--multi-turn`)."""
+    simulated: bool = False
+    """The multi-turn tasks are persona/goal tasks a simulated user plays (a conversation-
+    level suite), not scripted threads."""
     seed: int = 0
     """Sent with every generator call (`--seed`)."""
     batch_size: int = Field(default=BATCH_SIZE, ge=1, le=20)
@@ -182,7 +185,8 @@ async def generate_dataset(
             f"found {spec.multi_turn}",
         )
     plan: dict[tuple[Kind, str], int] = {}
-    for kind, n in (("task", spec.count - spec.multi_turn), ("thread", spec.multi_turn)):
+    multi: Kind = "simulated" if spec.simulated else "thread"
+    for kind, n in (("task", spec.count - spec.multi_turn), (multi, spec.multi_turn)):
         for category, quota in spread(n, spec.categories).items():
             if quota:
                 plan[(kind, category)] = quota  # type: ignore[index]
@@ -229,12 +233,17 @@ class _State:
                 self.stats.surplus += 1
                 continue
             try:
-                record = task_record(raw, job.category, thread=job.kind == "thread")
+                record = task_record(
+                    raw,
+                    job.category,
+                    thread=job.kind == "thread",
+                    simulated=job.kind == "simulated",
+                )
                 task = check_task(record, index=0)
             except Rejected as exc:
                 self._reject(str(exc))
                 continue
-            text = " ".join(t.query for t in task.turns)
+            text = " ".join([task.goal or "", *(t.query for t in task.turns)]).strip()
             if self.deduper.check(text) is not None:
                 self.stats.duplicates += 1
                 continue
@@ -245,7 +254,7 @@ class _State:
     def ordered(self, categories: list[str]) -> list[Task]:
         out = [
             task
-            for kind in ("task", "thread")
+            for kind in ("task", "thread", "simulated")
             for category in categories
             for task in self.accepted.get((kind, category), [])  # type: ignore[arg-type]
         ]
@@ -289,7 +298,7 @@ async def _ask(
     """One generator call; the list of generated items, or None when the reply is unusable.
     `bounded`: the schema carries the grammar bounds (the embedded model)."""
     avoid = [t.query for t in state.accepted[(job.kind, job.category)]][-AVOID_LIMIT:]
-    template = "threads.j2" if job.kind == "thread" else "tasks.j2"
+    template = {"thread": "threads.j2", "simulated": "simulated.j2"}.get(job.kind, "tasks.j2")
     messages = render_messages(
         template,
         agent,
@@ -302,7 +311,7 @@ async def _ask(
         avoid=avoid if job.attempt > 1 else [],
         max_turns=MAX_BOUNDED_TURNS if bounded else MAX_THREAD_TURNS,
     )
-    key = "threads" if job.kind == "thread" else "tasks"
+    key = {"thread": "threads", "simulated": "conversations"}.get(job.kind, "tasks")
     request = ChatRequest(
         messages=messages,
         temperature=TEMPERATURE,
@@ -353,7 +362,7 @@ def _shortfall(state: _State, spec: DatasetSpec) -> GenerationShortfall:
         parts.append(f"{s.unreadable} replies held no readable JSON{cut}")
     why = f": {'; '.join(parts)}" if parts else ""
     short = ", ".join(
-        f"{category}{' (multi-turn)' if kind == 'thread' else ''} {n}"
+        f"{category}{' (multi-turn)' if kind != 'task' else ''} {n}"
         for (kind, category), n in state.missing().items()
     )
     return GenerationShortfall(

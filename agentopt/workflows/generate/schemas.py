@@ -27,7 +27,9 @@ from agentopt.workflows.generate.validate import (
     MIN_THREAD_TURNS,
 )
 
-Kind = Literal["task", "thread"]
+Kind = Literal["task", "thread", "simulated"]
+"""Single-turn tasks, scripted multi-turn threads, or persona/goal tasks a simulated user
+plays (`--multi-turn` in a conversation-level suite)."""
 
 WORD = r'[^ "\\{}\[\]<>\x00-\x1F\x7F]'
 """One word character: anything JSON holds unescaped, except a space and the brackets a small
@@ -39,6 +41,7 @@ QUERY_WORDS = (3, 40)
 TRUTH_WORDS = (2, 40)
 CRITERION_WORDS = (MIN_CRITERION_WORDS, 25)
 DESCRIPTION_WORDS = (4, 30)
+PERSONA_WORDS = (4, 30)
 ANSWER_WORDS = (4, 80)
 MAX_BOUNDED_TURNS = MAX_CRITERIA
 """Thread turns when bounded: one criterion per turn keeps the total within 2–4."""
@@ -111,6 +114,19 @@ def batch_schema(
             }
         )
         key = "tasks"
+    elif kind == "simulated":
+        item = _object(
+            {
+                "name": _name(bounded),
+                "category": category,
+                "persona": _text(bounded, PERSONA_WORDS),
+                "goal": _text(bounded, PERSONA_WORDS),
+                "query": _text(bounded, QUERY_WORDS),
+                "stop_when": _text(bounded, PERSONA_WORDS),
+                "criteria": _array(criterion, (MIN_CRITERIA, MAX_CRITERIA) if bounded else None),
+            }
+        )
+        key = "conversations"
     else:
         turn = _object(
             {

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -78,6 +78,9 @@ class SuiteRequest(BaseModel):
     max_samples: int = Field(default=15, ge=1, le=1000)
     categories: list[str] = Field(default_factory=lambda: list(DEFAULT_CATEGORIES))
     multi_turn: int = Field(default=0, ge=0)
+    evaluation_level: Literal["item", "conversation"] | None = None
+    """`--evaluation-level`, else the suite's own: conversation makes the `--multi-turn` tasks
+    persona/goal tasks a simulated user plays, and is written into eval.yaml."""
     seed: int = 0
     dataset_file: Path | None = None
     """`--dataset`: bring your own; only the rubric is generated."""
@@ -172,6 +175,7 @@ async def generate_suite(
             count=request.max_samples,
             categories=request.categories,
             multi_turn=request.multi_turn,
+            simulated=request.evaluation_level == "conversation",
             seed=request.seed,
         )
         generated = await generate_dataset(layer, request.eval_model, agent, spec)
@@ -306,6 +310,8 @@ def _fresh_config(request: SuiteRequest, result: SuiteResult) -> EvalConfig:
     agent.config = agent.config or request.agent_config
     options = base.options.model_copy() if base else Options()
     options.eval_model = request.eval_model
+    if request.evaluation_level is not None:
+        options.evaluation_level = request.evaluation_level
     return EvalConfig(
         name=request.suite_name,
         agent=agent,

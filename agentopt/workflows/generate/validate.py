@@ -39,8 +39,11 @@ def snake_case(text: str, *, fallback: str = "item") -> str:
     return slug[:60].rstrip("_")
 
 
-def task_record(raw: Any, category: str, *, thread: bool) -> dict[str, Any]:
-    """The JSONL record of one generated task or thread (repairs applied), or Rejected."""
+def task_record(
+    raw: Any, category: str, *, thread: bool, simulated: bool = False
+) -> dict[str, Any]:
+    """The JSONL record of one generated task, thread or simulated-user task (repairs
+    applied), or Rejected."""
     if not isinstance(raw, dict):
         raise Rejected(f"expected a task object, found {type(raw).__name__}")
     record: dict[str, Any] = {}
@@ -63,6 +66,12 @@ def task_record(raw: Any, category: str, *, thread: bool) -> dict[str, Any]:
         record["query"] = raw.get("query")
         _put_truth(record, "ground_truth", raw.get("ground_truth"))
         record["criteria"] = _criteria(raw.get("criteria"))
+    if simulated:
+        for key in ("persona", "goal", "stop_when"):
+            value = raw.get(key)
+            if not isinstance(value, str) or len(value.split()) < 3:
+                raise Rejected(f'expected a "{key}" of a few words, found {value!r}')
+            record[key] = " ".join(value.split())
     record["category"] = category
     return record
 

@@ -18,7 +18,8 @@ from collections.abc import Awaitable, Callable
 from agentopt.core.errors import BudgetExceeded
 from agentopt.models.call import CallLayer
 
-EVAL_POOLS = ("agent", "judge")
+EVAL_POOLS = ("agent", "judge", "simulator")
+"""The pools an evaluation unit calls (simulated users included): what --budget-calls counts."""
 
 
 class CallBudget:

@@ -37,6 +37,7 @@ from agentopt.workflows.optimize.budget import CallBudget
 from agentopt.workflows.optimize.journal import JobStore
 from agentopt.workflows.optimize.splits import Splits
 from agentopt.workflows.run.engine import EngineSpec, RunEngine, UnitRunner
+from agentopt.workflows.run.simulated_user import Simulation
 
 T = TypeVar("T")
 ERROR_RERUNS = 1
@@ -102,6 +103,8 @@ class EvalContext:
     turn_timeout_s: float = 120.0
     executor: Executor = field(default_factory=LocalExecutor)
     """Who plays the units (this process, or Ray workers)."""
+    simulation: Simulation | None = None
+    """Simulated users and the evaluation level (eval.yaml options), as in eval run."""
     stop_requested: bool = False
     """Set by the first Ctrl-C."""
     inflight: dict[tuple[str, str], asyncio.Future[UnitResult]] = field(default_factory=dict)
@@ -148,6 +151,7 @@ class CandidateRun:
                 real_tools=self.ctx.real_tools,
                 turn_timeout_s=self.ctx.turn_timeout_s,
                 candidate_id=self.cand_id,
+                simulation=self.ctx.simulation,
             )
             engine = RunEngine(spec, self._target, self.ctx.layer, None, NullSink(), self.ctx.cache)
             engine.runner = self.ctx.executor.runner(engine)

@@ -161,7 +161,7 @@ def resolve_optimize_inputs(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
         validation = _load_ref(project, config.validation_dataset, "validation_dataset", where)
     if config is not None and config.test_dataset is not None:
         test = _load_ref(project, config.test_dataset, "test_dataset", where)
-    evaluators = evaluator_uses(config, opts.evaluators)
+    evaluators = evaluator_uses(config, opts.evaluators, warnings)
     if _needs_evaluator(dataset, evaluators):
         raise ConfigError(
             "optimize needs at least one evaluator to score candidates (only some tasks have "

@@ -19,7 +19,7 @@ from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.workflows.executor import Executor, open_executor
-from agentopt.workflows.optimize.budget import CallBudget
+from agentopt.workflows.optimize.budget import EVAL_POOLS, CallBudget
 from agentopt.workflows.optimize.candidates import fill_validation
 from agentopt.workflows.optimize.evaluation import (
     CandidateRun,
@@ -35,6 +35,7 @@ from agentopt.workflows.optimize.rotation import Rotation
 from agentopt.workflows.optimize.search import Search
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.test_split import evaluate_test_split
+from agentopt.workflows.run.simulated_user import simulation_of
 
 
 @dataclass
@@ -81,11 +82,14 @@ def _new_job(prepared: PreparedJob) -> JobRecord:
             "eval_model": inputs.judge_model,
             "optimization_model": prepared.targets.optimization_model,
             "evaluators": [u.name for u in inputs.evaluators],
-            "dataset": {
-                "name": inputs.dataset.name,
-                "version": inputs.dataset.version,
-                "source": inputs.dataset.source,
-                "sha256": inputs.dataset.sha256,
+            **{
+                key: {"name": d.name, "version": d.version, "source": d.source, "sha256": d.sha256}
+                for key, d in (
+                    ("dataset", inputs.dataset),
+                    ("validation_dataset", inputs.validation),
+                    ("test_dataset", inputs.test),
+                )
+                if d is not None
             },
             "eval_config": str(inputs.config_path) if inputs.config_path else None,
         },
@@ -111,7 +115,7 @@ def _context(
     budget = CallBudget(
         layer,
         settings.budget_calls,
-        before=int(sum(before.get(p, {}).get("calls", 0) for p in ("agent", "judge"))),
+        before=int(sum(before.get(p, {}).get("calls", 0) for p in EVAL_POOLS)),
         unit_calls=prepared.plan.test_split.calls / test_units if test_units else 2.0,
         sync=executor.sync,
     )
@@ -135,6 +139,7 @@ def _context(
         real_tools=settings.real_tools,
         turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
         executor=executor,
+        simulation=simulation_of(options, inputs.judge_model, settings.seed),
     )
     return JobContext(
         job=job,

@@ -14,6 +14,7 @@ from agentopt.workflows.optimize.options import OptimizeSettings
 from agentopt.workflows.optimize.splits import Splits, SplitTasks
 from agentopt.workflows.optimize.targets import TargetPlan
 from agentopt.workflows.run.plan import plan_run
+from agentopt.workflows.run.simulated_user import Simulation
 
 EXAMPLE_TOKENS = 450
 """A reflection example: query, answer, tool calls, failed checks."""
@@ -28,6 +29,7 @@ def _estimate(
     evaluators: list[EvaluatorUse],
     judge: str,
     layer: CallLayer,
+    simulation: Simulation | None = None,
 ) -> Estimate:
     if split is None:
         return Estimate()
@@ -35,9 +37,9 @@ def _estimate(
     tasks = [t for t in split.tasks if wanted is None or t.name in wanted]
     if not tasks:
         return Estimate()
-    plan = plan_run(tasks, split.dataset, agent, evaluators, judge, 1, layer)
+    plan = plan_run(tasks, split.dataset, agent, evaluators, judge, 1, layer, simulation)
     total = Estimate()
-    for part in (plan.agent, plan.judge):
+    for part in (plan.agent, plan.judge, plan.simulator):
         total = total + Estimate(
             calls=int(part.get("calls", 0)),
             input_tokens=int(part.get("input_tokens", 0)),
@@ -55,11 +57,12 @@ def plan_optimize(
     targets: TargetPlan,
     settings: OptimizeSettings,
     layer: CallLayer,
+    simulation: Simulation | None = None,
 ) -> OptimizePlan:
     """Estimate the job from the dataset and the configuration, sending nothing."""
 
     def est(split: SplitTasks | None, names: list[str] | None = None) -> Estimate:
-        return _estimate(split, names, agent, evaluators, judge, layer)
+        return _estimate(split, names, agent, evaluators, judge, layer, simulation)
 
     baseline = est(splits.validation)
     screening = est(splits.train, splits.train.names[: settings.screening_size])

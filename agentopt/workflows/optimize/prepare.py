@@ -25,6 +25,7 @@ from agentopt.workflows.optimize.targets import (
 )
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, prepare_evaluators
+from agentopt.workflows.run.simulated_user import simulation_of
 
 RESUME_OVERRIDES = ("budget_calls", "max_cost", "require_improvement", "executor", "ray_address")
 """Flags of the resuming command that win over the job's recorded ones."""
@@ -99,6 +100,7 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
         splits = make_splits(
             inputs.dataset, settings.seed, validation=inputs.validation, test=inputs.test
         )
+    simulation = simulation_of(options, inputs.judge_model, settings.seed)
     spec = EngineSpec(
         project_dir=inputs.project_dir,
         dataset=inputs.dataset,
@@ -106,6 +108,7 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
         agent=inputs.agent,
         evaluators=inputs.evaluators,
         judge_model=inputs.judge_model,
+        simulation=simulation,
     )
     prepare_evaluators(
         spec,
@@ -114,7 +117,14 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
         ),
     )
     plan = plan_optimize(
-        inputs.agent, splits, inputs.evaluators, inputs.judge_model, targets, settings, planner
+        inputs.agent,
+        splits,
+        inputs.evaluators,
+        inputs.judge_model,
+        targets,
+        settings,
+        planner,
+        simulation,
     )
     before_cost = sum(p.get("cost_usd", 0.0) for p in (resumed.usage if resumed else {}).values())
     remaining = None if settings.max_cost is None else max(settings.max_cost - before_cost, 0.0)

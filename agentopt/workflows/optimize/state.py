@@ -56,9 +56,11 @@ class JobContext:
         """Per pool, this session plus the earlier ones of the job."""
         pools = self.layer.stats().pools
         out: dict[str, dict[str, float]] = {}
-        for pool in ("agent", "judge", "optimizer"):
+        for pool in ("agent", "judge", "optimizer", "simulator"):
             now: dict[str, Any] = pools[pool].model_dump() if pool in pools else {}
             before = self.usage_before.get(pool, {})
+            if pool == "simulator" and not (before or now.get("calls") or now.get("cache_hits")):
+                continue  # listed once simulated users ran (older job.json files stay as they were)
             out[pool] = {k: float(now.get(k, 0)) + float(before.get(k, 0)) for k in USAGE_KEYS}
         return out
 

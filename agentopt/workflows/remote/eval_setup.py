@@ -24,6 +24,7 @@ from agentopt.workflows.remote.eval_request import RemoteCriterion, split_evalua
 from agentopt.workflows.run.engine import EngineSpec
 from agentopt.workflows.run.eval_run import restore_options
 from agentopt.workflows.run.inputs import Ask, ResolvedInputs, RunOptions, resolve_inputs
+from agentopt.workflows.run.simulated_user import Simulation, simulation_of
 from agentopt.workflows.run.store import RunStore
 from agentopt.workflows.run.task_filter import select_tasks
 
@@ -79,9 +80,21 @@ def _deployed(inputs: ResolvedInputs, notices: list[str]) -> tuple[str, str | No
     return agent.name, agent.deployed_version
 
 
-def _check_tasks(tasks: list[Task], repeat: int) -> None:
+def _check_tasks(tasks: list[Task], repeat: int, simulation: Simulation) -> None:
     threads = [t.name for t in tasks if t.is_multi_turn]
     problems = []
+    simulated = [t.name for t in tasks if simulation.plays(t)]
+    if simulated:
+        shown = ", ".join(simulated[:5]) + (" …" if len(simulated) > 5 else "")
+        problems.append(
+            Problem(
+                "",
+                "--remote",
+                f"{len(simulated)} task(s) for a simulated user ({shown}): agentopt does not "
+                "send simulated conversations to Foundry yet; run them locally or --filter them "
+                "out",
+            )
+        )
     if threads:
         shown = ", ".join(threads[:5]) + (" …" if len(threads) > 5 else "")
         problems.append(
@@ -119,11 +132,11 @@ def prepare_remote(opts: RunOptions, cwd: Path, ask: Ask | None) -> RemoteSetup:
         )
     options = inputs.eval_config.options if inputs.eval_config else None
     repeat = opts.repeat or (options.repeat if options and options.repeat else 1)
-    _check_tasks(tasks, repeat)
     notices: list[str] = []
     endpoint = require_endpoint(inputs.agent.project_endpoint or opts.project_endpoint)
     agent_name, agent_version = _deployed(inputs, notices)
     seed = opts.seed if opts.seed is not None else (options.seed if options else None) or 0
+    _check_tasks(tasks, repeat, simulation_of(options, inputs.judge_model, seed))
     settings = call_settings(options, opts.call_flags())
     per_task = [
         select_evaluators(t, configured=inputs.evaluators, dataset=inputs.dataset)[0] for t in tasks

@@ -1,5 +1,10 @@
-"""The run engine: plays every (task, repeat) against the agent, scores each turn with the
-selected evaluators, and journals each finished unit (files.md §7, evaluators.md §5–6).
+"""The run engine: plays every (task, repeat) against the agent, scores each turn (or each
+whole conversation) with the selected evaluators, and journals each finished unit (files.md §7,
+evaluators.md §5–6).
+
+A task without scripted turns that asks for a simulated user (`workflows/run/simulated_user`)
+is played as a conversation: each answered turn is journaled in `turns.jsonl` as it comes, so
+`--resume` puts the answered turns back into the target and goes on from the next one.
 
 Units are pulled lazily by as many workers as the call layer's agent pool allows, so memory
 holds only what is in flight; the pools themselves (agent runs, judge calls) are the call
@@ -21,8 +26,8 @@ from pathlib import Path
 from typing import Protocol
 
 from agentopt.agents.base import AgentTarget, RunConfig
-from agentopt.contracts.eval_result import EvalResult
-from agentopt.contracts.run_journal import RunJournalEntry
+from agentopt.contracts.run_journal import RunJournalEntry, TurnJournalEntry
+from agentopt.contracts.simulation import SIMULATOR_FAILED, UserReply
 from agentopt.contracts.task import Dataset, Task
 from agentopt.contracts.task_record import UnitResult
 from agentopt.contracts.transcript import Transcript, TurnError, TurnResult
@@ -31,12 +36,12 @@ from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.evaluators.aggregate import score_transcript
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.build import EvaluatorCache
-from agentopt.evaluators.samples import evaluate_sample, samples_from_run
-from agentopt.evaluators.selection import select_evaluators
 from agentopt.models.call import CallLayer
 from agentopt.workflows.events import Progress, ProgressSink
 from agentopt.workflows.run.records import repeat_record
-from agentopt.workflows.run.store import RunStore
+from agentopt.workflows.run.scoring import score_unit, unit_evaluators
+from agentopt.workflows.run.simulated_user import SimulatedUser, Simulation
+from agentopt.workflows.run.store import Played, RunStore
 
 
 @dataclass
@@ -56,6 +61,42 @@ class EngineSpec:
     stop_after_errors: int | None = None
     """Explicit --max-errors: stop scheduling once more errors than this occurred."""
     candidate_id: str = "baseline"
+    simulation: Simulation | None = None
+    """Simulated users and the evaluation level; None: item level, and the judge model plays
+    the simulated users of tasks that ask for one."""
+
+    @property
+    def simulator(self) -> Simulation:
+        return self.simulation or Simulation(model=self.judge_model or "")
+
+
+@dataclass
+class UnitJournal:
+    """Where a simulated conversation's steps go (`turns.jsonl`) and what an earlier session
+    played of it; each answered turn also shows on the progress line."""
+
+    store: RunStore
+    pos: int
+    repeat: int
+    played: Played
+    sink: ProgressSink
+    progress: Progress
+    label: str = ""
+
+    async def turn(self, number: int, turn: TurnResult) -> None:
+        await self._append(
+            TurnJournalEntry(task=self.pos, repeat=self.repeat, number=number, turn=turn)
+        )
+        self.sink.update(self.progress, f"{self.label}: turn {number} answered")
+
+    async def reply(self, after: int, reply: UserReply) -> None:
+        await self._append(
+            TurnJournalEntry(task=self.pos, repeat=self.repeat, number=after, reply=reply)
+        )
+
+    async def _append(self, entry: TurnJournalEntry) -> None:
+        # The fsync'd append runs off the event loop: other units keep going meanwhile.
+        await asyncio.to_thread(self.store.append_turn, entry)
 
 
 class UnitRunner(Protocol):
@@ -71,8 +112,13 @@ class UnitRunner(Protocol):
 def prepare_evaluators(spec: EngineSpec, cache: EvaluatorCache) -> None:
     """Build every evaluator any task will use before the first call, so a bad name or
     definition is a configuration error (exit 2) rather than a failure mid-run."""
+    sim = spec.simulator
     for task in spec.tasks:
-        for uses in select_evaluators(task, configured=spec.evaluators, dataset=spec.dataset):
+        simulated = sim.plays(task)
+        turns = sim.turns_for(task) if simulated else len(task.turns)
+        for uses in unit_evaluators(
+            task, spec.evaluators, spec.dataset, level=sim.level, simulated=simulated, turns=turns
+        ):
             for use in uses:
                 cache.get(use)
 
@@ -115,10 +161,26 @@ class RunEngine:
         """Nothing to release as a runner: the target's owner closes the target."""
 
     async def run_unit(
-        self, task: Task, repeat: int, answered: Transcript | None = None
+        self,
+        task: Task,
+        repeat: int,
+        answered: Transcript | None = None,
+        *,
+        journal: UnitJournal | None = None,
     ) -> UnitResult:
         """Agent → evaluators → scores → record, for one (task, repeat); with `answered` (a
-        resumed unit whose evaluators failed) the agent is not asked again."""
+        resumed unit whose evaluators failed) the agent is not asked again.
+
+        With `journal`, a simulated conversation goes on from what an earlier session played
+        and journals each step.
+        """
+        sim = self.spec.simulator
+        simulated = sim.plays(task)
+        user = None
+        if simulated and answered is None:
+            known = journal.played.replies if journal else None
+            on_reply = journal.reply if journal else None
+            user = sim.user(self.layer, task, repeat, known=known, on_reply=on_reply)
         config = RunConfig(
             calls=self.layer,
             repeat=repeat,
@@ -126,25 +188,25 @@ class RunEngine:
             real_tools=self.spec.real_tools,
             candidate_id=self.spec.candidate_id,
             cancel=self.cancel,
+            user=user,
+            played=list(journal.played.turns) if journal else [],
+            on_turn=journal.turn if journal else None,
         )
         transcript = answered if answered is not None else await self.target.run(task, config)
-        samples = samples_from_run(task, transcript, repeat=repeat)
-        per_turn = select_evaluators(
-            task, configured=self.spec.evaluators, dataset=self.spec.dataset
+        if user is not None:
+            transcript = _ended(transcript, user)
+        score = await score_unit(
+            task,
+            transcript,
+            repeat=repeat,
+            configured=self.spec.evaluators,
+            dataset=self.spec.dataset,
+            cache=self.evaluators,
+            level=sim.level,
+            simulated=simulated,
         )
-        results: list[list[EvalResult]] = []
-        for i, sample in enumerate(samples):
-            if transcript.turns[i].error is not None:
-                results.append([])
-                continue
-            evaluators = [self.evaluators.get(u) for u in per_turn[i]]
-            results.append(await evaluate_sample(evaluators, sample))
-        score = score_transcript(
-            task.name, transcript, results, n_turns=len(task.turns), repeat=repeat
-        )
-        return UnitResult(
-            score=score, record=repeat_record(task, transcript, score), transcript=transcript
-        )
+        record = repeat_record(task, transcript, score, level=sim.level)
+        return UnitResult(score=score, record=record, transcript=transcript)
 
     def failed_unit(self, task: Task, repeat: int, code: str, message: str) -> UnitResult:
         """A unit that could not be played at all, as an agent error on its first turn (an
@@ -166,6 +228,8 @@ class RunEngine:
             raise ValueError("RunEngine.run needs a RunStore (run_unit alone does not)")
         store = self.store
         pending = self.units(store.done_keys(), store.reusable_transcripts())
+        played = store.played()
+        sim = self.spec.simulator
         lock = asyncio.Lock()
         stop: list[BaseException] = []
 
@@ -176,8 +240,17 @@ class RunEngine:
                 if next_unit is None:
                     return
                 pos, task, r, answered = next_unit
+                journal = None
+                if sim.plays(task) and answered is None:
+                    before = played.get((pos, r)) or Played()
+                    journal = UnitJournal(store, pos, r, before, self.sink, progress, task.name)
                 try:
-                    unit = await self.runner.run_unit(task, r, answered)
+                    if self.runner is self:
+                        unit = await self.run_unit(task, r, answered, journal=journal)
+                    else:
+                        # On a cluster a simulated conversation is journaled as one unit:
+                        # --resume plays it again from its start (its calls cached).
+                        unit = await self.runner.run_unit(task, r, answered)
                 except AgentoptError as err:
                     stop.append(err)
                     self.cancel.set()
@@ -212,3 +285,15 @@ class RunEngine:
                 group.create_task(worker())
         if stop:
             raise stop[0]
+
+
+def _ended(transcript: Transcript, user: SimulatedUser) -> Transcript:
+    """The transcript with how its simulated conversation ended. A simulated user that gave no
+    usable reply leaves the conversation unfinished: a failed last turn (`simulatorFailed`), so
+    the unit is an error (never scored) and `--resume` goes on from the turns before it."""
+    end = user.end(transcript.turns)
+    turns = list(transcript.turns)
+    if end.reason == "simulator_error":
+        failed = TurnError(code=SIMULATOR_FAILED, message=end.explanation)
+        turns.append(TurnResult(query="", simulated=True, error=failed))
+    return transcript.model_copy(update={"turns": turns, "simulation": end})

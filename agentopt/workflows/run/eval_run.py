@@ -4,6 +4,7 @@ gates. The CLI calls `run_eval` once and renders what comes back."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -48,6 +49,7 @@ from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates,
 from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
 from agentopt.workflows.run.plan import RunPlan, plan_run
 from agentopt.workflows.run.results import write_results
+from agentopt.workflows.run.simulated_user import simulation_of
 from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
 
@@ -174,8 +176,18 @@ def _prepare(
     asked = opts.concurrency or (options.max_concurrent_agent_runs if options else None)
     if not asked and plays_on_the_embedded_model(inputs.agent, planner):
         settings.concurrency["agent"] = 1
+    simulation = simulation_of(options, inputs.judge_model, seed)
+    if opts.evaluate_only:  # captured answers are scored as they are: nobody to talk to
+        simulation = dataclasses.replace(simulation, users=False)
     plan = plan_run(
-        tasks, inputs.dataset, inputs.agent, inputs.evaluators, inputs.judge_model, repeat, planner
+        tasks,
+        inputs.dataset,
+        inputs.agent,
+        inputs.evaluators,
+        inputs.judge_model,
+        repeat,
+        planner,
+        simulation,
     )
     spec = EngineSpec(
         project_dir=project,
@@ -187,6 +199,7 @@ def _prepare(
         repeat=repeat,
         turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
         stop_after_errors=opts.max_errors,
+        simulation=simulation,
     )
     # Building every evaluator up front turns a bad name into exit 2 before any call.
     prepare_evaluators(
@@ -407,6 +420,10 @@ def new_run_info(
     )
 
 
+OPTIONAL_POOLS = frozenset({"simulator"})
+"""Pools listed in run.json / results.json only when a run used them."""
+
+
 def _usage(layer: CallLayer | None, before: dict[str, UsageBucket]) -> dict[str, UsageBucket]:
     """Per pool, this session's calls plus the earlier sessions' (`--resume`)."""
     pools = layer.stats().pools if layer is not None else {}
@@ -414,6 +431,12 @@ def _usage(layer: CallLayer | None, before: dict[str, UsageBucket]) -> dict[str,
     for pool in POOLS:
         now = UsageBucket.model_validate(pools[pool].model_dump()) if pool in pools else None
         prev = before.get(pool) or UsageBucket()
+        if (
+            pool in OPTIONAL_POOLS
+            and pool not in before
+            and not (now and (now.calls or now.cache_hits))
+        ):
+            continue  # a pool added later is listed once it is used (older files stay as they were)
         usage[pool] = UsageBucket(
             calls=prev.calls + (now.calls if now else 0),
             input_tokens=prev.input_tokens + (now.input_tokens if now else 0),

@@ -30,6 +30,7 @@ from agentopt.datasets import (
     write_starter_file,
 )
 from agentopt.evaluators.base import EvaluatorUse
+from agentopt.evaluators.registry import lookup
 from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
@@ -192,12 +193,26 @@ def _config_path(opts: RunOptions, detected_dir: Path) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def evaluator_uses(config: EvalConfig | None, flags: list[str] | None) -> list[EvaluatorUse]:
-    """--evaluator flags replace eval.yaml's evaluators; none → the defaults of §5."""
+def evaluator_uses(
+    config: EvalConfig | None, flags: list[str] | None, warnings: list[Problem] | None = None
+) -> list[EvaluatorUse]:
+    """--evaluator flags replace eval.yaml's evaluators; none → the defaults of §5. A version
+    given to an evaluator that has none (a built-in or plugin one) is said to be ignored."""
     if flags:
         return [EvaluatorUse(name=n) for n in flags]
     if config is None:
         return []
+    for i, entry in enumerate(config.evaluators):
+        if entry.version is not None and warnings is not None and lookup(entry.name):
+            warnings.append(
+                Problem(
+                    str(config.path or "eval.yaml"),
+                    f"evaluators[{i}].version",
+                    f"ignored: {entry.name} is built into agentopt (or a plugin) and has no "
+                    "versions; versions pin registered rubric, prompt and code evaluators",
+                    severity="warning",
+                )
+            )
     return [
         EvaluatorUse(
             name=e.name,
@@ -269,7 +284,7 @@ def _resolve_inputs(
         project_dir=project,
         dataset=dataset,
         agent=agent,
-        evaluators=evaluator_uses(config, opts.evaluators),
+        evaluators=evaluator_uses(config, opts.evaluators, warnings),
         judge_model=judge,
         eval_config=config,
         detected=detected,

@@ -15,14 +15,23 @@ from agentopt.contracts.transcript import Transcript
 from agentopt.evaluators.run_stats import RepeatStats
 
 
-def repeat_record(task: Task, transcript: Transcript, score: TaskScore) -> RepeatOutcome:
+def repeat_record(
+    task: Task, transcript: Transcript, score: TaskScore, *, level: str = "item"
+) -> RepeatOutcome:
     """The record of one (task, repeat). Turns the agent never reached (after a failed turn)
-    are kept with their query, no answer and their `turnSkipped` error."""
+    are kept with their query, no answer and their `turnSkipped` error. A conversation scored
+    as a whole (`level` conversation, more than one turn or simulated) keeps its verdicts at
+    the top and only the exchanges in `turns`."""
     turns = [
         _turn(transcript, i, ts) if i < len(transcript.turns) else _skipped(task, i, ts)
         for i, ts in enumerate(score.turns)
     ]
     last = turns[-1] if turns else TurnOutcome()
+    conversation = task.is_multi_turn or transcript.simulation is not None
+    whole = level == "conversation" and conversation
+    verdicts = last.evaluators if whole or len(turns) == 1 else []
+    if whole:
+        turns = [t.model_copy(update={"evaluators": [], "score": None}) for t in turns]
     return RepeatOutcome(
         repeat=score.repeat,
         status=score.status,
@@ -30,11 +39,13 @@ def repeat_record(task: Task, transcript: Transcript, score: TaskScore) -> Repea
         response=last.response,
         tool_calls=[c for t in turns for c in t.tool_calls],
         citations=[c for t in turns for c in t.citations],
-        evaluators=turns[0].evaluators if len(turns) == 1 else [],
+        evaluators=verdicts,
         error=score.error,
-        turns=turns if task.is_multi_turn else None,
+        turns=turns if conversation else None,
         latency_s=round(transcript.latency_s, 4),
         tokens=TokenCount.of(transcript.usage),
+        simulation=transcript.simulation,
+        evaluation_level="conversation" if whole else None,
     )
 
 
@@ -51,6 +62,7 @@ def _turn(transcript: Transcript, index: int, score: TurnScore) -> TurnOutcome:
         error=turn.error,
         latency_s=round(turn.latency_s, 4),
         tokens=TokenCount.of(turn.usage),
+        simulated=turn.simulated,
     )
 
 
@@ -70,7 +82,7 @@ def task_record(
     return TaskOutcome(
         name=task.name,
         index=task.index,
-        query=task.query,
+        query=task.query or (first.turns[0].query if first.turns else ""),
         category=task.category,
         tags=list(task.tags),
         ground_truth=task.ground_truth,
@@ -92,4 +104,8 @@ def task_record(
             input=sum(r.tokens.input for r in ordered),
             output=sum(r.tokens.output for r in ordered),
         ),
+        simulation=first.simulation,
+        evaluation_level=first.evaluation_level,
+        description=task.description,
+        metadata=dict(task.metadata) or None,
     )

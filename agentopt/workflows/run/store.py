@@ -1,5 +1,5 @@
 """On-disk state of one `eval run`: `.agentopt/runs/<run-id>/{run.json, journal.jsonl,
-results.json}` (files.md §7).
+results.json}` (files.md §7), and `turns.jsonl` while simulated conversations are in progress.
 
 Every line is masked as it is written (`core.redaction`): a secret in a task, an answer or an
 error never reaches the journal, answers.jsonl or the results.json written from the journal.
@@ -19,20 +19,22 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
 from typing import Any
 
 from agentopt.contracts.record import Record, parse_record, read_journal
-from agentopt.contracts.run_journal import RunJournalEntry
+from agentopt.contracts.run_journal import RunJournalEntry, TurnJournalEntry
 from agentopt.contracts.run_results import RunRecord, load_run_record
 from agentopt.contracts.scores import TaskScore
-from agentopt.contracts.transcript import Transcript
+from agentopt.contracts.simulation import UserReply
+from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.atomic import write_json_atomic
 from agentopt.core.batch_writer import BatchWriter
 from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
-from agentopt.core.journal import read_numbered
+from agentopt.core.journal import append_entry, read_numbered
 from agentopt.core.paths import inside_project, runs_dir
 from agentopt.core.redaction import redact_data
 from agentopt.evaluators.run_stats import RunTally
@@ -47,6 +49,15 @@ class _Verdict(Record):
     task: int
     repeat: int
     score: TaskScore
+
+
+@dataclass
+class Played:
+    """A simulated conversation's answered turns, and the simulated user's reply after each
+    (after turn 0: the opening message)."""
+
+    turns: list[TurnResult] = field(default_factory=list)
+    replies: dict[int, UserReply] = field(default_factory=dict)
 
 
 class RunStore:
@@ -129,6 +140,30 @@ class RunStore:
         for writer in writers:
             if writer is not None:
                 writer.close()
+
+    @property
+    def turns_journal(self) -> Path:
+        return self.dir / "turns.jsonl"
+
+    def append_turn(self, entry: TurnJournalEntry) -> None:
+        """One step of a simulated conversation in progress, fsync'd."""
+        append_entry(self.turns_journal, redact_data(entry.model_dump(mode="json")))
+
+    def played(self) -> dict[tuple[int, int], Played]:
+        """(task position, repeat) → what its simulated conversation got to (what `--resume`
+        restores). A turn line numbered n replaces what the unit had from turn n on: a
+        conversation played again from its start wrote its steps anew."""
+        played: dict[tuple[int, int], Played] = {}
+        for entry in read_journal(self.turns_journal, TurnJournalEntry.model_validate):
+            unit = played.setdefault(entry.key, Played())
+            if entry.turn is not None:
+                del unit.turns[entry.number - 1 :]
+                unit.replies = {n: r for n, r in unit.replies.items() if n < entry.number}
+                if len(unit.turns) == entry.number - 1:
+                    unit.turns.append(entry.turn)
+            elif entry.reply is not None and entry.number == len(unit.turns):
+                unit.replies[entry.number] = entry.reply
+        return played
 
     def entries(self) -> Iterator[RunJournalEntry]:
         """Journal entries in order; a torn last line (crash mid-write) is ignored."""

@@ -43,12 +43,11 @@ class FailedCheck:
 
 
 def _results(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    turns = record.get("turns")
-    if turns:
-        for turn in turns:
-            yield from turn.get("evaluators") or []
-    else:
-        yield from record.get("evaluators") or []
+    """Every verdict of a record: a single turn's or a whole conversation's (top level), and
+    each turn's of a thread scored turn by turn."""
+    yield from record.get("evaluators") or []
+    for turn in record.get("turns") or []:
+        yield from turn.get("evaluators") or []
 
 
 def failed_checks(record: dict[str, Any]) -> list[FailedCheck]:
@@ -98,9 +97,12 @@ def example_view(ex: Example) -> dict[str, Any]:
     """What a reflection prompt shows of one example (plain values for the template)."""
     record = ex.record
     error = record.get("error") or {}
+    simulation = record.get("simulation") or {}
     return {
         "name": ex.task.name,
         "queries": [t.query for t in ex.task.turns],
+        "conversation": _conversation(record) if simulation else [],
+        "simulation": _ending(simulation),
         "ground_truth": ex.task.ground_truth or "",
         "response": clip(record.get("response", "")),
         "score": "—" if ex.score is None else f"{ex.score:.2f}",
@@ -125,3 +127,31 @@ def example_view(ex: Example) -> dict[str, Any]:
             for f in failed_checks(record)
         ],
     }
+
+
+def _conversation(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A simulated conversation turn by turn, as the reflection model is shown it."""
+    return [
+        {
+            "user": clip(turn.get("query", ""), 400),
+            "agent": clip(turn.get("response", "")),
+            "simulated": bool(turn.get("simulated")),
+        }
+        for turn in record.get("turns") or []
+        if turn.get("query") or turn.get("response")
+    ]
+
+
+def _ending(simulation: dict[str, Any]) -> str:
+    """How a simulated conversation ended, in the simulated user's words."""
+    if not simulation:
+        return ""
+    reason = str(simulation.get("reason", ""))
+    turns, most = simulation.get("turns"), simulation.get("desired_num_turns")
+    said = {
+        "goal_reached": f"reached its goal in {turns} turns",
+        "abandoned": f"gave up after {turns} turns",
+        "max_turns": f"had not reached its goal after {most} turns",
+    }.get(reason, f"stopped ({reason})")
+    why = clip(simulation.get("explanation", ""), 300)
+    return f"The simulated user {said}" + (f": {why}" if why else ".")
