@@ -129,6 +129,7 @@ VALUES.update(
         "options.real_tools": True,
         "options.simulator_model": "mock:cov_sim",
         "options.desired_num_turns": 3,
+        "options.executor": "ray",
         "max_samples": 7,
     }
 )
@@ -275,6 +276,7 @@ def effects(project: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch
         max_cost=run.settings.max_cost_usd,
         providers=_providers(project, run.settings),
         prices=_prices(run.settings),
+        executor=asdict(run.executor),
     )
     job = prepare_optimize(OptimizeOptions(config=path, dry_run=True), project, None)
     observed.warn(job.notices)

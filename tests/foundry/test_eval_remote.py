@@ -121,8 +121,11 @@ def test_remote_run_sends_azd_requests_and_writes_the_local_results_shape(
          "--evaluator", "PartialMatch", "--evaluator", "ExactMatch", "--max-errors", "9"],
     )  # fmt: skip
     assert local.exit_code in (0, 1), local.output
-    runs = sorted((project / ".agentopt" / "runs").iterdir())
-    local_results = json.loads((runs[-1] / "results.json").read_text())
+    # The other run folder (ids made within one second do not sort by time).
+    [local_run] = [
+        d for d in (project / ".agentopt" / "runs").iterdir() if d != outcome.results_path.parent
+    ]
+    local_results = json.loads((local_run / "results.json").read_text())
     remote_results = json.loads(outcome.results_path.read_text())
     remote_results["run"].pop("remote")
     assert shape(local_results["summary"]) == shape(remote_results["summary"])
