@@ -40,7 +40,8 @@ from agentopt.workflows.init import GenerateOptions, Kept, plan_suite
 from agentopt.workflows.optimize.job import _new_job
 from agentopt.workflows.optimize.options import OptimizeOptions
 from agentopt.workflows.optimize.prepare import prepare_optimize
-from agentopt.workflows.run.eval_run import _gate_settings, new_run_info, prepare_run
+from agentopt.workflows.run.eval_run import _gate_settings, prepare_run
+from agentopt.workflows.run.finish import new_run_info
 from agentopt.workflows.run.inputs import RunOptions
 from agentopt.workflows.run.store import RunStore
 

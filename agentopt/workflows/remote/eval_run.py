@@ -32,7 +32,8 @@ from agentopt.workflows.remote.eval_items import match_items, outcome_of
 from agentopt.workflows.remote.eval_setup import RemoteSetup
 from agentopt.workflows.remote.eval_submit import submit
 from agentopt.workflows.remote.polling import PollSettings, poll_until
-from agentopt.workflows.run.eval_run import RunOutcome, conclude, finish_results, new_run_info
+from agentopt.workflows.run.eval_run import RunOutcome, conclude
+from agentopt.workflows.run.finish import finish_results, new_run_info
 from agentopt.workflows.run.records import repeat_record
 from agentopt.workflows.run.store import RunStore
 

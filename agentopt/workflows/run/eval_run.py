@@ -12,17 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from agentopt import __version__
-from agentopt.agents.base import AgentTarget, default_target, make_target
+from agentopt.agents.base import AgentTarget, make_target
 from agentopt.contracts.run_results import (
-    AgentInfo,
-    DatasetInfo,
-    ModelsInfo,
-    RunRecord,
     RunResults,
-    UsageBucket,
     load_results,
 )
-from agentopt.contracts.task_record import TaskOutcome
 from agentopt.core.aio import run_loop
 from agentopt.core.errors import (
     AgentoptError,
@@ -31,24 +25,20 @@ from agentopt.core.errors import (
     InputError,
     Interrupted,
 )
-from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.build import EvaluatorCache
-from agentopt.evaluators.registry import canonical_name
 from agentopt.evaluators.stats import paired_bootstrap_ci, prefetch_numpy
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings, call_settings
-from agentopt.models.types import POOLS
-from agentopt.reports.formatting import SummaryTasks
 from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
 from agentopt.workflows.events import Progress, ProgressSink
 from agentopt.workflows.executor import Executor, ExecutorSettings, open_executor
 from agentopt.workflows.run.cpu_pool import CpuPool, pool_from_env
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, RunEngine, prepare_evaluators
+from agentopt.workflows.run.finish import finish_results, new_run_info
 from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
-from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs, snapshot
+from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs
 from agentopt.workflows.run.plan import RunPlan, plan_run
-from agentopt.workflows.run.results import write_results
 from agentopt.workflows.run.simulated_user import simulation_of
 from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
@@ -388,112 +378,3 @@ def _paired(
     delta = paired_bootstrap_ci(base, current, seed)
     assert delta is not None
     return delta.mean, delta.low, delta.high
-
-
-def new_run_info(
-    store: RunStore, opts: RunOptions, inputs: ResolvedInputs, spec: EngineSpec, seed: int
-) -> RunRecord:
-    if store.run_json.exists():
-        return store.read_run().model_copy(update={"status": "running"})
-    ds = inputs.dataset
-    return RunRecord(
-        id=store.run_id,
-        name=opts.name or (inputs.eval_config.name if inputs.eval_config else None),
-        started_at=utc_now_iso(),
-        finished_at=None,
-        status="running",
-        config=snapshot(opts),
-        agent=AgentInfo(
-            name=spec.agent.name,
-            target=spec.agent.target or "local",
-            model=spec.agent.model,
-            config_id=spec.agent.config_id,
-        ),
-        dataset=DatasetInfo(
-            name=ds.name, version=ds.version, sha256=ds.sha256, source=ds.source, format=ds.format
-        ),
-        evaluators=[canonical_name(u.name) for u in inputs.evaluators],
-        models=ModelsInfo(agent=spec.agent.model, judge=inputs.judge_model),
-        repeat=spec.repeat,
-        seed=seed,
-        cli_version=__version__,
-    )
-
-
-OPTIONAL_POOLS = frozenset({"simulator"})
-"""Pools listed in run.json / results.json only when a run used them."""
-
-
-def _usage(layer: CallLayer | None, before: dict[str, UsageBucket]) -> dict[str, UsageBucket]:
-    """Per pool, this session's calls plus the earlier sessions' (`--resume`)."""
-    pools = layer.stats().pools if layer is not None else {}
-    usage: dict[str, UsageBucket] = {}
-    for pool in POOLS:
-        now = UsageBucket.model_validate(pools[pool].model_dump()) if pool in pools else None
-        prev = before.get(pool) or UsageBucket()
-        if (
-            pool in OPTIONAL_POOLS
-            and pool not in before
-            and not (now and (now.calls or now.cache_hits))
-        ):
-            continue  # a pool added later is listed once it is used (older files stay as they were)
-        usage[pool] = UsageBucket(
-            calls=prev.calls + (now.calls if now else 0),
-            input_tokens=prev.input_tokens + (now.input_tokens if now else 0),
-            output_tokens=prev.output_tokens + (now.output_tokens if now else 0),
-            cost_usd=prev.cost_usd + (now.cost_usd if now else 0.0),
-            cache_hits=prev.cache_hits + (now.cache_hits if now else 0),
-        )
-    return usage
-
-
-def finish_results(
-    store: RunStore,
-    run_info: RunRecord,
-    spec: EngineSpec,
-    layer: CallLayer | None,
-    seed: int,
-    status: str,
-    started: float,
-    *,
-    keep_all: bool = False,
-) -> tuple[Path, RunResults]:
-    """Write run.json's end and results.json once, from the store's tally and journal.
-
-    Returns the results.json path and the results as written, holding every task when
-    `keep_all` (reports, a baseline comparison), else the terminal summary's few."""
-    usage = _usage(layer, run_info.usage_before)
-    if (spec.agent.target or default_target(spec.agent)) != "local":
-        # As the answers reported it (the journal's every session, resumed ones too).
-        usage["agent"] = usage["agent"].model_copy(update=store.agent_usage())
-    if not store.tally.judged:
-        models = run_info.models.model_copy(update={"judge": None})
-        run_info = run_info.model_copy(update={"models": models})
-    stats = store.tally.stats(
-        tokens_by_pool=usage, cost_by_pool={p: u.cost_usd for p, u in usage.items()}, seed=seed
-    )
-    limits = layer.stats().rate_limits if layer is not None else {}
-    elapsed = time.monotonic() - started if started else 0.0
-    duration = elapsed + run_info.duration_s
-    run_info = run_info.model_copy(
-        update={
-            "status": status,
-            "finished_at": utc_now_iso(),
-            "usage_before": usage,
-            "duration_s": round(duration, 3),
-            # How each server was spoken to: structured-output mode, native or prompted tools.
-            "model_capabilities": (layer.stats().capabilities or None) if layer else None,
-        }
-    )
-    store.write_run(run_info)
-    summary = stats.summary(
-        usage, limiter="; ".join(f"{p}: {t}" for p, t in limits.items()), duration_s=duration
-    )
-    repeat_stats = {r.name: r for r in stats.repeats}
-    kept: list[TaskOutcome] = []
-    shown = SummaryTasks()
-    info = run_info.info()
-    keep = kept.append if keep_all else shown.add
-    path = write_results(store, spec.tasks, repeat_stats, info, summary, keep=keep)
-    store.close()
-    return path, RunResults(run=info, summary=summary, tasks=kept if keep_all else shown.tasks())
