@@ -17,8 +17,9 @@ import pytest
 
 from agentopt.workflows.cluster.ray_host import session_members
 from tests.cluster.conftest import Cluster, needs_ray, wait_gone
-from tests.cluster.test_ray_eval_run import cli, on_ray, results, write_tasks
+from tests.cluster.test_ray_eval_run import SUITE, cli, on_ray, results, write_tasks
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply
+from tests.signals import default_sigint
 from tests.workflows.fake_agent_server import last_user
 
 pytestmark = [pytest.mark.slow, needs_ray]
@@ -30,6 +31,7 @@ def agentopt(
     return subprocess.Popen(
         [sys.executable, "-m", "agentopt", "-C", str(project), "--no-prompt", "eval", "run", *args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or {**os.environ, "CI": "1"},
+        preexec_fn=default_sigint,
     )  # fmt: skip
 
 
@@ -64,7 +66,7 @@ def test_a_sigkilled_driver_leaves_no_ray_process_and_resume_repeats_no_answered
     call in flight on a worker: nothing of that instance survives, and `--resume` (here on the
     test cluster) sends none of the calls answered before the kill."""
     project = tmp_path / "p"
-    write_tasks(project, 20)
+    write_tasks(project, SUITE)
     hold = threading.Event()
     answered: list[str] = []
     lock = threading.Lock()
@@ -109,9 +111,9 @@ def test_a_sigkilled_driver_leaves_no_ray_process_and_resume_repeats_no_answered
         assert code == 0, out
     resumed = answered[len(before) :]
     assert not set(resumed) & set(before), "a call answered before the kill was sent again"
-    assert sorted(resumed) == sorted(f"item {i}" for i in range(10, 20))
+    assert sorted(resumed) == sorted(f"item {i}" for i in range(10, SUITE))
     final = results(project)
-    assert len(final["tasks"]) == 20 and final["summary"]["passed"] == 20
+    assert len(final["tasks"]) == SUITE and final["summary"]["passed"] == SUITE
 
 
 def test_ctrl_c_stops_the_run_on_the_cluster(tmp_path: Path, ray_cluster: Cluster) -> None:
@@ -124,15 +126,20 @@ def test_ctrl_c_stops_the_run_on_the_cluster(tmp_path: Path, ray_cluster: Cluste
         suite = ["--prompts-file", "tasks.jsonl", "--agent-model", f"compat:fake@{srv.base_url}",
                  "--evaluator", "ExactMatch", "--concurrency", "2"]  # fmt: skip
         proc = agentopt(project, *suite, *on_ray(ray_cluster))
-        deadline = time.monotonic() + 120
-        while journal_lines(project) < 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert journal_lines(project) >= 4
-        proc.send_signal(signal.SIGINT)
-        started = time.monotonic()
-        code = proc.wait(timeout=60)
-        stopped_in = time.monotonic() - started
-        release.set()
+        try:
+            deadline = time.monotonic() + 120
+            while journal_lines(project) < 4 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert journal_lines(project) >= 4
+            proc.send_signal(signal.SIGINT)
+            started = time.monotonic()
+            code = proc.wait(timeout=60)
+            stopped_in = time.monotonic() - started
+        finally:
+            release.set()
+            if proc.poll() is None:  # a failed wait: no agentopt left for the next test
+                proc.kill()
+                proc.wait()
         assert code == 130
         assert stopped_in < 30, f"Ctrl-C took {stopped_in:.0f}s: the held units were awaited"
     run = next((project / ".agentopt" / "runs").iterdir())

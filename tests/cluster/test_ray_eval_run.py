@@ -24,6 +24,10 @@ pytestmark = [pytest.mark.slow, needs_ray]
 runner = CliRunner()
 
 
+SUITE = 200
+"""The acceptance's suite size: parity, rerun, a killed worker."""
+
+
 def cli(project: Path, *args: str) -> tuple[int, str]:
     result = runner.invoke(app, ["-C", str(project), "--no-prompt", "eval", "run", *args])
     return result.exit_code, result.output
@@ -83,8 +87,8 @@ def test_200_tasks_match_local_a_rerun_is_served_by_the_cache_and_no_secret_leak
     on_cluster, here = tmp_path / "ray", tmp_path / "local"
     with FakeOpenAI() as srv:
         srv.handler = scripted
-        lab_suite(on_cluster, srv.base_url, "LAB_KEY", 200)
-        lab_suite(here, srv.base_url, "LAB_KEY", 200)
+        lab_suite(on_cluster, srv.base_url, "LAB_KEY", SUITE)
+        lab_suite(here, srv.base_url, "LAB_KEY", SUITE)
         code, out = cli(on_cluster, "--max-errors", "1000", *on_ray(ray_cluster))
         assert code == 0, out
         first = srv.count()
@@ -101,8 +105,8 @@ def test_200_tasks_match_local_a_rerun_is_served_by_the_cache_and_no_secret_leak
     repeated = [last_user(r) for r in srv.requests[rerun_from:] if r.path.endswith("completions")]
     # Answered calls come from the cache; only the refused ones (never cached) are sent again,
     # exactly as a local rerun does.
-    assert sorted(repeated) == sorted(f"item {i}" for i in range(200) if i % 10 == 3)
-    assert first == 200
+    assert sorted(repeated) == sorted(f"item {i}" for i in range(SUITE) if i % 10 == 3)
+    assert first == SUITE
     rerun = results(on_cluster)
     assert [t[:3] for t in verdicts(on_cluster)] == [t[:3] for t in verdicts(here)]
     assert rerun["summary"]["usage"]["agent"]["cache_hits"] == 180
@@ -141,7 +145,7 @@ def test_a_worker_killed_mid_unit_loses_nothing_and_repeats_no_answered_call(
     tmp_path: Path, ray_cluster: Cluster
 ) -> None:
     project = tmp_path / "p"
-    write_tasks(project, 30)
+    write_tasks(project, SUITE)
     mark = tmp_path / "killed-pid"
     folder = project / "custom-evaluators" / "crash_once"
     folder.mkdir(parents=True)
@@ -159,13 +163,14 @@ def test_a_worker_killed_mid_unit_loses_nothing_and_repeats_no_answered_call(
     assert mark.exists(), "the evaluator never killed its worker"
     assert f"(pid {mark.read_text()}) died" in out
     asked = Counter(last_user(r) for r in srv.requests if r.path.endswith("completions"))
-    assert asked == {f"item {i}": 1 for i in range(30)}, "an answered call was sent again"
+    assert asked == {f"item {i}": 1 for i in range(SUITE)}, "an answered call was sent again"
     journal = next((project / ".agentopt" / "runs").glob("*/journal.jsonl"))
     lines = [json.loads(line) for line in journal.read_text().splitlines()]
-    assert sorted(e["task"] for e in lines) == list(range(30)), "a unit was lost or written twice"
+    tasks = sorted(e["task"] for e in lines)
+    assert tasks == list(range(SUITE)), "a unit was lost or written twice"
     statuses = {t["name"]: t["status"] for t in results(project)["tasks"]}
     expected = {3: "error", 5: "fail"}
-    assert statuses == {f"t{i:03d}": expected.get(i % 10, "pass") for i in range(30)}
+    assert statuses == {f"t{i:03d}": expected.get(i % 10, "pass") for i in range(SUITE)}
     # t005's status is its real verdict on the replacement worker ("something else" ≠ item 5).
     assert statuses["t005"] == "fail"
 
