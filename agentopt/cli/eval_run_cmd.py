@@ -9,6 +9,7 @@ import typer
 
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
+from agentopt.cli.executor_options import ExecutorOpt, RayAddressOpt
 from agentopt.cli.run_render import execute_run
 from agentopt.core.errors import ConfigError
 from agentopt.workflows.run.inputs import RunOptions
@@ -152,16 +153,8 @@ def run_command(
         float | None,
         typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
     ] = None,
-    executor: Annotated[
-        str | None,
-        typer.Option("--executor", help="local (default) | ray: play the tasks on a Ray cluster."),
-    ] = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            "--ray-address", help="Ray cluster (default: RAY_ADDRESS, else a local instance)."
-        ),
-    ] = None,
+    executor: ExecutorOpt = None,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Run an evaluation suite against the agent and score it.
 

@@ -14,6 +14,7 @@ from rich.markup import escape
 from agentopt.cli import optimize_remote
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
+from agentopt.cli.executor_options import ExecutorOpt, RayAddressOpt
 from agentopt.cli.run_render import ask_yes_no
 from agentopt.core.errors import ConfigError
 from agentopt.reports.optimize_live import LiveOptimizeView
@@ -122,16 +123,8 @@ def optimize_command(
         float | None,
         typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
     ] = None,
-    executor: Annotated[
-        str | None,
-        typer.Option("--executor", help="local (default) | ray: evaluate on a Ray cluster."),
-    ] = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            "--ray-address", help="Ray cluster (default: RAY_ADDRESS, else a local instance)."
-        ),
-    ] = None,
+    executor: ExecutorOpt = None,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Score the baseline, propose candidates, screen them, evaluate the promising ones fully,
     rank them on quality and cost.
