@@ -106,3 +106,51 @@ def test_extra_secrets_are_compiled_once_per_set(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("OTHER_TOKEN", "tok-from-env-5678")
     assert current() is not base  # the environment changed: a new matcher
     assert redact("tok-from-env-5678 x-extra-1234", ["x-extra-1234"]) == "*** ***"
+
+
+_WORDS = st.sampled_from(
+    [
+        "hello",
+        "Bearer x1",
+        "\n",
+        "\t",
+        '"',
+        "\\",
+        "sk-abcdefgh123",
+        "s3cr3t",
+        'q"uote-99',
+        "b\\sl-99",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.recursive(
+        st.lists(_WORDS, max_size=6).map("".join) | st.integers() | st.none(),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["query", "Ocp-Apim-Subscription-Key", "x-api-key", "note"]),
+                inner,
+                max_size=3,
+            )
+        ),
+        max_leaves=8,
+    ),
+    secrets=st.lists(st.sampled_from(["s3cr3t", 'q"uote-99', "b\\sl-99", "abc"]), max_size=2),
+)
+def test_a_json_line_is_masked_exactly_as_the_walked_data_is(
+    data: object, secrets: list[str]
+) -> None:
+    # The results file and the journal are serialised first and scanned once; a secret after
+    # an escape (`\nsk-…`), one JSON escapes (a quote, a backslash) or a credential header's
+    # name as a key must still be masked as the walk over the data masks it.
+    import json
+
+    matcher = Redactor(secrets)
+    walked = matcher.data(data)
+    masked, line = matcher.json_line(data)
+    assert masked == walked
+    assert line == json.dumps(walked, ensure_ascii=False)
+    assert (masked is data) == (walked is data)

@@ -88,4 +88,9 @@ def main() -> None:
     from agentopt.agents.process_guard import install_signal_handlers
 
     install_signal_handlers()  # SIGTERM / SIGHUP stop the agent processes first
-    app(prog_name="agentopt")
+    try:
+        app(prog_name="agentopt")
+    except SystemExit as done:  # typer always ends this way; see fast_exit.py for why
+        from agentopt.cli.fast_exit import exit_now
+
+        exit_now(done.code)

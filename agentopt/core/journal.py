@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.core.atomic import append_line_fsync
-from agentopt.core.redaction import redact_data
+from agentopt.core.redaction import redact_json
 
 
 def append_entry(path: Path, entry: dict[str, Any]) -> None:
     """Append one entry as a line, secrets masked, and fsync it."""
-    append_line_fsync(path, json.dumps(redact_data(entry), ensure_ascii=False, default=str))
+    append_line_fsync(path, redact_json(entry, default=str)[1])
 
 
 def read_numbered(path: Path) -> Iterator[tuple[int, Any]]:

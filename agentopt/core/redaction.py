@@ -16,6 +16,7 @@ each.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -34,6 +35,9 @@ _PATTERNS = [
 ]
 # What any of the patterns needs to be present at all: the cheap first scan.
 _SHAPES = r"(?i:bearer|api[-_]?key|authorization)|\bsk-"
+# The same over JSON text, where an escape (`\n` before `sk-`) hides a word boundary and a
+# credential header's name is a key: no boundaries, every header name.
+_JSON_SHAPES = r"(?i:bearer|api[-_]?key|authorization|ocp-apim-subscription-key)|sk-"
 
 
 def looks_like_secret(value: str) -> bool:
@@ -82,8 +86,14 @@ class Redactor:
         self._whole = [
             re.compile(rf"(?<![A-Za-z0-9]){re.escape(s)}(?![A-Za-z0-9])") for s in self.secrets
         ]
-        alternatives = [re.escape(s) for s in self.secrets] + [_SHAPES]
-        self._any = re.compile("|".join(alternatives))
+        alternatives = [re.escape(s) for s in self.secrets]
+        self._any = re.compile("|".join([*alternatives, _SHAPES]))
+        self._any_json = re.compile("|".join([*alternatives, _JSON_SHAPES]))
+        # A secret JSON writes escaped (a quote, a backslash, a control character) cannot be
+        # found in the JSON text: such a set is always walked.
+        self._json_scannable = all(
+            json.dumps(s, ensure_ascii=False)[1:-1] == s for s in self.secrets
+        )
         self._extended: dict[tuple[str, ...], Redactor] = {}
 
     def with_extra(self, extra: Iterable[str] | None) -> Redactor:
@@ -108,6 +118,18 @@ class Redactor:
         text = _PATTERNS[0].sub(lambda m: f"{m.group(1)} {MASK}", text)
         text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}{MASK}", text)
         return _PATTERNS[2].sub(MASK, text)
+
+    def json_line(self, value: Any, default: Any = None) -> tuple[Any, str]:
+        """`value` masked (see `data`) and its JSON text (`ensure_ascii=False`): serialised
+        first and scanned once, walked only when the text holds something to mask (a results
+        file of 1,000 clean tasks: one scan per task instead of a walk of every string)."""
+        line = json.dumps(value, ensure_ascii=False, default=default)
+        if self._json_scannable and self._any_json.search(line) is None:
+            return value, line
+        masked = self.data(value)
+        if masked is value:
+            return value, line
+        return masked, json.dumps(masked, ensure_ascii=False, default=default)
 
     def data(self, value: Any) -> Any:
         """Deep-redact strings inside JSON-like data (dicts, lists, tuples, strings); values
@@ -174,6 +196,13 @@ def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
         k: (MASK if k.lower() in SECRET_HEADER_NAMES else matcher.text(v))
         for k, v in headers.items()
     }
+
+
+def redact_json(
+    value: Any, extra_secrets: list[str] | None = None, default: Any = None
+) -> tuple[Any, str]:
+    """JSON-like data masked, and its one-line JSON text (the write boundaries)."""
+    return current(extra_secrets).json_line(value, default)
 
 
 def redact_data(value: Any, extra_secrets: list[str] | None = None) -> Any:

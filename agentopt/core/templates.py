@@ -4,15 +4,20 @@ strict about undefined variables, one environment per group, built once."""
 from __future__ import annotations
 
 from functools import cache
-
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from typing import TYPE_CHECKING
 
 from agentopt.core.paths import templates_dir
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 
 @cache
 def prompt_environment(group: str) -> Environment:
     """The environment of `templates/<group>/` (judges, generate, optimizer)."""
+    # jinja2 (30 ms to import) loads with the first template, not with every command.
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
     return Environment(
         loader=FileSystemLoader(str(templates_dir() / group)),
         undefined=StrictUndefined,

@@ -13,6 +13,8 @@ otherwise a ConfigError listing the valid names, with a did-you-mean.
 
 from __future__ import annotations
 
+# The judges and the prompty parser (jinja2: 55 ms of a 0.4 s start) are imported by the
+# branches that build them: a run of deterministic evaluators never loads them.
 import json
 import re
 from pathlib import Path
@@ -28,7 +30,6 @@ from agentopt.core.files.evaluator_yaml import (
     RubricDefinition,
     load_evaluator_yaml,
 )
-from agentopt.core.files.prompty import parse_prompty
 from agentopt.core.files.rubric import load_rubric
 from agentopt.core.files.yaml_source import read_text
 from agentopt.core.paths import registry_dir
@@ -47,9 +48,6 @@ from agentopt.evaluators.code_evaluators import (
     load_first_class,
 )
 from agentopt.evaluators.code_worker import UserCode
-from agentopt.evaluators.judges.prompt_judge import PromptJudge
-from agentopt.evaluators.judges.prompty_judge import PromptyJudge
-from agentopt.evaluators.judges.rubric import RubricEvaluator
 from agentopt.evaluators.registry import build_registered, lookup, unknown_evaluator
 
 RUBRIC_FILE = "rubric_dimensions.json"
@@ -142,6 +140,9 @@ def registered_yaml(project_dir: Path, name: str, version: str | None) -> Path |
 
 def from_evaluator_yaml(spec: EvaluatorSpec, use: EvaluatorUse, ctx: BuildContext) -> Evaluator:
     """Build from a registered evaluator YAML; the eval.yaml options override its own."""
+    from agentopt.evaluators.judges.prompt_judge import PromptJudge
+    from agentopt.evaluators.judges.rubric import RubricEvaluator
+
     name = use.name
     definition = spec.definition
     if isinstance(definition, RubricDefinition):
@@ -216,6 +217,9 @@ def _from_path(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
 
 
 def _prompty(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
+    from agentopt.core.files.prompty import parse_prompty
+    from agentopt.evaluators.judges.prompty_judge import PromptyJudge
+
     try:
         shown = str(path.relative_to(ctx.project_dir))
     except ValueError:
@@ -228,6 +232,8 @@ def _prompty(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
 
 
 def _rubric(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
+    from agentopt.evaluators.judges.rubric import RubricEvaluator
+
     return RubricEvaluator(
         name=use.name, dimensions=load_rubric(path), options=use.options, context=ctx
     )

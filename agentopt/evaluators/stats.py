@@ -23,8 +23,10 @@ from pydantic import BaseModel, ConfigDict
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_LEVEL = 0.95
-CHUNK_DRAWS = 1 << 21
-"""Draws resampled at once (about 16 MB of floats): memory stays flat however many tasks."""
+CHUNK_DRAWS = 1 << 16
+"""Draws resampled at once (512 KB of floats): memory stays flat however many tasks, and
+the few arrays stay in cache. 2M draws at once (16 MB) made the 1,000-task interval take
+57 ms in a fresh process instead of 28 ms, most of it first touches of new pages."""
 
 
 class ConfidenceInterval(BaseModel):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from jinja2 import Environment, TemplateSyntaxError, meta
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.errors import InputError, Problem
@@ -167,6 +166,8 @@ def _undeclared(
 ) -> None:
     """Template syntax errors, and variables the front matter does not declare (runevals
     renders those empty, so the judge would see a blank prompt), each at its line."""
+    from jinja2 import Environment, TemplateSyntaxError, meta  # only when a .prompty is read
+
     env = Environment()
     for section in sections:
         try:

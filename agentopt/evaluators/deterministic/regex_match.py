@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
-
-from jinja2 import StrictUndefined, TemplateError, UndefinedError
-from jinja2.sandbox import SandboxedEnvironment
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
@@ -22,20 +20,42 @@ from agentopt.evaluators.registry import evaluator
 PLACEHOLDERS = ("ground_truth", "query", "context")
 MODES = ("all", "any")
 
-# Every value a placeholder inserts is re.escape'd, so an expected answer like "$4.99 (USD)"
-# matches literally instead of breaking or widening the user's pattern.
-_ENV = SandboxedEnvironment(
-    undefined=StrictUndefined,
-    autoescape=False,
-    finalize=lambda value: re.escape(str(value)),
-)
+
+class PatternError(ValueError):
+    """A pattern's placeholders did not render (jinja2's error, as text)."""
+
+
+class MissingPlaceholder(PatternError):
+    """A placeholder the sample has no value for."""
+
+
+@cache
+def _environment() -> Any:
+    # Every value a placeholder inserts is re.escape'd, so an expected answer like
+    # "$4.99 (USD)" matches literally instead of breaking or widening the user's pattern.
+    # jinja2 loads only for a pattern with placeholders.
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    return SandboxedEnvironment(
+        undefined=StrictUndefined,
+        autoescape=False,
+        finalize=lambda value: re.escape(str(value)),
+    )
 
 
 def render_pattern(pattern: str, values: dict[str, Any]) -> str:
     """The pattern with `{{ground_truth}}`-style placeholders filled in, values escaped."""
     if "{{" not in pattern and "{%" not in pattern:
         return pattern
-    return _ENV.from_string(pattern).render(**values)
+    from jinja2 import TemplateError, UndefinedError
+
+    try:
+        return str(_environment().from_string(pattern).render(**values))
+    except UndefinedError as exc:
+        raise MissingPlaceholder(str(exc)) from exc
+    except TemplateError as exc:
+        raise PatternError(str(exc)) from exc
 
 
 @evaluator(
@@ -68,7 +88,7 @@ class RegexMatch(EvaluatorBase):
         for p in patterns:
             try:
                 re.compile(render_pattern(p, {k: "x" for k in PLACEHOLDERS}))
-            except (re.error, TemplateError) as exc:
+            except (re.error, PatternError) as exc:
                 raise option_error(
                     self.name, "patterns", f"a valid regular expression ({exc})", p
                 ) from exc
@@ -84,7 +104,7 @@ class RegexMatch(EvaluatorBase):
         for p in patterns:
             try:
                 rendered = render_pattern(p, values)
-            except UndefinedError as exc:
+            except MissingPlaceholder as exc:
                 return missing_input(self.name, f"a value for the placeholder in {p!r} ({exc})")
             (matched if re.search(rendered, sample.response) else missing).append(rendered)
         ok = not missing if mode == "all" else bool(matched)

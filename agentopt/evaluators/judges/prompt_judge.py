@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from jinja2 import TemplateError
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from agentopt.contracts.eval_result import EvalResult
@@ -62,6 +61,8 @@ class PromptJudge(JudgeEvaluator):
         return None
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
+        from jinja2 import TemplateError  # loaded by the first prompt judged (see templates.py)
+
         footer = (
             judge_environment()
             .get_template("_prompt_output.j2")

@@ -14,12 +14,13 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from jinja2 import Environment, StrictUndefined
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentopt.core.templates import prompt_environment
 from agentopt.models.types import Message
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 SYSTEM_TEMPLATE = "_system.j2"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -101,6 +102,7 @@ def render_user_sections(
     Our system prompt (how to treat the fenced data) comes first; the author's own `system:`
     text follows it in the same system message, the other sections keep their roles.
     """
+    from jinja2 import StrictUndefined
     from jinja2.sandbox import SandboxedEnvironment
 
     values = {k: v for k, v in data.items() if v is not None}

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from jinja2 import TemplateError
-
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.prompty import Prompty
@@ -106,6 +104,8 @@ class PromptyJudge(JudgeEvaluator):
         return {n: texts[SAMPLE_INPUTS[n]] for n in self.prompty.inputs if n in SAMPLE_INPUTS}
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
+        from jinja2 import TemplateError  # loaded by the first prompt judged
+
         footer = (
             judge_environment()
             .get_template("_prompt_output.j2")

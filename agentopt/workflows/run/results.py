@@ -9,7 +9,6 @@ What is written and kept is masked (`core.redaction`), like the journal it comes
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections import defaultdict
@@ -24,7 +23,7 @@ from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RunInfo, RunSummary
 from agentopt.contracts.task import Task
 from agentopt.contracts.task_record import TaskOutcome
-from agentopt.core.redaction import redact_data
+from agentopt.core.redaction import redact_json
 from agentopt.evaluators.run_stats import RepeatStats
 from agentopt.workflows.run.records import task_record
 from agentopt.workflows.run.store import RunStore
@@ -81,7 +80,7 @@ def _masked(record: R) -> tuple[R, str]:
     fields come from the dataset, not the masked journal) and its line, in the layout every
     agentopt JSON file uses."""
     data: Any = record.model_dump(mode="json")
-    masked = redact_data(data)
+    masked, line = redact_json(data)
     if masked is not data:
         record = type(record).model_validate(masked)
-    return record, json.dumps(masked, ensure_ascii=False)
+    return record, line

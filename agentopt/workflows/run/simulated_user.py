@@ -26,9 +26,6 @@ from agentopt.contracts.simulation import EndReason, SimulationEnd, UserReply
 from agentopt.contracts.task import MAX_TURNS, Task
 from agentopt.contracts.transcript import TurnResult
 from agentopt.core.files.eval_yaml import Options
-from agentopt.core.templates import prompt_environment
-from agentopt.evaluators.judges.judge_call import call_judge
-from agentopt.evaluators.judges.prompting import DataBlocks, make_boundary
 from agentopt.models.call import CallLayer
 from agentopt.models.types import Message
 
@@ -176,6 +173,8 @@ class SimulatedUser:
                 return 'the conversation has not started: the action must be "continue"'
             return None
 
+        from agentopt.evaluators.judges.judge_call import call_judge  # see render()
+
         outcome = await call_judge(  # the structured-output path judges take (the ladder, bounds)
             self.layer,
             self.simulation.model,
@@ -222,6 +221,10 @@ def format_conversation(turns: Sequence[TurnResult]) -> str:
 
 def render(data: Mapping[str, str | None]) -> list[Message]:
     """System + user messages from `templates/simulator/`, every text fenced as data."""
+    # Imported here: jinja2 and the judge path load only when a user is simulated.
+    from agentopt.core.templates import prompt_environment
+    from agentopt.evaluators.judges.prompting import DataBlocks, make_boundary
+
     values = {k: v for k, v in data.items() if v}
     blocks = DataBlocks(values=values, boundary=make_boundary(values))
     env = prompt_environment("simulator")

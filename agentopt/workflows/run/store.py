@@ -36,7 +36,7 @@ from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import append_entry, read_numbered
 from agentopt.core.paths import inside_project, runs_dir
-from agentopt.core.redaction import redact_data
+from agentopt.core.redaction import redact_data, redact_json
 from agentopt.evaluators.run_stats import RunTally
 
 UnitKey = tuple[int, int]
@@ -115,8 +115,8 @@ class RunStore:
         """One finished (task, repeat): counted now, written by the writer thread."""
         self._scan()
         assert self._offsets is not None
-        data = redact_data(entry.model_dump(mode="json"))  # the write boundary: masked once
-        line = (json.dumps(data, ensure_ascii=False) + "\n").encode()
+        data, text = redact_json(entry.model_dump(mode="json"))  # the write boundary: once
+        line = (text + "\n").encode()
         if self._end is None:
             self._end = self._journal_end()
         self._offsets[entry.key] = self._end
