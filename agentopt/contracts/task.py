@@ -3,9 +3,17 @@ ad-hoc prompts) loads into `Task`, single- or multi-turn."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidatorFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+)
 
 from agentopt.core.errors import Problem
 
@@ -127,7 +135,8 @@ class Dataset(BaseModel):
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    tasks: list[Task]
+    tasks: Sequence[Task]
+    """A list, or `PackedTasks` (how a JSONL file's tasks are held: ~100 bytes a task)."""
     source: str = ""
     """Path of the file as given, or "" for ad-hoc prompts."""
     format: Literal["jsonl", "m365", "csv", "adhoc"] = "jsonl"
@@ -142,3 +151,14 @@ class Dataset(BaseModel):
     """Non-fatal problems found while loading (unknown keys, legacy shape) for the CLI to print."""
     upgrade: LegacyUpgrade | None = None
     """Set when the file had a legacy M365 shape (see `LegacyUpgrade`)."""
+
+    @field_validator("tasks", mode="wrap")
+    @classmethod
+    def _keep_packed(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        from agentopt.contracts.packed_tasks import PackedTasks  # it imports this module
+
+        return value if isinstance(value, PackedTasks) else handler(value)
+
+    @field_serializer("tasks")
+    def _dump_tasks(self, value: Sequence[Task]) -> list[Task]:
+        return list(value)

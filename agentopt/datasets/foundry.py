@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from agentopt.contracts.packed_tasks import PackedTasks
 from agentopt.contracts.task import MAX_TURNS, Criterion, EvaluatorRef, Task, Turn
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
 from agentopt.datasets.simulation_fields import (
@@ -205,11 +206,15 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
     )
 
 
-def assign_names(tasks: list[Task], log: ProblemLog, where: Callable[[int], str]) -> None:
+def assign_names(
+    tasks: list[Task] | PackedTasks, log: ProblemLog, where: Callable[[int], str]
+) -> None:
     """Report duplicate names (naming both lines) and generate `task_<n>` for the rest."""
     first_line: dict[str, int | None] = {}
-    for task in tasks:
+    unnamed: list[int] = []
+    for i, task in enumerate(tasks):
         if not task.name:
+            unnamed.append(i)
             continue
         if task.name in first_line:
             earlier = first_line[task.name]
@@ -220,14 +225,15 @@ def assign_names(tasks: list[Task], log: ProblemLog, where: Callable[[int], str]
             )
         else:
             first_line[task.name] = task.line
-    for n, task in enumerate(tasks, start=1):
-        if task.name:
-            continue
-        candidate, k = f"task_{n}", 2
+    for i in unnamed:
+        task = tasks[i]
+        candidate, k = f"task_{i + 1}", 2
         while candidate in first_line:
-            candidate, k = f"task_{n}_{k}", k + 1
+            candidate, k = f"task_{i + 1}_{k}", k + 1
         task.name = candidate
         first_line[candidate] = task.line
+        if isinstance(tasks, PackedTasks):
+            tasks.replace(i, task)  # a packed task read is a copy
 
 
 def _pick_alias(record: dict[str, Any], keys: tuple[str, ...], ctx: RecordContext) -> str | None:

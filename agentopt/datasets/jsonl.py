@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentopt.contracts.task import Task
+from agentopt.contracts.packed_tasks import PackedTasks
 from agentopt.core.files import bounded
 from agentopt.datasets.foundry import (
     RecordContext,
@@ -16,11 +16,12 @@ from agentopt.datasets.foundry import (
 from agentopt.datasets.problems import ProblemLog, describe
 
 
-def load_jsonl(text: str, file: str) -> tuple[list[Task], ProblemLog]:
-    """Parse without raising: the tasks that loaded and every problem found."""
+def load_jsonl(text: str, file: str) -> tuple[PackedTasks, ProblemLog]:
+    """Parse without raising: the tasks that loaded and every problem found. The tasks are
+    packed as they load (`PackedTasks`): 100,000 of them take 13 MB, not 260."""
     log = ProblemLog(file)
     unknown = UnknownKeys()
-    tasks: list[Task] = []
+    tasks = PackedTasks()
     lines = text.splitlines()
     if not any(line.strip() for line in lines):
         log.error(

@@ -122,8 +122,8 @@ def _load(path: Path, label: str, *, strict: bool, upgrade: bool) -> _Outcome:
             log.error(problem.location, problem.message)
         return _Outcome(log)
     if suffix in JSONL_SUFFIXES:
-        tasks, log = load_jsonl(text, label)
-        dataset = Dataset(tasks=tasks, source=label, format="jsonl") if not log.errors else None
+        packed, log = load_jsonl(text, label)
+        dataset = Dataset(tasks=packed, source=label, format="jsonl") if not log.errors else None
     elif suffix == ".csv":
         tasks, log = load_csv(text, label)
         dataset = Dataset(tasks=tasks, source=label, format="csv") if not log.errors else None

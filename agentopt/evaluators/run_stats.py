@@ -219,11 +219,12 @@ class RunTally:
             seed, resamples: the bootstrap's (same run, same seed → same interval).
         """
         units = [self._units[key] for key in sorted(self._units)]
-        by_task: dict[str, list[_Unit]] = defaultdict(list)
-        for unit in units:
-            by_task[unit.name].append(unit)
-        repeats = [_repeat_stats(name, runs) for name, runs in by_task.items()]
-        task_means = [s.mean for s in repeats if s.mean is not None]
+        groups = _task_groups(units)
+        # A RepeatStats per task only when some task ran more than once: at 100,000 tasks of
+        # one run each they were 80 MB of the finish phase's peak, built to be dropped.
+        repeated = any(len(runs) > 1 for runs in groups)
+        repeats = [_repeat_stats(runs[0].name, runs) for runs in groups] if repeated else []
+        task_means = [m for runs in groups if (m := _mean_score(runs)) is not None]
         statuses = Counter(u.status for u in units)
         results = [r for u in units for r in u.results]
         kinds: Counter[str] = Counter(r.error_code for r in results if r.error_code is not None)
@@ -240,7 +241,7 @@ class RunTally:
 
         runs = len(units)
         return RunStats(
-            tasks=len(by_task),
+            tasks=len(groups),
             runs=runs,
             passed=statuses["pass"],
             failed=statuses["fail"],
@@ -253,7 +254,7 @@ class RunTally:
             errors_by_kind=dict(sorted(kinds.items())),
             tokens=tokens,
             cost_usd=costs,
-            repeats=repeats if any(s.repeats > 1 for s in repeats) else [],
+            repeats=repeats,
             flaky=[s.name for s in repeats if s.flaky],
             turns_to_goal=mean_or_none(u.turns_to_goal for u in units if u.turns_to_goal),
         )
@@ -278,8 +279,28 @@ def summarize_run(
     )
 
 
+def _task_groups(units: list[_Unit]) -> list[list[_Unit]]:
+    """The units grouped by task name, tasks in first-seen order, each task's runs by repeat."""
+    by_task: dict[str, list[_Unit]] = {}
+    for unit in units:
+        runs = by_task.get(unit.name)
+        if runs is None:
+            by_task[unit.name] = [unit]
+        else:
+            runs.append(unit)
+    groups = list(by_task.values())
+    for runs in groups:
+        if len(runs) > 1:
+            runs.sort(key=lambda r: r.repeat)
+    return groups
+
+
+def _mean_score(runs: list[_Unit]) -> float | None:
+    kept = [r.score for r in runs if r.score is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
 def _repeat_stats(name: str, runs: list[_Unit]) -> RepeatStats:
-    runs = sorted(runs, key=lambda r: r.repeat)
     scores = [r.score for r in runs]
     kept = [s for s in scores if s is not None]
     verdicts = {r.status for r in runs if r.status in ("pass", "fail")}

@@ -102,7 +102,7 @@ def test_the_store_counts_appends_and_an_earlier_session_from_one_scan(tmp_path:
     again = RunStore(tmp_path, store.run_id)
     assert again.done_keys() == {(0, 0), (1, 0), (3, 0), (4, 0)}
     again.append(_entry(2, 0))  # the failed unit, run again on --resume
-    offsets = again.offsets()
+    offsets = dict(again.offsets())
     again.close()
     lines = store.journal.read_bytes().split(b"\n")
     assert lines[5] == b'{"task": 9, "rep'  # the fragment stays alone on its line
@@ -112,7 +112,7 @@ def test_the_store_counts_appends_and_an_earlier_session_from_one_scan(tmp_path:
     assert latest.score.status == "pass"
     assert again.tally.stats().passed == 5
     fresh = RunStore(tmp_path, store.run_id)
-    assert fresh.offsets() == offsets and fresh.tally.stats() == again.tally.stats()
+    assert dict(fresh.offsets()) == offsets and fresh.tally.stats() == again.tally.stats()
 
 
 def test_eval_run_writes_results_once_and_never_reads_them_back(

@@ -168,7 +168,7 @@ async def generate_suite(
     if request.write_dataset and request.dataset_file is not None:
         source = resolve_dataset_path(request.dataset_file)
         loaded = load_dataset(source, upgrade=False)
-        tasks, content = loaded.tasks, source.read_bytes()
+        tasks, content = list(loaded.tasks), source.read_bytes()
         result.warnings.extend(loaded.warnings)
     elif request.write_dataset:
         spec = DatasetSpec(
@@ -349,7 +349,7 @@ def _existing_tasks(request: SuiteRequest) -> list[Task]:
         config, _ = load_eval_config(request.config_path)
         if config.dataset is None or config.dataset.local_uri is None:
             return []
-        return load_dataset(config.dataset.local_uri, upgrade=False).tasks
+        return list(load_dataset(config.dataset.local_uri, upgrade=False).tasks)
     except AgentoptError:  # the self-check is advisory: no tasks simply skips it
         return []
 

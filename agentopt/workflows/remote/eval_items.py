@@ -9,6 +9,7 @@ item, or whose sample carries an error, is an agent error — as in a local run.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,7 +183,7 @@ def outcome_of(
 
 
 def match_items(
-    items: list[dict[str, Any]], tasks: list[Task], row_of: dict[int, int]
+    items: list[dict[str, Any]], tasks: Sequence[Task], row_of: dict[int, int]
 ) -> dict[int, dict[str, Any]]:
     """Task position → its output item: by the row's `name`, else by `datasource_item_id`
     (`row_of` maps a row index of the data source to a task position)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -185,7 +186,7 @@ def row(task: Task) -> dict[str, Any]:
     return out
 
 
-def inline_source(tasks: list[Task]) -> dict[str, Any]:
+def inline_source(tasks: Sequence[Task]) -> dict[str, Any]:
     """`EvalJsonlFileContentSource`: every row wrapped as `{"item": …}`."""
     return {"type": "file_content", "content": [{"item": row(t)} for t in tasks]}
 

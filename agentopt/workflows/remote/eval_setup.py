@@ -6,6 +6,7 @@ deployed agent's name and version (AGENT_<SVC>_NAME / _VERSION, else eval.yaml
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,7 +55,7 @@ class RemoteSetup:
     notices: list[str] = field(default_factory=list)
 
     @property
-    def tasks(self) -> list[Task]:
+    def tasks(self) -> Sequence[Task]:
         return self.spec.tasks
 
 
@@ -80,7 +81,7 @@ def _deployed(inputs: ResolvedInputs, notices: list[str]) -> tuple[str, str | No
     return agent.name, agent.deployed_version
 
 
-def _check_tasks(tasks: list[Task], repeat: int, simulation: Simulation) -> None:
+def _check_tasks(tasks: Sequence[Task], repeat: int, simulation: Simulation) -> None:
     threads = [t.name for t in tasks if t.is_multi_turn]
     problems = []
     simulated = [t.name for t in tasks if simulation.plays(t)]

@@ -20,7 +20,7 @@ process), or a cluster runner that plays the same `run_unit` on a Ray worker (`w
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -50,7 +50,7 @@ class EngineSpec:
 
     project_dir: Path
     dataset: Dataset
-    tasks: list[Task]
+    tasks: Sequence[Task]
     agent: AgentDefinition
     evaluators: list[EvaluatorUse]
     judge_model: str | None

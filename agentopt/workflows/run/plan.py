@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,7 @@ def _is_judge(name: str) -> bool:
 
 
 def plan_run(
-    tasks: list[Task],
+    tasks: Sequence[Task],
     dataset: Dataset,
     agent: AgentDefinition,
     evaluators: list[EvaluatorUse],

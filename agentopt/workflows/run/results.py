@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,7 +33,7 @@ R = TypeVar("R", bound=BaseModel)
 
 def write_results(
     store: RunStore,
-    tasks: list[Task],
+    tasks: Sequence[Task],
     repeat_stats: dict[str, RepeatStats],
     run: RunInfo,
     summary: RunSummary,
@@ -41,7 +41,7 @@ def write_results(
 ) -> Path:
     """Stream results.json, the `RunResults` shape, one task per line (atomic rename)."""
     by_task: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for (pos, repeat), at in store.offsets().items():
+    for (pos, repeat), at in store.offsets():
         by_task[pos].append((repeat, at))
     target = store.results_json
     fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=store.dir)

@@ -69,13 +69,10 @@ class RunStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._writer: BatchWriter[bytes] | None = None
         self._end: int | None = None
-        self._offsets: dict[UnitKey, int] | None = None
+        self._units: dict[UnitKey, _Saved] | None = None
+        """Per unit journaled: where its line starts and what --resume and the usage read."""
         self._tally = RunTally()
-        self._verdicts: dict[UnitKey, tuple[bool, bool]] = {}
-        """Per unit: (errored, the agent failed) — what --resume decides from."""
         self._answers: BatchWriter[bytes] | None = None
-        self._agent: dict[UnitKey, tuple[int, int, int]] = {}
-        """Per unit: (requests, input tokens, output tokens) as the agent's answers said."""
 
     @classmethod
     def open_existing(cls, project: Path, run_id: str) -> RunStore:
@@ -114,16 +111,15 @@ class RunStore:
     def append(self, entry: RunJournalEntry) -> None:
         """One finished (task, repeat): counted now, written by the writer thread."""
         self._scan()
-        assert self._offsets is not None
+        assert self._units is not None
         data, text = redact_json(entry.model_dump(mode="json"))  # the write boundary: once
         line = (text + "\n").encode()
         if self._end is None:
             self._end = self._journal_end()
-        self._offsets[entry.key] = self._end
+        key = entry.key
+        self._units[key] = _Saved.of(self._end, entry.score, data["record"])
         self._end += len(line)
-        self._tally.add(entry.key, entry.score)
-        self._verdicts[entry.key] = (_errored(entry.score), entry.score.agent_failed)
-        self._agent[entry.key] = _reported(data["record"])
+        self._tally.add(key, entry.score)
         if self._writer is None:
             self._writer = BatchWriter(self._write_lines, name=f"agentopt-journal-{self.run_id}")
         self._writer.submit(line)
@@ -174,13 +170,15 @@ class RunStore:
         """(task position, repeat) pairs finished for good: no agent error and no evaluator
         error. Everything else is done again on --resume (see `reusable_transcripts`)."""
         self._scan()
-        return {key for key, (errored, _) in self._verdicts.items() if not errored}
+        assert self._units is not None
+        return {key for key, unit in self._units.items() if not unit.errored}
 
     def reusable_transcripts(self) -> dict[UnitKey, Transcript]:
         """Units whose agent answered but an evaluator failed (a judge behind a 429 storm):
         on --resume only their evaluators run again, on the journaled answers."""
         self._scan()
-        redo = {k for k, (errored, agent) in self._verdicts.items() if errored and not agent}
+        assert self._units is not None
+        redo = {k for k, u in self._units.items() if u.errored and not u.agent_failed}
         out: dict[UnitKey, Transcript] = {}
         if not redo:
             return out
@@ -207,12 +205,12 @@ class RunStore:
             self._answers = BatchWriter(self._write_answers, name=f"agentopt-answers-{self.run_id}")
         self._answers.submit((json.dumps(line, ensure_ascii=False) + "\n").encode())
 
-    def offsets(self) -> dict[UnitKey, int]:
+    def offsets(self) -> Iterator[tuple[UnitKey, int]]:
         """Where each unit's latest journal line starts (all written once this returns)."""
         self._scan()
         self.flush()
-        assert self._offsets is not None
-        return dict(self._offsets)
+        assert self._units is not None
+        return ((key, unit.offset) for key, unit in self._units.items())
 
     def agent_usage(self) -> dict[str, int]:
         """Requests and tokens of an agent that runs outside agentopt (hosted, endpoint,
@@ -220,11 +218,12 @@ class RunStore:
         call layer never sees its model calls, so without this the usage table said 0 agent
         calls for a run of a hundred turns."""
         self._scan()
-        units = self._agent.values()
+        assert self._units is not None
+        units = self._units.values()
         return {
-            "calls": sum(u[0] for u in units),
-            "input_tokens": sum(u[1] for u in units),
-            "output_tokens": sum(u[2] for u in units),
+            "calls": sum(u.requests for u in units),
+            "input_tokens": sum(u.input_tokens for u in units),
+            "output_tokens": sum(u.output_tokens for u in units),
         }
 
     @property
@@ -236,9 +235,9 @@ class RunStore:
     # -- internals ---------------------------------------------------------------------------
     def _scan(self) -> None:
         """Read an existing journal once: offsets, verdicts and the tally."""
-        if self._offsets is not None:
+        if self._units is not None:
             return
-        self._offsets = {}
+        self._units = units = {}
         if not self.journal.exists():
             return
         with open(self.journal, "rb") as fh:
@@ -255,10 +254,8 @@ class RunStore:
                 verdict = parse_record(_Verdict, data, source=source)
                 key = (verdict.task, verdict.repeat)
                 # A unit run again on --resume (it had failed) is journaled twice: last wins.
-                self._offsets[key] = at
+                units[key] = _Saved.of(at, verdict.score, data.get("record") or {})
                 self._tally.add(key, verdict.score)
-                self._verdicts[key] = (_errored(verdict.score), verdict.score.agent_failed)
-                self._agent[key] = _reported(data.get("record") or {})
 
     def _journal_end(self) -> int:
         """The size of the journal, after ending a torn last line so the next one starts
@@ -286,12 +283,32 @@ class RunStore:
             fh.write(b"".join(lines))
 
 
-def _reported(record: dict[str, Any]) -> tuple[int, int, int]:
-    """(requests, input tokens, output tokens) of one unit's record, as saved."""
-    turns = record.get("turns") or [record]
-    calls = sum(1 for t in turns if t.get("response") or t.get("error"))
-    tokens = record.get("tokens") or {}
-    return calls, int(tokens.get("input") or 0), int(tokens.get("output") or 0)
+@dataclass(slots=True)
+class _Saved:
+    """One journaled unit, in ~100 bytes (a run of 100,000 units keeps them all): where its
+    line starts, what --resume decides from (an error; the agent's), and the requests and
+    tokens its answers reported."""
+
+    offset: int
+    errored: bool
+    agent_failed: bool
+    requests: int
+    input_tokens: int
+    output_tokens: int
+
+    @classmethod
+    def of(cls, offset: int, score: TaskScore, record: dict[str, Any]) -> _Saved:
+        turns = record.get("turns") or [record]
+        calls = sum(1 for t in turns if t.get("response") or t.get("error"))
+        tokens = record.get("tokens") or {}
+        return cls(
+            offset,
+            _errored(score),
+            score.agent_failed,
+            calls,
+            int(tokens.get("input") or 0),
+            int(tokens.get("output") or 0),
+        )
 
 
 def _errored(score: TaskScore) -> bool:

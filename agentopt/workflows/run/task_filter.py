@@ -6,7 +6,9 @@ Examples: `refund*`, `category:edge`, `tag:smoke,category:core`, `!category:adve
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Sequence
 
+from agentopt.contracts.packed_tasks import PackedTasks
 from agentopt.contracts.task import Task
 from agentopt.core.errors import ConfigError
 
@@ -43,19 +45,23 @@ def _matches(task: Task, field: str, pattern: str) -> bool:
     return any(fnmatch.fnmatchcase(t, pattern) for t in task.tags)
 
 
-def select_tasks(tasks: list[Task], expr: str | None, limit: int | None = None) -> list[Task]:
-    """Tasks matching any positive term and no negated term, then the first `limit`."""
+def select_tasks(
+    tasks: Sequence[Task], expr: str | None, limit: int | None = None
+) -> Sequence[Task]:
+    """Tasks matching any positive term and no negated term, then the first `limit` (packed
+    tasks stay packed)."""
     chosen = tasks
     if expr:
         terms = parse_filter(expr)
         positive = [t for t in terms if not t[0]]
         negative = [t for t in terms if t[0]]
-        chosen = [
+        kept = (
             task
             for task in tasks
             if (not positive or any(_matches(task, f, p) for _, f, p in positive))
             and not any(_matches(task, f, p) for _, f, p in negative)
-        ]
+        )
+        chosen = PackedTasks(kept) if isinstance(tasks, PackedTasks) else list(kept)
     if limit is not None:
         chosen = chosen[:limit]
     return chosen
