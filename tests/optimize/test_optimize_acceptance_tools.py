@@ -354,3 +354,73 @@ def test_a_parameter_named_description_cannot_be_replaced_by_text(
     bad["parameters"]["properties"]["description"] = "What the note says."
     tools = [{"type": "function", "function": fn}]
     check_rewrite(reflection, tools, fn, bad, "param_as_text")
+
+
+def _function(name: str, description: str) -> dict[str, Any]:
+    parameters = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    return {"name": name, "description": description, "parameters": parameters}
+
+
+def test_a_tool_that_comes_back_unchanged_passes_the_turn_to_the_next_tool() -> None:
+    # Two tools equally implicated: the reflection model has nothing to say about the one
+    # asked first, and the misleading description is the other's. The same proposal asks
+    # about the second tool instead of ending with no candidate.
+    tools = [
+        {"type": "function", "function": _function("search_policies", "Search the policies.")},
+        {"type": "function", "function": _function("order_status", "Search the policies too.")},
+    ]
+    asked: list[str] = []
+
+    def reply(req: Any) -> str:
+        prompt = "\n".join(str(m.content or "") for m in req.messages)
+        name = next(n for n in ("order_status", "search_policies") if f'"name": "{n}"' in prompt)
+        asked.append(name)
+        if name == "order_status":
+            return json.dumps(
+                {"tool": _function(name, "Look up an order's status."), "rationale": "r"}
+            )
+        return json.dumps({"tool": _function(name, "Search the policies."), "rationale": "r"})
+
+    register_mock("acceptance_tool_turns", reply)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "baseline"
+            folder.mkdir()
+            (folder / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
+            (folder / "metadata.yaml").write_text(
+                "model: mock:echo\ninstruction_file: instructions.md\ntools_file: tools.json\n"
+            )
+            (folder / "instructions.md").write_text("Help the user.\n")
+            parent, _ = load_agent_config(folder, name="agent", project=folder)
+
+            async def go() -> Proposal:
+                layer = CallLayer(folder, CallSettings(cache_enabled=False, max_attempts=1))
+                try:
+                    ctx = ProposalContext(
+                        number=0,
+                        parent_id="baseline",
+                        parent=parent,
+                        examples=[],
+                        train=[],
+                        tried_models=set(),
+                        search_space=[],
+                        layer=layer,
+                        optimization_model="mock:acceptance_tool_turns",
+                        seed=0,
+                    )
+                    return await make_strategy("tools").propose(ctx)
+                finally:
+                    await layer.aclose()
+
+            proposal = asyncio.run(go())
+    finally:
+        unregister_mock("acceptance_tool_turns")
+    assert asked == ["search_policies", "order_status"]
+    assert proposal.strategy == "tools:order_status"
+    described = {
+        t["function"]["name"]: t["function"]["description"] for t in proposal.definition.tools
+    }
+    assert described == {
+        "search_policies": "Search the policies.",
+        "order_status": "Look up an order's status.",
+    }

@@ -150,18 +150,19 @@ def tool_examples(name: str, ctx: ProposalContext) -> list[Example]:
     return chosen
 
 
-def pick_tool(ctx: ProposalContext) -> str:
-    """The tool with the most evidence among those not yet rewritten from this parent."""
+def ranked_tools(ctx: ProposalContext) -> list[str]:
+    """Tools not yet rewritten from this parent, most evidence first; equal evidence is
+    rotated by the proposal number, so successive proposals start from different tools."""
     names = [n for n in function_names(ctx.parent.tools)]
     if not names:
         raise NoProposal("the agent has no function tool")
     fresh = [n for n in names if f"tools:{n}" not in ctx.tried]
     if not fresh:
         raise NoProposal(f"every tool was already rewritten from {ctx.parent_id}")
-    scored = [(tool_evidence(n, ctx.train or ctx.examples), n) for n in fresh]
-    best = max(w for w, _ in scored)
-    ties = [n for w, n in scored if w == best]
-    return ties[ctx.number % len(ties)]
+    evidence = {n: tool_evidence(n, ctx.train or ctx.examples) for n in fresh}
+    shift = ctx.number % len(fresh)
+    rotated = fresh[shift:] + fresh[:shift]
+    return sorted(rotated, key=lambda n: -evidence[n])  # stable: the rotation breaks ties
 
 
 @register_strategy("tools")
@@ -173,7 +174,30 @@ class RewriteTool:
     needs_model = True
 
     async def propose(self, ctx: ProposalContext) -> Proposal:
-        tool_name = pick_tool(ctx)
+        # A tool whose rewrite comes back unchanged (the reflection model found nothing to
+        # say about it) costs one reflection call and no screening: the next tool by
+        # evidence is asked in the same proposal. Before, the proposal ended there, and
+        # when two tools were equally implicated the one at fault could wait for a later
+        # turn of the rotation that never came (the `tool-descriptions` bench world).
+        ranked = ranked_tools(ctx)
+        unchanged: list[str] = []
+        refused: list[str] = []
+        for tool_name in ranked:
+            try:
+                proposal = await self._rewrite(ctx, tool_name)
+            except MutationRejected as exc:
+                if tool_name == ranked[0]:
+                    raise
+                refused.append(exc.reason)  # a fallback's bad reply: the next tool is asked
+                continue
+            if proposal is not None:
+                return proposal
+            unchanged.append(tool_name)
+        names = ", ".join(f"'{n}'" for n in unchanged)
+        reason = f"the descriptions of tool {names} came back unchanged"
+        raise NoProposal("; ".join([reason, *refused]))
+
+    async def _rewrite(self, ctx: ProposalContext, tool_name: str) -> Proposal | None:
         index = next(
             i
             for i, t in enumerate(ctx.parent.tools)
@@ -213,7 +237,7 @@ class RewriteTool:
             )
         updated = apply_descriptions(original, proposed)
         if updated == original:
-            raise NoProposal(f"the descriptions of tool '{tool_name}' came back unchanged")
+            return None
         tools = copy.deepcopy(ctx.parent.tools)
         tools[index] = {**tools[index], "function": updated}
         return Proposal(
