@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentopt.core.redaction import Redactor, current, redact, redact_data
@@ -120,11 +120,19 @@ _WORDS = st.sampled_from(
         "s3cr3t",
         'q"uote-99',
         "b\\sl-99",
+        "API_KEY=k9",
+        "ap\u0130key: zz9",  # re's case-insensitive match folds İ to i; str.lower does not
+        "api\u212aey=v7",  # the Kelvin sign, which both fold to k
+        "é",
     ]
 )
 
 
 @settings(max_examples=300, deadline=None)
+@example(data="\nsk-abcdefgh123", secrets=[])  # an escape before the key hides \b
+@example(data={"Ocp-Apim-Subscription-Key": "v"}, secrets=[])  # a header name as a key
+@example(data='q"uote-99', secrets=['q"uote-99'])  # a secret JSON writes escaped
+@example(data="ap\u0130key: zz9", secrets=[])  # not ASCII: re folds İ, str.lower does not
 @given(
     data=st.recursive(
         st.lists(_WORDS, max_size=6).map("".join) | st.integers() | st.none(),

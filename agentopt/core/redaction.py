@@ -36,7 +36,13 @@ _PATTERNS = [
 # What any of the patterns needs to be present at all: the cheap first scan.
 _SHAPES = r"(?i:bearer|api[-_]?key|authorization)|\bsk-"
 # The same over JSON text, where an escape (`\n` before `sk-`) hides a word boundary and a
-# credential header's name is a key: no boundaries, every header name.
+# credential header's name is a key: no boundaries, every header name. Plain substrings of the
+# lower-cased text (`str.__contains__` is ~6x faster than the case-insensitive alternation).
+_JSON_WORDS = (
+    "bearer", "apikey", "api-key", "api_key", "authorization", "ocp-apim-subscription-key", "sk-"
+)  # fmt: skip
+# Text that is not ASCII keeps the regular expression: re's case-insensitive match folds
+# characters `str.lower` does not ("İ" matches "i").
 _JSON_SHAPES = r"(?i:bearer|api[-_]?key|authorization|ocp-apim-subscription-key)|sk-"
 
 
@@ -88,9 +94,9 @@ class Redactor:
         ]
         alternatives = [re.escape(s) for s in self.secrets]
         self._any = re.compile("|".join([*alternatives, _SHAPES]))
-        self._any_json = re.compile("|".join([*alternatives, _JSON_SHAPES]))
         # A secret JSON writes escaped (a quote, a backslash, a control character) cannot be
         # found in the JSON text: such a set is always walked.
+        self._any_json = re.compile("|".join([*alternatives, _JSON_SHAPES]))
         self._json_scannable = all(
             json.dumps(s, ensure_ascii=False)[1:-1] == s for s in self.secrets
         )
@@ -119,12 +125,20 @@ class Redactor:
         text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}{MASK}", text)
         return _PATTERNS[2].sub(MASK, text)
 
+    def _json_may_hold(self, line: str) -> bool:
+        if not line.isascii():
+            return self._any_json.search(line) is not None
+        if any(secret in line for secret in self.secrets):
+            return True
+        lowered = line.lower()
+        return any(word in lowered for word in _JSON_WORDS)
+
     def json_line(self, value: Any, default: Any = None) -> tuple[Any, str]:
         """`value` masked (see `data`) and its JSON text (`ensure_ascii=False`): serialised
         first and scanned once, walked only when the text holds something to mask (a results
         file of 1,000 clean tasks: one scan per task instead of a walk of every string)."""
         line = json.dumps(value, ensure_ascii=False, default=default)
-        if self._json_scannable and self._any_json.search(line) is None:
+        if self._json_scannable and not self._json_may_hold(line):
             return value, line
         masked = self.data(value)
         if masked is value:
