@@ -31,15 +31,13 @@ def exit_status(code: object) -> int:
     return 1
 
 
-def _flush() -> bool:
-    ok = True
+def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
         except (OSError, ValueError):  # a closed pipe (`| head`): nothing more can be shown
-            ok = False
-    return ok
+            pass
 
 
 def _waiting_threads() -> bool:

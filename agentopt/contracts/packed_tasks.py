@@ -3,7 +3,7 @@
 A loaded `Task` costs about 2.6 KB of Python objects (two models, their field dicts and
 field sets, five empty containers); its JSON, with the unset fields left out, is ~100 bytes.
 A run of 100,000 tasks held 260 MB of tasks before the first call. Packed, the same tasks
-take 13 MB, and reading one costs ~3 µs (pydantic-core parses the JSON straight into the
+take 15 MB, and reading one costs ~3 µs (pydantic-core parses the JSON straight into the
 model), so the run, which reads each task a few times, pays milliseconds.
 
 A task read from here is a fresh object: changing it changes nothing stored. The one place
@@ -81,8 +81,3 @@ def _pack(task: Task) -> bytes:
     # JSON with Infinity/NaN written as such: a metadata value of 1e400 reads back as inf,
     # where model_dump_json would have written null.
     return to_json(task.model_dump(exclude_unset=True), inf_nan_mode="constants")
-
-
-def packed(tasks: Sequence[Task]) -> PackedTasks:
-    """`tasks` as PackedTasks (the same object when they already are)."""
-    return tasks if isinstance(tasks, PackedTasks) else PackedTasks(tasks)
