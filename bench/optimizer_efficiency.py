@@ -111,7 +111,11 @@ def _splits(tasks: list[BenchTask]) -> dict[str, list[dict[str, Any]]]:
 
 def _subprocess(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | str:
     """Run one system; the reason as text when it fails."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # Bytecode caching allowed, for both systems: installed packages have their .pyc files;
+    # `PYTHONDONTWRITEBYTECODE` (set on this machine) would compile every lazily imported
+    # module again inside the timed search.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(REPO)
     try:
         proc = subprocess.run(
             argv, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=cwd, env=env
