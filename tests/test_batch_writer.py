@@ -56,3 +56,39 @@ def test_close_writes_what_is_queued_and_ends_the_thread() -> None:
     writer.close()
     assert seen == list(range(10))
     assert not any(t.name == "agentopt-test-close" for t in threading.enumerate())
+
+
+def test_a_lingering_writer_gathers_items_that_trickle_in_and_flush_cuts_the_wait() -> None:
+    # Answers arriving one by one (200 ms latency, 64 at once) made a write and an fsync each;
+    # with a linger they share one. A flush never waits for the linger.
+    batches: list[list[int]] = []
+    writer: BatchWriter[int] = BatchWriter(batches.append, name="test-linger", linger=30.0)
+    for i in range(5):
+        writer.submit(i)
+        threading.Event().wait(0.01)  # one by one, 10 ms apart
+    assert batches == []  # still gathering: the linger is 30 s
+    done = threading.Event()
+    threading.Thread(target=lambda: (writer.flush(), done.set())).start()
+    assert done.wait(5), "flush waited for the linger"
+    assert batches == [[0, 1, 2, 3, 4]]
+    writer.submit(5)
+    writer.close()  # close writes what is queued at once, too
+    assert batches == [[0, 1, 2, 3, 4], [5]]
+
+
+def test_a_full_batch_is_written_without_waiting_for_the_linger() -> None:
+    from agentopt.core.batch_writer import MAX_BATCH
+
+    written = threading.Event()
+    sizes: list[int] = []
+
+    def write(batch: Sequence[int]) -> None:
+        sizes.append(len(batch))
+        written.set()
+
+    writer: BatchWriter[int] = BatchWriter(write, name="test-full", linger=30.0)
+    for i in range(MAX_BATCH):
+        writer.submit(i)
+    assert written.wait(5), "a full batch waited for the linger"
+    writer.close()
+    assert sum(sizes) == MAX_BATCH

@@ -8,17 +8,23 @@ transaction), so under load a batch holds many items and an idle moment writes o
 
 Nothing binds it to an event loop, a process or the main thread: the thread starts on the first
 item in whichever process uses the writer (a Ray actor holding the cache included) and ends with
-`close()`. A failed batch is not lost silently: the error is raised by the next `submit`,
-`flush` or `close`.
+`close()`. A writer may linger (`linger`): wait a few milliseconds after a batch's first item
+so that items arriving one by one share a write. A failed batch is not lost silently: the
+error is raised by the next `submit`, `flush` or `close`.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+MAX_BATCH = 1024
+"""Items after which a lingering batch is written at once."""
+LINGER_S = 0.02
+"""The linger of the run journal and the response cache (see `BatchWriter`)."""
 
 
 class BatchWriter(Generic[T]):
@@ -27,11 +33,20 @@ class BatchWriter(Generic[T]):
     Args:
         write: writes a batch (the items in submission order); runs on the writer thread.
         name: the thread's name (it shows in stack dumps).
+        linger: seconds the thread waits after the first item of a batch for more to come
+            (`flush` and `close` cut it short). Answers that trickle in one at a time (200 ms
+            latency, 64 at once) made 575 journal batches of 1.7 lines in 3.4 s, each a write
+            and an fsync; 20 ms of linger makes ~170 batches. A crash loses at most that
+            much of the journal, which --resume plays again.
     """
 
-    def __init__(self, write: Callable[[Sequence[T]], None], *, name: str) -> None:
+    def __init__(
+        self, write: Callable[[Sequence[T]], None], *, name: str, linger: float = 0.0
+    ) -> None:
         self._write = write
         self._name = name
+        self._linger = linger
+        self._flushing = 0
         self._items: list[T] = []
         self._cond = threading.Condition()
         self._submitted = 0
@@ -53,7 +68,7 @@ class BatchWriter(Generic[T]):
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
                 self._thread.start()
-            elif self._idle:
+            elif self._idle or len(self._items) >= MAX_BATCH:
                 self._cond.notify_all()
 
     @property
@@ -66,8 +81,13 @@ class BatchWriter(Generic[T]):
         """Block until every item submitted so far is written (raises a writer error)."""
         with self._cond:
             target = self._submitted
-            while self._written < target and self._error is None:
-                self._cond.wait()
+            self._flushing += 1
+            self._cond.notify_all()  # a lingering batch is written now
+            try:
+                while self._written < target and self._error is None:
+                    self._cond.wait()
+            finally:
+                self._flushing -= 1
             self._raise_error()
 
     def close(self) -> None:
@@ -94,6 +114,14 @@ class BatchWriter(Generic[T]):
                     self._idle = True
                     self._cond.wait()
                     self._idle = False
+                deadline = time.monotonic() + self._linger
+                while (
+                    not self._closing
+                    and not self._flushing
+                    and len(self._items) < MAX_BATCH
+                    and (left := deadline - time.monotonic()) > 0
+                ):
+                    self._cond.wait(left)
                 batch, self._items = self._items, []
                 if not batch and self._closing:
                     return

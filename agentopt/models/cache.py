@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentopt.core.batch_writer import BatchWriter
+from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.paths import cache_path
 from agentopt.models.types import ChatRequest
 
@@ -245,7 +245,9 @@ class ResponseCache:
     # -- writes, on the writer thread --------------------------------------------------------
     def _writer_queue(self) -> BatchWriter[Row | Capability]:
         if self._writer is None:
-            self._writer = BatchWriter(self._write_batch, name="agentopt-cache-writer")
+            self._writer = BatchWriter(
+                self._write_batch, name="agentopt-cache-writer", linger=LINGER_S
+            )
         return self._writer
 
     def _writer_connection(self) -> sqlite3.Connection:

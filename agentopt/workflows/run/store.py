@@ -31,7 +31,7 @@ from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.simulation import UserReply
 from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.atomic import write_json_atomic
-from agentopt.core.batch_writer import BatchWriter
+from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import append_entry, read_numbered
@@ -121,7 +121,9 @@ class RunStore:
         self._end += len(line)
         self._tally.add(key, entry.score)
         if self._writer is None:
-            self._writer = BatchWriter(self._write_lines, name=f"agentopt-journal-{self.run_id}")
+            self._writer = BatchWriter(
+                self._write_lines, name=f"agentopt-journal-{self.run_id}", linger=LINGER_S
+            )
         self._writer.submit(line)
 
     def flush(self) -> None:
@@ -202,7 +204,9 @@ class RunStore:
             "transcript": redact_data(transcript.model_dump(mode="json")),
         }
         if self._answers is None:
-            self._answers = BatchWriter(self._write_answers, name=f"agentopt-answers-{self.run_id}")
+            self._answers = BatchWriter(
+                self._write_answers, name=f"agentopt-answers-{self.run_id}", linger=LINGER_S
+            )
         self._answers.submit((json.dumps(line, ensure_ascii=False) + "\n").encode())
 
     def offsets(self) -> Iterator[tuple[UnitKey, int]]:
