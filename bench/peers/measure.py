@@ -17,22 +17,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Runs inside the wrapper. The tool gets its own session so a timeout kills its whole tree.
+# The exit is waited for by a blocking waitpid, the timeout kept by a timer: `wait(timeout=)`
+# polls with sleeps of up to 50 ms, which rounded every wall time up by as much.
 _WRAPPER = r"""
-import json, os, resource, signal, subprocess, sys, time
+import json, os, resource, signal, subprocess, sys, threading, time
 spec = json.loads(sys.argv[1])
 with open(spec["stdout"], "w") as out, open(spec["stderr"], "w") as err:
     t0 = time.perf_counter()
     proc = subprocess.Popen(spec["argv"], cwd=spec["cwd"], env=spec["env"],
                             stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                             start_new_session=True)
-    try:
-        code = proc.wait(timeout=spec["timeout"])
-        timed_out = False
-    except subprocess.TimeoutExpired:
+    expired = threading.Event()
+    def kill():
+        expired.set()
         os.killpg(proc.pid, signal.SIGKILL)
-        code = proc.wait()
-        timed_out = True
+    timer = threading.Timer(spec["timeout"], kill)
+    timer.daemon = True
+    timer.start()
+    code = proc.wait()
     wall = time.perf_counter() - t0
+    timer.cancel()
+    timed_out = expired.is_set()
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"exit": code, "timed_out": timed_out, "wall": wall,
                   "cpu_user": ru.ru_utime, "cpu_sys": ru.ru_stime, "maxrss_kb": ru.ru_maxrss}))
