@@ -249,6 +249,14 @@ def failing_example(tool_name: str) -> Example:
 
 
 def propose(folder: Path, tools: list[dict[str, Any]], chosen: str) -> Proposal:
+    ex = failing_example(chosen)
+    return run_tools_strategy(folder, tools, [ex], f"mock:{REFLECT}", number=1)
+
+
+def run_tools_strategy(
+    folder: Path, tools: list[dict[str, Any]], examples: list[Example], model: str, number: int
+) -> Proposal:
+    """The `tools` strategy's proposal for an agent folder holding `tools`."""
     folder.mkdir(parents=True)
     (folder / "tools.json").write_text(json.dumps(tools, indent=2), encoding="utf-8")
     (folder / "metadata.yaml").write_text(
@@ -260,17 +268,16 @@ def propose(folder: Path, tools: list[dict[str, Any]], chosen: str) -> Proposal:
     async def go() -> Proposal:
         layer = CallLayer(folder, CallSettings(cache_enabled=False, max_attempts=1))
         try:
-            ex = failing_example(chosen)
             ctx = ProposalContext(
-                number=1,
+                number=number,
                 parent_id="baseline",
                 parent=parent,
-                examples=[ex],
-                train=[ex],
+                examples=examples,
+                train=examples,
                 tried_models=set(),
                 search_space=[],
                 layer=layer,
-                optimization_model=f"mock:{REFLECT}",
+                optimization_model=model,
                 seed=0,
             )
             return await make_strategy("tools").propose(ctx)
@@ -385,34 +392,7 @@ def test_a_tool_that_comes_back_unchanged_passes_the_turn_to_the_next_tool() -> 
     try:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "baseline"
-            folder.mkdir()
-            (folder / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
-            (folder / "metadata.yaml").write_text(
-                "model: mock:echo\ninstruction_file: instructions.md\ntools_file: tools.json\n"
-            )
-            (folder / "instructions.md").write_text("Help the user.\n")
-            parent, _ = load_agent_config(folder, name="agent", project=folder)
-
-            async def go() -> Proposal:
-                layer = CallLayer(folder, CallSettings(cache_enabled=False, max_attempts=1))
-                try:
-                    ctx = ProposalContext(
-                        number=0,
-                        parent_id="baseline",
-                        parent=parent,
-                        examples=[],
-                        train=[],
-                        tried_models=set(),
-                        search_space=[],
-                        layer=layer,
-                        optimization_model="mock:acceptance_tool_turns",
-                        seed=0,
-                    )
-                    return await make_strategy("tools").propose(ctx)
-                finally:
-                    await layer.aclose()
-
-            proposal = asyncio.run(go())
+            proposal = run_tools_strategy(folder, tools, [], "mock:acceptance_tool_turns", 0)
     finally:
         unregister_mock("acceptance_tool_turns")
     assert asked == ["search_policies", "order_status"]
