@@ -320,3 +320,24 @@ def test_the_vectorised_bootstrap_gives_the_python_interval_bit_for_bit(n, seed,
     )
     d_mean = sum(b - a for a, b in zip(base, values, strict=True)) / n
     assert (delta.low, delta.high) == (min(d_low, d_mean), max(d_high, d_mean))
+
+
+def test_the_prefetch_loads_what_the_bootstrap_uses():
+    """A fresh process that calls `prefetch_numpy` finds numpy and numpy.random loaded a moment
+    later, before any bootstrap asked for them (the finish phase then imports nothing)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, threading\n"
+        "from agentopt.evaluators.stats import prefetch_numpy\n"
+        "assert 'numpy.random' not in sys.modules\n"
+        "prefetch_numpy()\n"
+        "for t in threading.enumerate():\n"
+        "    if t.name == 'agentopt-numpy':\n"
+        "        t.join(30)\n"
+        "print(hasattr(sys.modules.get('numpy.random'), 'RandomState'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

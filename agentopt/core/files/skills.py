@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
-
 from agentopt.core.errors import InputError
 from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import Skill
@@ -87,6 +85,8 @@ def render_skill(skill: Skill) -> str:
     meta = {"name": skill.name}
     if skill.description:
         meta["description"] = skill.description
+    import yaml  # only when a skill is written
+
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100).strip()
     return f"---\n{front}\n---\n\n{skill.body.strip()}\n"
 
