@@ -20,10 +20,12 @@ JobStatus = Literal["running", "completed", "interrupted", "failed", "cancelled"
 Termination = Literal["completed", "budget_exhausted", "screening_stalled", "interrupted"]
 Outcome = Literal["improved", "no_improvement"]
 CandidateStatus = Literal[
-    "baseline", "screening", "evaluating", "evaluated", "screened_out", "incomplete"
+    "baseline", "screening", "evaluating", "evaluated", "screened_out", "incomplete", "outranked"
 ]
 """`incomplete`: its screening had evaluation errors (after a re-run), so it was neither
-accepted nor screened out — an error is never a score."""
+accepted nor screened out — an error is never a score. `outranked`: accepted by screening, but
+its validation tasks failed so far that it could no longer reach the best's score even by
+passing all the others, so those were never run (it has no validation score)."""
 BASELINE_ID = "baseline"
 
 
@@ -64,6 +66,20 @@ class Screening(Record):
     @model_serializer(mode="wrap")
     def _omit_no_errors(self, handler: SerializerFunctionWrapHandler) -> Any:
         return _without_empty(handler(self), "errors", 0)
+
+
+class Outranked(Record):
+    """Why a candidate's validation stopped early: a bound, not a score."""
+
+    tasks: int
+    """Validation tasks it was run on before the others were cancelled."""
+    of: int
+    """Tasks in the validation split."""
+    at_most: float
+    """The highest validation score it could still have reached (every other task at 1)."""
+    best: str
+    """The candidate that held the best score then."""
+    best_score: float
 
 
 class Delta(Record):
@@ -107,6 +123,8 @@ class CandidateRecord(Record):
     """The agent model of this configuration."""
     status: CandidateStatus = "evaluating"
     screening: Screening | None = None
+    outranked: Outranked | None = None
+    """Set when its validation stopped early (status `outranked`)."""
     validation: ScoreSummary | None = None
     """The candidate's score: always the full validation split."""
     tokens: float | None = None

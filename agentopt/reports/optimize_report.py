@@ -217,6 +217,7 @@ def status_renderables(job: JobRecord) -> list[RenderableType]:
     evaluated = [c for c in job.evaluated if c.id != BASELINE_ID]
     screened = [c for c in job.candidates if c.status == "screened_out"]
     incomplete = [c for c in job.candidates if c.status == "incomplete"]
+    outranked = sum(1 for c in job.candidates if c.status == "outranked")
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -236,6 +237,7 @@ def status_renderables(job: JobRecord) -> list[RenderableType]:
         "Candidates",
         f"{len(evaluated)} evaluated, {len(screened)} screened out, "
         + (f"{len(incomplete)} incomplete (errors), " if incomplete else "")
+        + (f"{outranked} outranked in validation, " if outranked else "")
         + f"{job.proposals} proposals, {job.stalls} stalls in a row",
     )
     errors = error_line(job)

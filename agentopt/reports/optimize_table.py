@@ -52,6 +52,12 @@ def candidate_cells(c: CandidateRecord) -> list[str]:
         elif c.status == "screened_out" and c.screening is not None:
             s = c.screening
             note = f"(screened out: {fmt_score(s.child)} ≤ parent {fmt_score(s.parent)})"
+        elif c.status == "outranked" and c.outranked is not None:
+            o = c.outranked
+            note = (
+                f"(outranked after {o.tasks} of {o.of} validation tasks: at most "
+                f"{fmt_score(o.at_most)} < {o.best} {fmt_score(o.best_score)})"
+            )
         elif c.status in ("screening", "evaluating"):
             note = "(not finished)"
         else:
@@ -78,7 +84,9 @@ def shown_candidates(job: JobRecord, *, screened: bool = True) -> list[Candidate
     return [
         c
         for c in sorted(job.candidates, key=lambda c: c.number)
-        if c.validation is not None or (screened and c.status in ("screened_out", "incomplete"))
+        if c.validation is not None
+        or c.status == "outranked"
+        or (screened and c.status in ("screened_out", "incomplete"))
     ]
 
 

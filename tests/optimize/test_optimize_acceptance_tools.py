@@ -37,6 +37,7 @@ from agentopt.workflows.optimize.strategies import (
     ProposalContext,
     make_strategy,
 )
+from agentopt.workflows.optimize.strategies.tools import rewritten_tools
 
 REFLECT = "acceptance_tool_reflect"
 SCALARS = ("string", "integer", "number", "boolean")
@@ -404,3 +405,60 @@ def test_a_tool_that_comes_back_unchanged_passes_the_turn_to_the_next_tool() -> 
         "search_policies": "Search the policies.",
         "order_status": "Look up an order's status.",
     }
+
+
+def _judged(name: str, called: str, reason: str) -> Example:
+    """A failed task: the agent called `called`, and the judge's reason is `reason`."""
+    task = Task(name=name, turns=[Turn(query="q", criteria=[Criterion(name="c", instruction="i")])])
+    verdict = {"name": "c", "instruction": "i", "passed": False, "reason": reason}
+    record = {
+        "response": "sorry",
+        "tool_calls": [{"name": called, "arguments": {}}],
+        "evaluators": [
+            {
+                "evaluator": "builtin.task_adherence",
+                "status": "fail",
+                "details": {"verdicts": [verdict]},
+            }
+        ],
+    }
+    return Example(task=task, score=0.0, status="fail", record=record)
+
+
+def test_two_tools_the_agent_confuses_are_rewritten_in_one_proposal() -> None:
+    # The judges say which tool each failed task needed, and the agent called the other one:
+    # both descriptions are rewritten together (fixing one leaves the other claiming the same
+    # tasks), at one reflection call each, and neither is asked again from this parent.
+    tools = [
+        {"type": "function", "function": _function("search_policies", "Search the policies.")},
+        {"type": "function", "function": _function("order_status", "Search the policies too.")},
+        {"type": "function", "function": _function("get_weather", "Today's weather.")},
+    ]
+    examples = [
+        _judged("t1", "search_policies", "order questions need order_status"),
+        _judged("t2", "order_status", "the agent used order_status; policy questions need it"),
+    ]
+    asked: list[str] = []
+    new = {"order_status": "Look up an order's status.", "search_policies": "Store policies."}
+
+    def reply(req: Any) -> str:
+        prompt = "\n".join(str(m.content or "") for m in req.messages)
+        name = prompt.split("definition of the tool `", 1)[1].split("`", 1)[0]
+        asked.append(name)
+        return json.dumps({"tool": _function(name, new[name]), "rationale": f"fix {name}"})
+
+    register_mock("acceptance_tool_pair", reply)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "baseline"
+            proposal = run_tools_strategy(folder, tools, examples, "mock:acceptance_tool_pair", 0)
+    finally:
+        unregister_mock("acceptance_tool_pair")
+    assert sorted(asked) == ["order_status", "search_policies"] and len(asked) == 2
+    assert proposal.strategy == f"tools:{asked[0]}+{asked[1]}"
+    described = {
+        t["function"]["name"]: t["function"]["description"] for t in proposal.definition.tools
+    }
+    assert described == {**new, "get_weather": "Today's weather."}
+    assert proposal.mutation["descriptions"] == new
+    assert rewritten_tools([proposal.strategy, "toolset:-x"]) == set(new)

@@ -396,3 +396,34 @@ def test_the_same_job_twice_gives_the_same_candidates(tmp_path: Path, models: Mo
     first = job("a")
     assert len(first) > 2
     assert job("b") == first
+
+
+def test_a_candidate_that_can_no_longer_reach_the_best_stops_its_validation(
+    tmp_path: Path, models: Models
+) -> None:
+    # The baseline passes every validation task and fails the train ones; the one model of
+    # the search space does the opposite. Its screening (train) beats the baseline, so its
+    # validation starts; one failed task puts it below the baseline's 1.0 for good, and the
+    # tasks not yet started are not run (one agent slot: they start one at a time).
+    models.add("opt_trainonly", lambda req: "Our refund window is 30 days.")
+    project = make_project(
+        tmp_path,
+        [task(f"tr{i}", "refund window") for i in range(6)],
+        validation=[task(f"va{i}", "tracking link") for i in range(8)],
+        test=[task(f"te{i}", "tracking link") for i in range(3)],
+        instructions="Mention the 'tracking link'.",
+        options={"optimization_config": {"model_search_space": ["mock:opt_trainonly"]}},
+    )
+    outcome = optimize(project, targets=["model"], parallel_proposals=1, concurrency=1, seed=2)
+    job = outcome.job
+    child = job.candidate("cand_01")
+    assert child is not None and child.screening is not None and child.screening.accepted
+    assert child.status == "outranked" and child.validation is None
+    assert child.outranked is not None
+    assert (child.outranked.tasks, child.outranked.of) == (1, 8)
+    assert child.outranked.best == "baseline" and child.outranked.best_score == 1.0
+    assert child.outranked.at_most == 7 / 8
+    assert len(unit_tasks(outcome, "cand_01") & set(job.splits.validation)) == 1
+    # Not in the pool: the baseline stays best, and the candidate is shown as outranked.
+    assert job.best == "baseline" and job.outcome == "no_improvement"
+    assert "outranked after 1 of 8 validation tasks" in outcome.report_path.read_text()

@@ -380,9 +380,29 @@ def test_toolset_needs_a_contrast_before_calling_a_tool_harmful() -> None:
     parent = agent(tools=[tools()[0]])  # get_order only, used by every (failing) task
     with pytest.raises(NoProposal):
         propose("toolset", context(parent, everyone))
-    contrast = [
-        *everyone,
-        Example(task=everyone[0].task, score=0.8, status="fail", record={"tool_calls": []}),
+    without = [
+        Example(task=everyone[0].task, score=1.0, status="pass", record={"tool_calls": []})
+        for _ in range(3)
     ]
-    proposal = propose("toolset", context(parent, contrast))
+    # One passing task without the tool is no contrast yet (3 failures of 4 tasks landing on
+    # the tool's 3 is a 1-in-4 chance); three are (1 in 20).
+    with pytest.raises(NoProposal, match="too few tasks"):
+        propose("toolset", context(parent, [*everyone, without[0]]))
+    proposal = propose("toolset", context(parent, [*everyone, *without]))
     assert proposal.mutation == {"dropped_tool": "get_order", "why": "harmful"}
+
+
+def test_toolset_keeps_a_tool_two_failed_tasks_point_at() -> None:
+    # The bench's `tool-descriptions` world on its first two minibatches: the agent picks a
+    # tool at random, so the needed order_status sat in two failed tasks, and of the four
+    # tasks that used search_policies one passed. Chance, not harm: nothing is dropped.
+    parent = agent()
+    first, second = (t["function"]["name"] for t in parent.tools)
+    traces = [
+        failed_example("t1", [("a", "x")], calls=[{"name": first}]),
+        failed_example("t2", [("a", "x")], calls=[{"name": first}]),
+        failed_example("t3", [("a", "x")], status="pass", calls=[{"name": second}]),
+        *(failed_example(f"t{i}", [("a", "x")], calls=[{"name": second}]) for i in (4, 5, 6)),
+    ]
+    with pytest.raises(NoProposal):
+        propose("toolset", context(parent, traces))

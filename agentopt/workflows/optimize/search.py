@@ -17,7 +17,13 @@ import asyncio
 import random
 from dataclasses import dataclass
 
-from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, Screening, Termination
+from agentopt.contracts.optimize_job import (
+    BASELINE_ID,
+    CandidateRecord,
+    Outranked,
+    Screening,
+    Termination,
+)
 from agentopt.contracts.optimize_journal import ProposalEntry, ProposedChange
 from agentopt.contracts.task_record import UnitResult
 from agentopt.core.errors import AgentoptError, BudgetExceeded
@@ -25,6 +31,7 @@ from agentopt.core.ids import utc_now_iso
 from agentopt.workflows.optimize.candidates import candidate_id, config_hash, fill_validation
 from agentopt.workflows.optimize.evaluation import (
     CandidateRun,
+    Race,
     StopRequested,
     mean_without_errors,
 )
@@ -78,6 +85,7 @@ class SlotOutcome:
     exhausted: bool = False
     cand_id: str | None = None
     screening: Screening | None = None
+    outranked: Outranked | None = None
     failure: AgentoptError | None = None
     """BudgetExceeded or StopRequested: the slot stopped early (its finished units are kept)."""
 
@@ -333,7 +341,14 @@ class Search:
                 if accepted:
                     names = ctx.splits.validation.names
                     ctx.sink.status(f"{out.cand_id}: evaluating on {len(names)} validation tasks")
-                    await run.evaluate(names)
+                    race = Race(len(names), ctx.best_score)
+                    ran = await run.race(names, race)
+                    if race.stopped is not None:
+                        best, score, at_most = race.stopped
+                        out.outranked = Outranked(
+                            tasks=len(ran), of=len(names), at_most=at_most, best=best,
+                            best_score=score,
+                        )  # fmt: skip
         except (BudgetExceeded, StopRequested) as exc:
             out.failure = exc
 
@@ -364,6 +379,12 @@ class Search:
         if not out.screening.accepted:
             record.status = "incomplete" if out.screening.errors else "screened_out"
             ctx.job.stalls += 1
+            ctx.sink.candidate(ctx.job, record)
+            return
+        if out.outranked is not None:
+            # Not in the pool: it could not have been the best, and a score from part of the
+            # validation split is no score (optimizer.md §5).
+            record.status, record.outranked = "outranked", out.outranked
             ctx.sink.candidate(ctx.job, record)
             return
         names = ctx.splits.validation.names

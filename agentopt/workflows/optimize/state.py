@@ -52,6 +52,14 @@ class JobContext:
         self.job.outcome = ranking.outcome
         return ranking
 
+    def best_score(self) -> tuple[str, float] | None:
+        """The best candidate and its validation score now: what a candidate whose
+        validation is running must be able to reach (`evaluation.Race`)."""
+        best = self.job.candidate(self.job.best) if self.job.best else None
+        if best is None or best.validation is None or best.validation.score is None:
+            return None
+        return best.id, best.validation.score
+
     def usage(self) -> dict[str, dict[str, float]]:
         """Per pool, this session plus the earlier ones of the job."""
         pools = self.layer.stats().pools

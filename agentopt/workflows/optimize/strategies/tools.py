@@ -2,6 +2,9 @@
 
 The tool chosen is the one whose misuse shows most in the parent's traces (failed calls,
 calls in failed tasks, judges naming it), and the reflection model reads those traces first.
+A tool the agent confused it with (it called one where the judge says the task needed the
+other) is rewritten in the same proposal: the confusion lives between two descriptions, and
+rewriting one leaves the other still claiming the same tasks.
 Only description texts may change: a reply that renames the tool or
 a parameter, changes a type, an enum or the required list is rejected, because the code that
 implements the tool would no longer match what the model is told.
@@ -11,6 +14,8 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -108,9 +113,47 @@ def apply_descriptions(original: dict[str, Any], proposed: dict[str, Any]) -> di
     return out
 
 
+def _names(name: str, text: str) -> bool:
+    """`text` names the tool `name` as a word (`search` is not named by `search_web`)."""
+    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(name)}(?![A-Za-z0-9_-])", text) is not None
+
+
 def _named_in_failures(name: str, ex: Example) -> bool:
     """A judge's reason for a failed check names the tool ("… needs get_order")."""
-    return ex.status != "pass" and any(name in check.reason for check in failed_checks(ex.record))
+    return ex.status != "pass" and any(
+        _names(name, check.reason) for check in failed_checks(ex.record)
+    )
+
+
+def confused_with(name: str, others: list[str], examples: list[Example]) -> list[str]:
+    """The tools of `others` the agent took for `name`, or `name` for: in a failed task it
+    called one of the two and not the other, and a judge's reason names the one it did not
+    call (the reason says which tool the task needed). In `others`' order."""
+    out: list[str] = []
+    for other in others:
+        for ex in examples:
+            if ex.status == "pass":
+                continue
+            called = {str(c.get("name")) for c in tool_calls(ex.record)}
+            reasons = " ".join(check.reason for check in failed_checks(ex.record))
+            for used, needed in ((other, name), (name, other)):
+                if used in called and needed not in called and _names(needed, reasons):
+                    out.append(other)
+                    break
+            else:
+                continue
+            break
+    return out
+
+
+def rewritten_tools(tried: list[str]) -> set[str]:
+    """Tools already rewritten from a parent, read from its children's strategies
+    (`tools:get_order`, or `tools:get_order+search_web` for a confused pair)."""
+    names: set[str] = set()
+    for strategy in tried:
+        if strategy.startswith("tools:"):
+            names.update(strategy.removeprefix("tools:").split("+"))
+    return names
 
 
 def tool_evidence(name: str, examples: list[Example]) -> int:
@@ -156,7 +199,8 @@ def ranked_tools(ctx: ProposalContext) -> list[str]:
     names = [n for n in function_names(ctx.parent.tools)]
     if not names:
         raise NoProposal("the agent has no function tool")
-    fresh = [n for n in names if f"tools:{n}" not in ctx.tried]
+    done = rewritten_tools(ctx.tried)
+    fresh = [n for n in names if n not in done]
     if not fresh:
         raise NoProposal(f"every tool was already rewritten from {ctx.parent_id}")
     evidence = {n: tool_evidence(n, ctx.train or ctx.examples) for n in fresh}
@@ -184,26 +228,55 @@ class RewriteTool:
         refused: list[str] = []
         for tool_name in ranked:
             try:
-                proposal = await self._rewrite(ctx, tool_name)
+                first = await self._rewrite(ctx, ctx.parent.tools, tool_name)
             except MutationRejected as exc:
                 if tool_name == ranked[0]:
                     raise
                 refused.append(exc.reason)  # a fallback's bad reply: the next tool is asked
                 continue
-            if proposal is not None:
-                return proposal
+            if first is not None:
+                return await self._with_partner(ctx, tool_name, first, ranked)
             unchanged.append(tool_name)
         names = ", ".join(f"'{n}'" for n in unchanged)
         reason = f"the descriptions of tool {names} came back unchanged"
         raise NoProposal("; ".join([reason, *refused]))
 
-    async def _rewrite(self, ctx: ProposalContext, tool_name: str) -> Proposal | None:
+    async def _with_partner(
+        self, ctx: ProposalContext, tool_name: str, first: _Rewrite, ranked: list[str]
+    ) -> Proposal:
+        """The proposal for `tool_name`, with the tool it was confused with rewritten too (one
+        more reflection call; its refusal or unchanged reply leaves the first rewrite alone)."""
+        rewrites = {tool_name: first}
+        others = [n for n in ranked if n != tool_name]
+        for partner in confused_with(tool_name, others, ctx.train or ctx.examples)[:1]:
+            try:
+                second = await self._rewrite(ctx, first.tools, partner)
+            except MutationRejected:
+                second = None
+            if second is not None:
+                rewrites[partner] = second
+        last = list(rewrites.values())[-1]
+        described = {n: r.description for n, r in rewrites.items()}
+        mutation: dict[str, Any] = {"tool": tool_name, "description": first.description}
+        if len(rewrites) > 1:
+            mutation["descriptions"] = described
+        return Proposal(
+            definition=ctx.parent.model_copy(update={"tools": last.tools}),
+            strategy="tools:" + "+".join(rewrites),
+            rationale="; ".join(r.rationale for r in rewrites.values()),
+            mutation=mutation,
+        )
+
+    async def _rewrite(
+        self, ctx: ProposalContext, current: list[dict[str, Any]], tool_name: str
+    ) -> _Rewrite | None:
+        """`current` with `tool_name`'s descriptions rewritten (None: nothing changed)."""
         index = next(
             i
-            for i, t in enumerate(ctx.parent.tools)
+            for i, t in enumerate(current)
             if t.get("type") == "function" and t["function"].get("name") == tool_name
         )
-        original = ctx.parent.tools[index]["function"]
+        original = current[index]["function"]
         examples = tool_examples(tool_name, ctx)
         data = {
             "instructions": ctx.parent.instructions or "(no instructions)",
@@ -215,7 +288,7 @@ class RewriteTool:
             data=data,
             params={
                 "tool_name": tool_name,
-                "tools": function_names(ctx.parent.tools),
+                "tools": function_names(current),
                 "count": len(examples),
             },
         )
@@ -238,11 +311,16 @@ class RewriteTool:
         updated = apply_descriptions(original, proposed)
         if updated == original:
             return None
-        tools = copy.deepcopy(ctx.parent.tools)
+        tools = copy.deepcopy(current)
         tools[index] = {**tools[index], "function": updated}
-        return Proposal(
-            definition=ctx.parent.model_copy(update={"tools": tools}),
-            strategy=f"tools:{tool_name}",
-            rationale=one_line(reply.rationale) or f"rewrote the description of {tool_name}",
-            mutation={"tool": tool_name, "description": updated.get("description", "")},
-        )
+        rationale = one_line(reply.rationale) or f"rewrote the description of {tool_name}"
+        return _Rewrite(tools, str(updated.get("description", "")), rationale)
+
+
+@dataclass(frozen=True)
+class _Rewrite:
+    """One tool's accepted rewrite: the whole tool list with it applied."""
+
+    tools: list[dict[str, Any]]
+    description: str
+    rationale: str

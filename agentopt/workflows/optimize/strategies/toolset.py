@@ -2,9 +2,10 @@
 call: it reads the traces.
 
 Harmful: never used in a passing task, and either its calls fail, or the tasks that use it
-score clearly lower than the tasks that do not (a contrast is needed: when nothing passes and
-every task calls the tool, the traces say nothing about it). Unused: never called. A tool used
-in a passing task is never dropped; screening then checks the guess.
+score clearly lower than the tasks that do not, beyond chance (a contrast is needed: when
+nothing passes and every task calls the tool, the traces say nothing about it; and when most
+tasks fail anyway, a tool found only in failed ones may be there by luck). Unused: never
+called. A tool used in a passing task is never dropped; screening then checks the guess.
 
 The instructions lose every sentence that names the dropped tool ("call search_web with …"):
 left in, they tell the agent to call a tool it no longer has.
@@ -12,6 +13,7 @@ left in, they tell the agent to call a tool it no longer has.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -27,6 +29,12 @@ from agentopt.workflows.optimize.strategies.traces import tool_calls
 
 CONTRAST = 0.1
 """Score gap between tasks without and with the tool that counts as evidence of harm."""
+ALPHA = 0.1
+"""How unlikely, by chance, the tool's tasks must be to all have failed: the one-sided exact
+(Fisher) test of "every task with the tool failed" given how many tasks failed in all. Without
+it a needed tool was dropped: in the `tool-descriptions` bench world the agent misroutes at
+random, the needed tool sat in 2 failed tasks while 3 of the 4 others failed too (chance
+0.67), and its removal passed a 3-task screening by luck and cost a full validation."""
 
 
 @dataclass
@@ -38,6 +46,8 @@ class ToolUse:
     in_failing: int = 0
     with_scores: list[float] = field(default_factory=list)
     without_scores: list[float] = field(default_factory=list)
+    failed_without: int = 0
+    """Failed tasks that did not call it."""
 
     @property
     def score_gap(self) -> float:
@@ -51,7 +61,18 @@ class ToolUse:
     def harmful(self) -> bool:
         if self.in_passing:
             return False
-        return self.failed_calls > 0 or (self.in_failing > 0 and self.score_gap >= CONTRAST)
+        if self.failed_calls > 0:
+            return True
+        return self.score_gap >= CONTRAST and self.chance <= ALPHA
+
+    @property
+    def chance(self) -> float:
+        """The probability that, of all the tasks, the ones with the tool are all among the
+        failed ones by chance (hypergeometric: C(failed, n) / C(tasks, n))."""
+        n = self.in_failing + self.in_passing
+        failed = self.in_failing + self.failed_without
+        total = n + len(self.without_scores)
+        return math.comb(failed, n) / math.comb(total, n) if n else 1.0
 
     @property
     def unused(self) -> bool:
@@ -73,6 +94,7 @@ def tool_usage(names: list[str], examples: list[Example]) -> dict[str, ToolUse]:
         for name, use in usage.items():
             if name not in seen:
                 use.without_scores.append(score)
+                use.failed_without += ex.status != "pass"
                 continue
             use.with_scores.append(score)
             if ex.status == "pass":
@@ -134,7 +156,9 @@ class DropTool:
             drop, why = unused[0], "unused"
             detail = f"never called in {len(ctx.train)} train task(s)"
         else:
-            raise NoProposal("every tool is used in a passing task")
+            raise NoProposal(
+                "every tool is used in a passing task, or too few tasks show it harmful"
+            )
         tools = [
             t
             for t in ctx.parent.tools
