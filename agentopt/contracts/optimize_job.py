@@ -144,6 +144,11 @@ class CandidateRecord(Record):
     """Its configuration, relative to the job folder (`candidates/<id>`)."""
     created_at: str = ""
 
+    @model_serializer(mode="wrap")
+    def _omit_not_outranked(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Written only when set: the job files of earlier versions read back unchanged.
+        return _without_empty(handler(self), "outranked", None)
+
 
 class SplitInfo(Record):
     """Which tasks serve for what (task names)."""
