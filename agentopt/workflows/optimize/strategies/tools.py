@@ -125,25 +125,21 @@ def _named_in_failures(name: str, ex: Example) -> bool:
     )
 
 
+def _confused(a: str, b: str, ex: Example) -> bool:
+    """In this failed task the agent called one of the two tools and not the other, and a
+    judge's reason names the one it did not call (the reason says which tool was needed)."""
+    called = {str(c.get("name")) for c in tool_calls(ex.record)}
+    reasons = " ".join(check.reason for check in failed_checks(ex.record))
+    return any(
+        used in called and needed not in called and _names(needed, reasons)
+        for used, needed in ((a, b), (b, a))
+    )
+
+
 def confused_with(name: str, others: list[str], examples: list[Example]) -> list[str]:
-    """The tools of `others` the agent took for `name`, or `name` for: in a failed task it
-    called one of the two and not the other, and a judge's reason names the one it did not
-    call (the reason says which tool the task needed). In `others`' order."""
-    out: list[str] = []
-    for other in others:
-        for ex in examples:
-            if ex.status == "pass":
-                continue
-            called = {str(c.get("name")) for c in tool_calls(ex.record)}
-            reasons = " ".join(check.reason for check in failed_checks(ex.record))
-            for used, needed in ((other, name), (name, other)):
-                if used in called and needed not in called and _names(needed, reasons):
-                    out.append(other)
-                    break
-            else:
-                continue
-            break
-    return out
+    """The tools of `others` the agent took for `name`, or `name` for (in `others`' order)."""
+    failed = [ex for ex in examples if ex.status != "pass"]
+    return [other for other in others if any(_confused(name, other, ex) for ex in failed)]
 
 
 def rewritten_tools(tried: list[str]) -> set[str]:
@@ -235,19 +231,20 @@ class RewriteTool:
                 refused.append(exc.reason)  # a fallback's bad reply: the next tool is asked
                 continue
             if first is not None:
-                return await self._with_partner(ctx, tool_name, first, ranked)
+                others = [n for n in ranked if n != tool_name and n not in unchanged]
+                return await self._with_partner(ctx, tool_name, first, others)
             unchanged.append(tool_name)
         names = ", ".join(f"'{n}'" for n in unchanged)
         reason = f"the descriptions of tool {names} came back unchanged"
         raise NoProposal("; ".join([reason, *refused]))
 
     async def _with_partner(
-        self, ctx: ProposalContext, tool_name: str, first: _Rewrite, ranked: list[str]
+        self, ctx: ProposalContext, tool_name: str, first: _Rewrite, others: list[str]
     ) -> Proposal:
-        """The proposal for `tool_name`, with the tool it was confused with rewritten too (one
-        more reflection call; its refusal or unchanged reply leaves the first rewrite alone)."""
+        """The proposal for `tool_name`, with the tool of `others` it was confused with
+        rewritten too (one more reflection call; its refusal or unchanged reply leaves the
+        first rewrite alone)."""
         rewrites = {tool_name: first}
-        others = [n for n in ranked if n != tool_name]
         for partner in confused_with(tool_name, others, ctx.train or ctx.examples)[:1]:
             try:
                 second = await self._rewrite(ctx, first.tools, partner)
