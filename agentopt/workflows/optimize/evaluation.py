@@ -35,12 +35,12 @@ from agentopt.workflows.events import NullSink
 from agentopt.workflows.executor import Executor, LocalExecutor
 from agentopt.workflows.optimize.budget import CallBudget
 from agentopt.workflows.optimize.journal import JobStore
+from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.splits import Splits
 from agentopt.workflows.run.engine import EngineSpec, RunEngine, UnitRunner
 from agentopt.workflows.run.simulated_user import Simulation
 
 T = TypeVar("T")
-_EPS = 1e-9
 ERROR_RERUNS = 1
 """Extra runs of a unit that ended in an error (a timeout on a loaded machine, a 429 storm)."""
 

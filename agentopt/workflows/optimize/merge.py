@@ -24,11 +24,11 @@ from typing import Any
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.workflows.optimize.candidates import config_hash
+from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.strategies.base import Proposal
 
 MAX_MERGES = 5
 """Merge attempts per job (GEPA's default)."""
-_EPS = 1e-9
 
 
 @dataclass

@@ -26,7 +26,8 @@ from agentopt.contracts.scores import TaskScore
 from agentopt.evaluators.stats import bootstrap_ci, paired_bootstrap_ci
 
 ERROR_RATE_MARGIN = 0.10
-_EPS = 1e-9
+SCORE_EPS = 1e-9
+"""Scores closer than this are equal (float sums of task scores), everywhere in optimize/."""
 
 
 def summarize_split(
@@ -81,7 +82,9 @@ def _pareto(points: dict[str, tuple[float, float]]) -> set[str]:
     front: set[str] = set()
     for cid, (score, x) in points.items():
         dominated = any(
-            s >= score - _EPS and ox <= x + _EPS and (s > score + _EPS or ox < x - _EPS)
+            s >= score - SCORE_EPS
+            and ox <= x + SCORE_EPS
+            and (s > score + SCORE_EPS or ox < x - SCORE_EPS)
             for other, (s, ox) in points.items()
             if other != cid
         )
@@ -152,7 +155,7 @@ def task_wins(per_task: Mapping[str, Mapping[str, float | None]]) -> dict[str, i
             continue
         top = max(known)
         for cid, v in values.items():
-            if v is not None and v >= top - _EPS:
+            if v is not None and v >= top - SCORE_EPS:
                 wins[cid] += 1
     return wins
 

@@ -42,6 +42,7 @@ from agentopt.workflows.optimize.merge import (
     merge_verdict,
     pick_pair,
 )
+from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.rotation import Rotation
 from agentopt.workflows.optimize.state import JobContext
@@ -54,7 +55,6 @@ from agentopt.workflows.optimize.strategies.base import (
 )
 from agentopt.workflows.optimize.strategies.model import next_untried
 
-_EPS = 1e-9
 SAVE_EVERY_S = 2.0
 """job.json and report.html are rewritten at most this often during the search."""
 
