@@ -120,7 +120,8 @@ class Search:
 
     # -- planning ------------------------------------------------------------------------------
     def _estimate(self, parent: str, name: str) -> float:
-        """The parent's train score, else its nearest ancestor's (the baseline has them all)."""
+        """The parent's train score, else its nearest ancestor's; 0 (among the weakest) for a
+        task no ancestor ran yet: the baseline runs on validation only, not on train."""
         cid: str | None = parent
         while cid is not None:
             unit = self.ctx.book.get(cid, name)
