@@ -24,7 +24,7 @@ CandidateStatus = Literal[
 ]
 """`incomplete`: its screening had evaluation errors (after a re-run), so it was neither
 accepted nor screened out — an error is never a score. `outranked`: accepted by screening, but
-its validation tasks failed so far that it could no longer reach the best's score even by
+so many of its validation tasks failed that it could no longer reach the best's score even by
 passing all the others, so those were never run (it has no validation score)."""
 BASELINE_ID = "baseline"
 
@@ -72,7 +72,7 @@ class Outranked(Record):
     """Why a candidate's validation stopped early: a bound, not a score."""
 
     tasks: int
-    """Validation tasks it was run on before the others were cancelled."""
+    """Validation tasks it was run on before the others were skipped."""
     of: int
     """Tasks in the validation split."""
     at_most: float
