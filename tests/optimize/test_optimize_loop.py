@@ -59,7 +59,12 @@ def test_rule_proposer_makes_a_rule_following_agent_truly_better(
     assert unit_tasks(outcome, "baseline") >= {f"test{i}" for i in range(4)}
     # The second slot of the first round learned the same rules: a duplicate, not evaluated.
     assert job.candidate("cand_02") is None
-    assert job.termination_reason == "screening_stalled"
+    # The best passes every validation task: the ceiling. Nothing written from failures can
+    # rank above it, so the search ends there instead of proposing until it stalls.
+    assert job.termination_reason == "completed"
+    assert any(f"{best.id} passes every validation task" in n for n in job.notes)
+    last = max(e["number"] for e in journal(outcome) if e["kind"] == "proposal")
+    assert last == best.number + 1  # only the duplicate slot of the same round
     assert outcome.report_path.is_file()
 
 
@@ -80,8 +85,9 @@ def test_reflection_never_sees_test_or_validation_tasks(tmp_path: Path, models: 
         assert any(queries[name] in prompt for name in job.splits.train)
         assert "Be brief." not in prompt or "instructions-" in prompt  # fenced as data
     proposed = [e["strategy"] for e in journal(outcome) if e["kind"] == "proposal"]
-    # The two instruction proposers take turns: reflection, then the rule proposer, …
-    assert proposed[:2] == ["instructions:reflect", "instructions:rules"]
+    # Reflection proposes first; its candidate passes every validation task (the ceiling), so
+    # no proposal follows it.
+    assert proposed == ["instructions:reflect"]
     first = job.candidate("cand_01")
     assert first is not None and first.strategy == "instructions"
     assert first.rationale == "say both" and job.best == "cand_01" and first.star
@@ -135,9 +141,10 @@ def test_model_strategy_walks_the_search_space_and_keeps_the_better_model(
     assert good is not None and good.model == "mock:opt_good" and good.status == "evaluated"
     assert good.strategy == "model:mock:opt_good"
     assert job.best == "cand_02" and good.star
-    # Every model of the space was tried: the search ends by itself.
+    # Every model of the space was tried, and the best passes every validation task: the
+    # search ends by itself.
     assert job.termination_reason == "completed"
-    assert any("left to propose" in n for n in job.notes)
+    assert any("cand_02 passes every validation task" in n for n in job.notes)
 
 
 def test_call_budget_stops_the_search_and_keeps_calls_within_the_cap(
@@ -355,7 +362,8 @@ def test_call_budget_is_exact_with_eight_units_in_flight_and_a_tool_loop(
     project = make_project(
         tmp_path,
         two_phrase_rows("t", 8),
-        validation=two_phrase_rows("v", 8),
+        # A phrase no train task teaches: no candidate reaches the ceiling before the budget.
+        validation=two_phrase_rows("v", 8, ("refund window", "tracking link", "gift card")),
         test=two_phrase_rows("x", 4),
         model="mock:opt_loop_agent",
         tools=[lookup],
@@ -401,15 +409,16 @@ def test_the_same_job_twice_gives_the_same_candidates(tmp_path: Path, models: Mo
 def test_a_candidate_that_can_no_longer_reach_the_best_stops_its_validation(
     tmp_path: Path, models: Models
 ) -> None:
-    # The baseline passes every validation task and fails the train ones; the one model of
-    # the search space does the opposite. Its screening (train) beats the baseline, so its
-    # validation starts; one failed task puts it below the baseline's 1.0 for good, and the
+    # The baseline passes 8 of the 9 validation tasks (the last asks for a phrase no agent
+    # says) and fails the train ones; the one model of the search space does the opposite.
+    # Its screening (train) beats the baseline, so its validation starts; one failed task
+    # still leaves it a tie at best, two put it below the baseline's 8/9 for good, and the
     # tasks not yet started are not run (one agent slot: they start one at a time).
     models.add("opt_trainonly", lambda req: "Our refund window is 30 days.")
     project = make_project(
         tmp_path,
         [task(f"tr{i}", "refund window") for i in range(6)],
-        validation=[task(f"va{i}", "tracking link") for i in range(8)],
+        validation=[task(f"va{i}", "tracking link") for i in range(8)] + [task("va8", "gift card")],
         test=[task(f"te{i}", "tracking link") for i in range(3)],
         instructions="Mention the 'tracking link'.",
         options={"optimization_config": {"model_search_space": ["mock:opt_trainonly"]}},
@@ -420,10 +429,10 @@ def test_a_candidate_that_can_no_longer_reach_the_best_stops_its_validation(
     assert child is not None and child.screening is not None and child.screening.accepted
     assert child.status == "outranked" and child.validation is None
     assert child.outranked is not None
-    assert (child.outranked.tasks, child.outranked.of) == (1, 8)
-    assert child.outranked.best == "baseline" and child.outranked.best_score == 1.0
-    assert child.outranked.at_most == 7 / 8
-    assert len(unit_tasks(outcome, "cand_01") & set(job.splits.validation)) == 1
+    assert (child.outranked.tasks, child.outranked.of) == (2, 9)
+    assert child.outranked.best == "baseline" and child.outranked.best_score == 8 / 9
+    assert child.outranked.at_most == 7 / 9
+    assert len(unit_tasks(outcome, "cand_01") & set(job.splits.validation)) == 2
     # Not in the pool: the baseline stays best, and the candidate is shown as outranked.
     assert job.best == "baseline" and job.outcome == "no_improvement"
-    assert "outranked after 1 of 8 validation tasks" in outcome.report_path.read_text()
+    assert "outranked after 2 of 9 validation tasks" in outcome.report_path.read_text()

@@ -42,6 +42,7 @@ from agentopt.workflows.optimize.merge import (
     merge_verdict,
     pick_pair,
 )
+from agentopt.workflows.optimize.perfect import FROM_FAILURES, all_perfect, at_ceiling
 from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.rotation import Rotation
@@ -211,6 +212,11 @@ class Search:
             ctx.sink.status(f"proposal {plan.number}: {plan.strategy.name} from {plan.parent}")
             async with CandidateRun(ctx.eval, plan.parent, parent_def) as run:
                 units = await run.evaluate(plan.minibatch)
+            if plan.strategy.target in FROM_FAILURES and all_perfect(units.values()):
+                raise NoProposal(
+                    f"nothing to learn from: {plan.parent} passed all {len(units)} of its "
+                    "weakest train tasks with the top score"
+                )
             examples = sorted(
                 (_example(ctx, n, u) for n, u in units.items()),
                 key=lambda e: e.score if e.score is not None else -1.0,
@@ -406,6 +412,13 @@ class Search:
             return "completed"
         if job.stalls >= settings.max_stalls:
             return "screening_stalled"
+        top = at_ceiling(self.ctx)
+        if top is not None:
+            job.notes.append(
+                f"stopped early: {top} passes every validation task with the top score; "
+                "no candidate can rank above it on quality"
+            )
+            return "completed"
         if self.empty >= 2 * settings.max_stalls:
             job.notes.append(f"stopped: {self.empty} proposals in a row had nothing new")
             return "screening_stalled"
