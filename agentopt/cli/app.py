@@ -16,6 +16,7 @@ from agentopt.cli.argv import expand_variadic_options
 from agentopt.cli.context import STATE
 from agentopt.cli.global_options import attach_global_options
 from agentopt.cli.lazy import Lazy, lazy_group
+from agentopt.core import heap
 
 EPILOG = (
     "Examples:\n\n"
@@ -88,6 +89,7 @@ def main() -> None:
     from agentopt.agents.process_guard import install_signal_handlers
 
     install_signal_handlers()  # SIGTERM / SIGHUP stop the agent processes first
+    heap.enable()  # this process ends with the command (core/heap.py)
     try:
         app(prog_name="agentopt")
     except SystemExit as done:  # typer always ends this way; see fast_exit.py for why

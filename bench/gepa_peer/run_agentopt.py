@@ -7,7 +7,8 @@ neither system shares the interpreter with the scripted server that answers both
 imports, as GEPA's covers its compile and test split after importing dspy. agentopt loads
 numpy (the bootstrap), jinja2 (the prompts) and its judges on first use, where dspy has loaded
 them by its import; they are imported here, before the clock, as GEPA's are (numpy was 19% of
-agentopt's `tool-descriptions` run in a py-spy profile).
+agentopt's `tool-descriptions` run in a py-spy profile). The process enables the freeze of
+long-lived objects (`agentopt.core.heap`) as the console entry point does.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import openai  # noqa: F401
 import agentopt.evaluators.judges.task_adherence
 import agentopt.models.providers.compat
 import agentopt.workflows.optimize.strategies  # noqa: F401
+from agentopt.core import heap
 from agentopt.core.files.agent_config import write_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.workflows.optimize import (
@@ -68,6 +70,7 @@ def write_project(root: Path, cfg: dict) -> Path:
 
 
 def main(config_path: str, result_path: str) -> int:
+    heap.enable()  # as the console entry point does: this process ends with the job
     cfg = json.loads(Path(config_path).read_text(encoding="utf-8"))
     project = write_project(Path(cfg["root"]), cfg)
     t0 = time.perf_counter()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentopt.contracts.optimize_job import JobRecord, OptimizePlan
+from agentopt.core.heap import freeze_long_lived
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallFlags, CallSettings, call_settings
@@ -63,6 +64,7 @@ def _restore(opts: OptimizeOptions, cwd: Path) -> tuple[OptimizeOptions, JobStor
 
 def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> PreparedJob:
     """Resolve inputs, split, choose targets and estimate the plan (ConfigError → exit 2)."""
+    freeze_long_lived()  # the imports are done (core/heap.py)
     resumed: JobRecord | None = None
     store: JobStore | None = None
     if opts.resume:

@@ -25,6 +25,7 @@ from agentopt.core.errors import (
     InputError,
     Interrupted,
 )
+from agentopt.core.heap import freeze_long_lived
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.evaluators.stats import paired_bootstrap_ci, prefetch_numpy
 from agentopt.models.call import CallLayer
@@ -120,6 +121,7 @@ def prepare_run(
     opts: RunOptions, cwd: Path, ask: Callable[[str, bool], bool] | None
 ) -> PreparedRun:
     """Resolve inputs, select tasks, build every evaluator and estimate the plan."""
+    freeze_long_lived()  # the imports are done (core/heap.py)
     store: RunStore | None = None
     if opts.retry_errors and not opts.resume:
         ids = list_run_ids(cwd)
