@@ -13,6 +13,13 @@ from tests.optimize.conftest import Models, make_project, optimize, two_phrase_r
 REPO = Path(__file__).resolve().parents[2]
 
 
+def python(code: str) -> subprocess.CompletedProcess[str]:
+    """`code` in a fresh interpreter (a freeze there cannot touch this test process)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+
+
 def test_an_in_process_optimize_leaves_the_collector_alone(tmp_path: Path, models: Models) -> None:
     before = gc.get_freeze_count()
     project = make_project(tmp_path, two_phrase_rows("t", 9))
@@ -30,9 +37,7 @@ def test_once_enabled_the_objects_alive_are_frozen() -> None:
         "heap.freeze_long_lived()\n"
         "print(gc.get_freeze_count())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60
-    )
+    done = python(code)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) > 1000  # every module's objects, not a handful
 
@@ -47,7 +52,5 @@ def test_the_console_entry_point_enables_it() -> None:
         "atexit.register(lambda: print('enabled', heap._enabled, flush=True))\n"
         "app.main()\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60
-    )
+    done = python(code)
     assert "enabled True" in done.stdout, done.stdout + done.stderr
