@@ -4,14 +4,16 @@
     class ExactMatch(EvaluatorBase): ...
 
 Plugins register the same way from a module named by an `agentopt.evaluators` entry point
-(`agentopt.core.plugins`): the first lookup imports the built-in modules
-(`evaluators/deterministic/`, `evaluators/judges/`), then every entry point. Names are
+(`agentopt.core.plugins`). A lookup of a built-in spelling imports the one module that
+registers it (`builtin_index.py`); any other lookup, and every listing, imports the built-in
+modules (`evaluators/deterministic/`, `evaluators/judges/`), then every entry point. Names are
 case-insensitive on input; results carry the canonical name.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -19,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.plugins import EVALUATORS_GROUP, PluginRegistry
 from agentopt.evaluators.base import BuildContext, Evaluator
+from agentopt.evaluators.builtin_index import builtin_modules
 
 Kind = Literal["deterministic", "judge", "embedding", "rubric", "code", "prompt"]
 Factory = Callable[..., Evaluator]
@@ -68,6 +71,16 @@ def evaluator(
     """Register an evaluator factory (a class or function taking `options=` and `context=`)."""
 
     def register(factory: F) -> F:
+        keys = [name, *aliases]
+        if name.startswith("builtin."):
+            keys.append(name.removeprefix("builtin."))
+        for key in keys:
+            home = builtin_modules().get(key.lower())
+            if home is not None and factory.__module__ != f"agentopt.evaluators.{home}":
+                raise ConfigError(
+                    f"evaluator '{name}' ({factory.__module__}): '{key}' is the name of a "
+                    "built-in evaluator; give the plugin a name of its own"
+                )
         info = EvaluatorInfo(
             name=name,
             factory=factory,
@@ -78,9 +91,6 @@ def evaluator(
             needs=needs,
         )
         EVALUATORS.add(name, info)
-        keys = [name, *aliases]
-        if name.startswith("builtin."):
-            keys.append(name.removeprefix("builtin."))
         for key in keys:
             _LOOKUP[key.lower()] = name
         return factory
@@ -107,8 +117,14 @@ def registered() -> list[EvaluatorInfo]:
 
 def lookup(name: str) -> EvaluatorInfo | None:
     """The registered evaluator a user-written name means (case-insensitive), or None."""
-    load_plugins()
-    canonical = _LOOKUP.get(name.strip().lower())
+    key = name.strip().lower()
+    if key not in _LOOKUP:
+        home = builtin_modules().get(key)
+        if home is not None:
+            importlib.import_module(f"agentopt.evaluators.{home}")
+        else:
+            load_plugins()
+    canonical = _LOOKUP.get(key)
     return EVALUATORS.get(canonical) if canonical else None
 
 
