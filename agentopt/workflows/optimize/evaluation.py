@@ -240,7 +240,7 @@ class CandidateRun:
                         break  # no room for a second try: the error stays (and is counted)
                 if race is not None:
                     race.add(unit)  # before the slot goes to the next unit, which checks it
-            await ctx.store.append_async(UnitEntry.of(self.cand_id, name, unit))
+            ctx.store.append(UnitEntry.of(self.cand_id, name, unit))
             ctx.book.put(*key, unit)
             future.set_result(unit)
             return unit

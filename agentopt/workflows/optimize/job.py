@@ -297,6 +297,7 @@ async def _run_on(prepared: PreparedJob, sink: OptimizeSink, executor: Executor)
         if handled:
             loop.remove_signal_handler(signal.SIGINT)
         await layer.aclose()
+        ctx.store.close()  # the journal's last batch is in the file, fsync'd
     _finish(ctx)
     sink.finish(ctx.job)
     return OptimizeOutcome(
