@@ -51,12 +51,15 @@ class CallBudget:
         self._changed: asyncio.Condition | None = None
 
     def used(self) -> int:
-        pools = self.layer.stats().pools
+        # The ledger's live totals, not `layer.stats()`: that builds the whole summary (copies
+        # of every pool, the limiter's events, each server's capabilities), and the budget is
+        # asked before every unit.
+        pools = self.layer.ledger.pools
         return self.before + sum(pools[p].calls for p in EVAL_POOLS if p in pools)
 
     def _requested(self) -> int:
         """Calls made plus calls the cache answered: what the units asked for."""
-        pools = self.layer.stats().pools
+        pools = self.layer.ledger.pools
         return sum(pools[p].calls + pools[p].cache_hits for p in EVAL_POOLS if p in pools)
 
     @property
