@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
 
 from agentopt.contracts.optimize_job import (
     BASELINE_ID,
@@ -26,7 +25,7 @@ from agentopt.contracts.optimize_job import (
 )
 from agentopt.contracts.optimize_journal import ProposalEntry, ProposedChange
 from agentopt.contracts.task_record import UnitResult
-from agentopt.core.errors import AgentoptError, BudgetExceeded
+from agentopt.core.errors import BudgetExceeded
 from agentopt.core.ids import utc_now_iso
 from agentopt.workflows.optimize.candidates import candidate_id, config_hash, fill_validation
 from agentopt.workflows.optimize.evaluation import (
@@ -37,7 +36,6 @@ from agentopt.workflows.optimize.evaluation import (
 )
 from agentopt.workflows.optimize.merge import (
     MAX_MERGES,
-    MergePlan,
     merge_proposal,
     merge_verdict,
     pick_pair,
@@ -46,49 +44,18 @@ from agentopt.workflows.optimize.perfect import FROM_FAILURES, all_perfect, at_c
 from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.rotation import Rotation
+from agentopt.workflows.optimize.slots import SlotOutcome, SlotPlan
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.strategies.base import (
     Example,
     NoProposal,
     Proposal,
     ProposalContext,
-    Strategy,
 )
 from agentopt.workflows.optimize.strategies.model import next_untried
 
 SAVE_EVERY_S = 2.0
 """job.json and report.html are rewritten at most this often during the search."""
-
-
-MERGE = "merge"
-
-
-@dataclass
-class SlotPlan:
-    number: int
-    parent: str
-    strategy: Strategy | None
-    """None for a merge slot."""
-    minibatch: list[str]
-    tried_models: set[str]
-    merge: MergePlan | None = None
-
-    @property
-    def label(self) -> str:
-        return self.strategy.name if self.strategy is not None else MERGE
-
-
-@dataclass
-class SlotOutcome:
-    plan: SlotPlan
-    proposal: Proposal | None = None
-    reason: str = ""
-    exhausted: bool = False
-    cand_id: str | None = None
-    screening: Screening | None = None
-    outranked: Outranked | None = None
-    failure: AgentoptError | None = None
-    """BudgetExceeded or StopRequested: the slot stopped early (its finished units are kept)."""
 
 
 def _example(ctx: JobContext, name: str, unit: UnitResult) -> Example:
