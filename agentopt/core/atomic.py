@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,15 @@ def append_line_fsync(path: Path, line: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(line.rstrip("\n") + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def append_lines_fsync(path: Path, lines: Sequence[bytes]) -> None:
+    """Append encoded lines (each ending in a newline) in one write and one fsync: a batch
+    writer's journal write (`core/batch_writer.py`)."""
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines))
         fh.flush()
         os.fsync(fh.fileno())
 

@@ -5,9 +5,9 @@ The journal gets one line per finished unit (a candidate on a task), per proposa
 screening, so `--resume` after a crash replays finished work from the file: no model call is
 repeated for it (the calls that were in flight are in the model-call cache). The lines are
 written by one writer thread in fsync'd batches, as `eval run`'s journal is
-(`core/batch_writer.py`): a line per unit through `asyncio.to_thread`, each with its own
-open, write and fsync, was a fifth of an optimize run's wall time in the bench's
-`tool-descriptions` world (0.40–0.43 s a run without the journal against 0.52–0.54 s). A crash
+(`core/batch_writer.py`). A line per unit through `asyncio.to_thread`, each with its own
+open, write and fsync, cost the bench's `tool-descriptions` world 0.45–0.47 s a run against
+0.41–0.43 s batched (what is left is serializing the records, which `--resume` needs). A crash
 loses at most the last batch's linger (20 ms), which --resume plays again, from the model-call
 cache where it holds the answers. job.json is rewritten atomically whenever something a reader
 cares about changes.
@@ -15,7 +15,6 @@ cares about changes.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -24,7 +23,7 @@ from pathlib import Path
 from agentopt.contracts.optimize_job import JobRecord, load_job
 from agentopt.contracts.optimize_journal import OptimizeEntry, parse_optimize_entry
 from agentopt.contracts.record import read_journal
-from agentopt.core.atomic import write_json_atomic
+from agentopt.core.atomic import append_lines_fsync, write_json_atomic
 from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_config import write_agent_config
@@ -106,10 +105,7 @@ class JobStore:
 
     def _write_lines(self, lines: Sequence[bytes]) -> None:
         """The writer thread: every line queued so far, one write, one fsync."""
-        with open(self.journal, "ab") as fh:
-            fh.write(b"".join(lines))
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_lines_fsync(self.journal, lines)
 
     def entries(self) -> Iterator[OptimizeEntry]:
         """Journal entries in order (what was appended is flushed first); a torn last line

@@ -30,7 +30,7 @@ from agentopt.contracts.run_results import RunRecord, load_run_record
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.simulation import UserReply
 from agentopt.contracts.transcript import Transcript, TurnResult
-from agentopt.core.atomic import write_json_atomic
+from agentopt.core.atomic import append_lines_fsync, write_json_atomic
 from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.errors import ConfigError
 from agentopt.core.ids import ID_RE, new_id
@@ -277,10 +277,7 @@ class RunStore:
 
     def _write_lines(self, lines: Sequence[bytes]) -> None:
         """The writer thread: every line queued so far, one write, one fsync."""
-        with open(self.journal, "ab") as fh:
-            fh.write(b"".join(lines))
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_lines_fsync(self.journal, lines)
 
     def _write_answers(self, lines: Sequence[bytes]) -> None:
         with open(self.answers, "ab") as fh:
