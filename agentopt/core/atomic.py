@@ -37,10 +37,15 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def json_bytes(data: Any, *, indent: int | None = 2) -> bytes:
+    """The bytes `write_json_atomic` writes (UTF-8, non-ASCII kept readable, a final newline),
+    for a caller that serialises on one thread and writes on another."""
+    return (json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n").encode()
+
+
 def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2) -> None:
     """JSON variant of `write_bytes_atomic` (UTF-8, non-ASCII kept readable)."""
-    text = json.dumps(data, indent=indent, ensure_ascii=False, default=str)
-    write_text_atomic(path, text + "\n")
+    write_bytes_atomic(path, json_bytes(data, indent=indent))
 
 
 def backup(path: Path) -> Path:

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentopt.core.errors import ModelCallError
-from agentopt.core.redaction import redact_data
+from agentopt.core.redaction import redact_data, redact_json
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
 from agentopt.models.cache import chat_cache_key, embed_cache_key
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
@@ -183,7 +183,8 @@ class CallLayer:
                 # Masked on the way out too: a row an older version stored, or one holding a
                 # secret that was not known when it was written, is never replayed verbatim.
                 secrets = list(getattr(provider, "secrets", []))
-                hit = _cached_response(redact_data(await self._cache.get(key), secrets))
+                found = await self._cache.get(key)
+                hit = None if found is None else _cached_response(redact_data(found, secrets))
                 if hit is not None:
                     self.ledger.record_hit(pool)
                     return hit.model_copy(update={"provider": ref.provider})
@@ -220,7 +221,7 @@ class CallLayer:
             payload = response.model_dump(mode="json", exclude={"cached", "latency_s", "cost_usd"})
             # The same matcher as results and reports: a server that echoes the request's
             # Authorization header must not leave the key in cache.sqlite (a CI artifact).
-            payload = redact_data(payload, secrets)
+            payload = redact_json(payload, secrets)[0]  # one scan of its JSON, not a walk
             await self._cache.put(
                 key, kind="chat", provider=ref.type, model=ref.model, payload=payload
             )

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentopt.core.atomic import write_json_atomic, write_text_atomic
+from agentopt.core.atomic import json_bytes, write_bytes_atomic
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import AgentDefinition, McpServer, Skill
@@ -145,13 +145,18 @@ def compose_system_prompt(defn: AgentDefinition) -> str:
 
 
 def write_agent_config(
-    folder: Path | str, defn: AgentDefinition, *, overwrite: bool = False
+    folder: Path | str,
+    defn: AgentDefinition,
+    *,
+    overwrite: bool = False,
+    files: dict[str, bytes] | None = None,
 ) -> Path | None:
     """Write `defn` as metadata.yaml, instructions.md, tools.json, tool_mocks.json, skills/.
 
     The folder is built beside the target and renamed into place, so a crash never leaves a
     half-written configuration. An existing folder is kept as `<folder>.<timestamp>` when
-    `overwrite` is true (its path is returned), else refused.
+    `overwrite` is true (its path is returned), else refused. `files`: `defn`'s files as
+    `agent_config_files` made them (serialised on another thread than the one writing).
     """
     folder = Path(folder)
     if folder.exists() and any(folder.iterdir()) and not overwrite:
@@ -161,7 +166,7 @@ def write_agent_config(
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        _write_into(tmp, defn)
+        _write_into(tmp, files if files is not None else agent_config_files(defn))
         saved = None
         if folder.exists():
             saved = folder.with_name(f"{folder.name}.{timestamp()}")
@@ -180,22 +185,29 @@ def write_agent_config(
     return saved
 
 
-def _write_into(folder: Path, defn: AgentDefinition) -> None:
+def _write_into(folder: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        write_bytes_atomic(folder / name, data)
+
+
+def agent_config_files(defn: AgentDefinition) -> dict[str, bytes]:
+    """The files of `defn`'s configuration folder: relative path → contents."""
+    files: dict[str, bytes] = {}
     meta: dict[str, Any] = {}
     if defn.model:
         meta["model"] = defn.model
     meta["instruction_file"] = "instructions.md"
-    write_text_atomic(folder / "instructions.md", (defn.instructions or "").rstrip() + "\n")
+    files["instructions.md"] = ((defn.instructions or "").rstrip() + "\n").encode()
     if defn.tools:
         meta["tools_file"] = "tools.json"
-        write_json_atomic(folder / "tools.json", defn.tools)
+        files["tools.json"] = json_bytes(defn.tools)
     if defn.tool_mocks:
-        write_json_atomic(folder / TOOL_MOCKS_FILE, defn.tool_mocks)
+        files[TOOL_MOCKS_FILE] = json_bytes(defn.tool_mocks)
     if defn.skills:
         meta["skill_dir"] = "skills"
         for skill in defn.skills:
-            target = folder / "skills" / skill_folder_name(skill.name) / "SKILL.md"
-            write_text_atomic(target, render_skill(skill))
+            name = f"skills/{skill_folder_name(skill.name)}/SKILL.md"
+            files[name] = render_skill(skill).encode()
     if defn.temperature is not None:
         meta["temperature"] = defn.temperature
     if defn.max_tokens is not None:
@@ -209,8 +221,8 @@ def _write_into(folder: Path, defn: AgentDefinition) -> None:
     names = {str((t.get("function") or {}).get("name", "")) for t in defn.tools}
     if defn.tool_choice in TOOL_CHOICES or defn.tool_choice in names:
         meta["tool_choice"] = defn.tool_choice  # a forced tool a candidate dropped is dropped
-    text = dump_yaml(meta)
-    write_text_atomic(folder / METADATA_FILE, text)
+    files[METADATA_FILE] = dump_yaml(meta).encode()
+    return files
 
 
 def _path_key(

@@ -189,11 +189,16 @@ async def _baseline(ctx: JobContext) -> None:
         created_at=ctx.job.started_at,
     )
     ctx.job.candidates.append(record)
-    ctx.store.write_candidate(BASELINE_ID, agent)
+    # Its folder is written off the loop while it runs (as a screened candidate's is).
+    write = ctx.store.candidate_writer(BASELINE_ID, agent)
+    folder = asyncio.ensure_future(asyncio.to_thread(write))
     names = list(ctx.splits.validation.names)
     ctx.sink.status(f"baseline: evaluating on {len(names)} validation tasks")
-    async with CandidateRun(ctx.eval, BASELINE_ID, agent) as run:
-        await run.evaluate(names)
+    try:
+        async with CandidateRun(ctx.eval, BASELINE_ID, agent) as run:
+            await run.evaluate(names)
+    finally:
+        await folder
     validation = ctx.splits.validation.names
     _require_scores(ctx, validation)
     fill_validation(
@@ -314,6 +319,7 @@ def _finish(ctx: JobContext) -> None:
     ctx.job.finished_at = utc_now_iso()
     ctx.job.errors = error_summary(ctx.book)
     ctx.save()
+    ctx.store.close()  # job.json and report.html are on disk before the command returns
 
 
 def run_optimize(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:

@@ -9,7 +9,6 @@ from typing import Any
 
 from agentopt.contracts.optimize_job import JobRecord
 from agentopt.contracts.task_record import UnitResult
-from agentopt.core.atomic import write_text_atomic
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call import CallLayer
 from agentopt.reports.optimize_html import render_optimize_html
@@ -81,15 +80,14 @@ class JobContext:
         return {k: d.instructions or "" for k, d in self.definitions.items()}
 
     def save(self, *, every: float = 0.0) -> None:
-        """Rewrite job.json and report.html (atomic), so `optimize status` and `agentopt view`
-        show a running job's progress. `every`: skip when the last save is more recent than
-        this many seconds (the search saves after each round; the journal, not job.json, is
-        what `--resume` replays, so a skipped save loses nothing)."""
+        """Rewrite job.json and report.html (atomic, by the store's writer thread: `store.flush`
+        waits for them), so `optimize status` and `agentopt view` show a running job's
+        progress. `every`: skip when the last save is more recent than this many seconds (the
+        search saves after each round; the journal, not job.json, is what `--resume` replays,
+        so a skipped save loses nothing)."""
         now = time.monotonic()
         if every and now - self.saved_at < every:
             return
         self.saved_at = now
         self.job.usage = self.usage()
-        self.store.write_job(self.job)
-        html = render_optimize_html(self.job, self.instructions())
-        write_text_atomic(self.store.report_html, html)
+        self.store.save_files(self.job, render_optimize_html(self.job, self.instructions()))
