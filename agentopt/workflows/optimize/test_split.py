@@ -63,4 +63,3 @@ async def evaluate_test_split(ctx: JobContext) -> None:
         report.validation_gain = best.validation.score - base.validation.score
         report.test_gain = best.test.score - base.test.score
         report.optimism_gap = report.validation_gain - report.test_gain
-    ctx.save()
