@@ -183,8 +183,7 @@ class CallLayer:
                 # Masked on the way out too: a row an older version stored, or one holding a
                 # secret that was not known when it was written, is never replayed verbatim.
                 secrets = list(getattr(provider, "secrets", []))
-                found = await self._cache.get(key)
-                hit = None if found is None else _cached_response(redact_data(found, secrets))
+                hit = _cached_response(await self._cache.get(key), secrets)
                 if hit is not None:
                     self.ledger.record_hit(pool)
                     return hit.model_copy(update={"provider": ref.provider})
@@ -427,12 +426,12 @@ def _check_pool(pool: str) -> None:
         raise ValueError(f"unknown pool '{pool}' (pools: {', '.join(POOLS)})")
 
 
-def _cached_response(payload: dict[str, Any] | None) -> ChatResponse | None:
-    """A cache entry as a response; an entry an older version wrote differently is a miss."""
+def _cached_response(payload: dict[str, Any] | None, secrets: list[str]) -> ChatResponse | None:
+    """A cache entry as a response, secrets masked; an older version's other shape: a miss."""
     if payload is None:
         return None
     try:
-        hit = ChatResponse.model_validate(payload)
+        hit = ChatResponse.model_validate(redact_data(payload, secrets))
     except ValidationError:
         return None
     return hit.model_copy(update={"cached": True, "cost_usd": 0.0, "latency_s": 0.0})
