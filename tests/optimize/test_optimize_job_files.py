@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +17,7 @@ from agentopt.contracts.optimize_job import JobRecord
 from agentopt.core.files.agent_config import load_agent_config, write_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.workflows.optimize.journal import JobStore
+from tests.optimize.conftest import Models, make_project, optimize, task
 
 TOOLS = [
     {
@@ -84,3 +87,35 @@ def test_a_candidate_folder_is_what_the_candidate_was_when_handed_over(tmp_path:
         ),
     )
     assert _files(folder) == _files(reference)
+
+
+def test_a_run_writes_job_json_before_its_first_journal_line_and_ends_with_it_final(
+    tmp_path: Path, models: Models, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--resume` reads job.json: a crash after the first journal line must find it. And when
+    the command returns, the files hold the finished job, not a save still in flight."""
+    seen: list[bool] = []
+    append, write_files = JobStore.append, JobStore._write_files
+
+    def checking(self: JobStore, entry: Any) -> None:
+        seen.append(self.job_json.is_file())
+        append(self, entry)
+
+    def slow_disk(files: Any) -> None:
+        time.sleep(0.3)  # the writer thread lags far behind the event loop
+        write_files(files)
+
+    monkeypatch.setattr(JobStore, "append", checking)
+    monkeypatch.setattr(JobStore, "_write_files", staticmethod(slow_disk))
+    project = make_project(
+        tmp_path,
+        [task(f"tr{i}", "refund window") for i in range(4)],
+        validation=[task(f"va{i}", "refund window") for i in range(3)],
+        instructions="Mention the 'refund window'.",
+    )
+    outcome = optimize(project, targets=["instructions"], max_stalls=1, seed=2)
+    assert seen and all(seen)
+    saved = json.loads(outcome.store.job_json.read_text(encoding="utf-8"))
+    assert saved["status"] == "completed" and saved["finished_at"]
+    assert saved["termination_reason"] == outcome.job.termination_reason
+    assert "completed" in outcome.store.report_html.read_text(encoding="utf-8")
