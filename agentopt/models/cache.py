@@ -128,7 +128,7 @@ class _Entry(NamedTuple):
     almost no Python beside the event loop's, whose process is CPU-bound. With no cache
     writes at all, an optimize run of the bench's `tool-descriptions` world took 6-9% less
     time (three rounds of ten seeds), far more than the ~3 ms the ~300 payloads take to
-    serialise; serialised here: 0.94-0.98x the time (an A/B that also dropped one job save)."""
+    serialise. Serialising here instead was within the noise (0.94-1.03x in two A/Bs)."""
 
     key: str
     kind: str
