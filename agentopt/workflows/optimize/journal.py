@@ -144,19 +144,14 @@ class JobStore:
             if entry is not None:
                 yield entry
 
-    def write_candidate(self, cand_id: str, definition: AgentDefinition) -> Path:
-        """The candidate's full configuration in the `.agent_configs` layout (apply = copy).
-
-        A Python tools module is copied in beside metadata.yaml so the folder works on its own.
-        """
-        return self.candidate_writer(cand_id, definition)()
-
     def candidate_writer(self, cand_id: str, definition: AgentDefinition) -> Callable[[], Path]:
-        """`write_candidate` in two halves: the files are serialised now, on the caller's
-        thread; the returned function only writes them (for a worker thread). Serialising on
-        the worker thread too made the bench's `tool-descriptions` runs slower, not faster:
-        1.04x the time of writing the folder on the loop, in three rounds of ten seeds, where
-        serialising first gave 0.96-1.00x."""
+        """The candidate's full configuration in the `.agent_configs` layout (apply = copy),
+        in two halves: the files are serialised now, on the caller's thread; the returned
+        function only writes them (for a worker thread). A Python tools module is copied in
+        beside metadata.yaml so the folder works on its own. Serialising on the worker thread
+        too made the bench's `tool-descriptions` runs slower, not faster: 1.04x the time of
+        writing the folder on the loop, in three rounds of ten seeds, where serialising first
+        gave 0.96-1.00x."""
         folder = self.candidate_dir(cand_id)
         module = Path(definition.tools_module) if definition.tools_module else None
         portable = definition

@@ -284,7 +284,7 @@ class Search:
         assert out.cand_id is not None
         definition = ctx.definitions[out.cand_id]
         # The folder (what `apply` copies) is written off the loop while the candidate is
-        # screened: awaited first, its 5-10 ms of fsyncs held up every screening.
+        # screened (awaited before the screening, its 5-10 ms of fsyncs held up each one).
         folder = asyncio.ensure_future(
             asyncio.to_thread(ctx.store.candidate_writer(out.cand_id, definition))
         )
