@@ -4,6 +4,8 @@ whether it applies; the score is the weighted mean of the applicable ones, norma
 from __future__ import annotations
 
 import copy
+import json
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -55,13 +57,18 @@ def schema_for(ids: list[str], *, exact_count: bool = False) -> dict[str, Any]:
     embedded model) can then only name real dimensions, and a remote one is told them.
     `exact_count` (grammar-constrained judges only; strict remote modes may refuse array
     bounds) also fixes the number of entries to one per dimension."""
+    return json.loads(_schema_text(tuple(ids), exact_count))  # a fresh copy, built once
+
+
+@lru_cache(maxsize=256)
+def _schema_text(ids: tuple[str, ...], exact_count: bool) -> str:
     out = copy.deepcopy(SCHEMA)
     dims = out["properties"]["dimensions"]
-    dims["items"]["properties"]["id"] = {"type": "string", "enum": ids}
+    dims["items"]["properties"]["id"] = {"type": "string", "enum": list(ids)}
     if exact_count:
         # One entry per dimension, in order: a tuple whose i-th id is fixed.
-        pin_entries(dims, "id", ids)
-    return out
+        pin_entries(dims, "id", list(ids))
+    return json.dumps(out)
 
 
 class DimensionReply(BaseModel):

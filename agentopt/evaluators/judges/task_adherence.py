@@ -8,7 +8,9 @@ instructions as a single criterion. The per-criterion reasons are what the optim
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -60,13 +62,19 @@ SCHEMA: dict[str, Any] = {
 
 
 def _schema_for(names: list[str], *, exact_count: bool = False) -> dict[str, Any]:
-    """SCHEMA with verdict names restricted to these criteria (see rubric.schema_for)."""
+    """SCHEMA with verdict names restricted to these criteria (see rubric.schema_for); a
+    fresh copy each time (a judge asks once per call, for the same criteria every time)."""
+    return json.loads(_schema_text(tuple(names), exact_count))
+
+
+@lru_cache(maxsize=256)
+def _schema_text(names: tuple[str, ...], exact_count: bool) -> str:
     out = copy.deepcopy(SCHEMA)
     verdicts = out["properties"]["verdicts"]
-    verdicts["items"]["properties"]["name"] = {"type": "string", "enum": names}
+    verdicts["items"]["properties"]["name"] = {"type": "string", "enum": list(names)}
     if exact_count:
-        pin_entries(verdicts, "name", names)
-    return out
+        pin_entries(verdicts, "name", list(names))
+    return json.dumps(out)
 
 
 class CriterionVerdict(BaseModel):

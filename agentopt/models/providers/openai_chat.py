@@ -94,6 +94,7 @@ class OpenAIChatProvider:
         self._string_content = string_content
         self._lean_factory = lean
         self._lean: LeanClient | None = None
+        self._reasoning_of: dict[str, bool] = {}
 
     @property
     def client(self) -> Any:
@@ -102,7 +103,12 @@ class OpenAIChatProvider:
         return self._client
 
     def is_reasoning(self, model: str) -> bool:
-        return is_reasoning_model(model, extra_patterns=self._patterns, forced=self._reasoning)
+        # Asked on every call; the answer depends only on the name (the table is shipped data).
+        known = self._reasoning_of.get(model)
+        if known is None:
+            known = is_reasoning_model(model, extra_patterns=self._patterns, forced=self._reasoning)
+            self._reasoning_of[model] = known
+        return known
 
     def wire_request(self, model: str, request: ChatRequest) -> dict[str, Any]:
         """The exact body this provider sends for `request` (also used for debug logs)."""

@@ -58,14 +58,23 @@ SAVE_EVERY_S = 2.0
 """job.json and report.html are rewritten at most this often during the search."""
 
 
-def _example(ctx: JobContext, name: str, unit: UnitResult) -> Example:
+def _example(
+    ctx: JobContext, name: str, unit: UnitResult, made: dict[int, tuple[UnitResult, Example]]
+) -> Example:
+    """The strategies' view of a finished unit, made once per unit: every proposal from a
+    parent shows its known train units again (strategies only read them)."""
+    known = made.get(id(unit))
+    if known is not None and known[0] is unit:
+        return known[1]
     task, _ = ctx.splits.task(name)
-    return Example(
+    example = Example(
         task=task,
         score=unit.score.score,
         status=unit.score.status,
         record=unit.record.model_dump(mode="json"),
     )
+    made[id(unit)] = (unit, example)
+    return example
 
 
 class Search:
@@ -75,6 +84,7 @@ class Search:
         self.ctx = ctx
         self.rotation = rotation
         self.hashes = {config_hash(d): cid for cid, d in ctx.definitions.items()}
+        self.examples: dict[int, tuple[UnitResult, Example]] = {}
         self.replay: dict[int, ProposalEntry] = {
             e.number: e for e in ctx.store.entries() if isinstance(e, ProposalEntry)
         }
@@ -185,14 +195,14 @@ class Search:
                     "weakest train tasks with the top score"
                 )
             examples = sorted(
-                (_example(ctx, n, u) for n, u in units.items()),
+                (_example(ctx, n, u, self.examples) for n, u in units.items()),
                 key=lambda e: e.score if e.score is not None else -1.0,
             )
             # What the parent is known to do: its units from before this round, and this
             # slot's own minibatch — not whatever another slot of the round happened to
             # finish first, so the proposal does not depend on timing.
             train = [
-                _example(ctx, n, u)
+                _example(ctx, n, u, self.examples)
                 for n in ctx.splits.train.names
                 if (u := ctx.book.get(plan.parent, n)) is not None
                 and ((plan.parent, n) in self.known or n in plan.minibatch)
