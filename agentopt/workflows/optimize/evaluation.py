@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from agentopt.agents.base import AgentTarget, make_target
 from agentopt.contracts.optimize_job import EvaluationErrors
-from agentopt.contracts.optimize_journal import UnitEntry
+from agentopt.contracts.optimize_journal import ProposalEntry, UnitEntry
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task import Dataset, Task
 from agentopt.contracts.task_record import TokenCount, UnitResult
@@ -60,11 +60,17 @@ class UnitBook:
     def scores(self, cand: str, names: Sequence[str]) -> dict[str, TaskScore]:
         return {n: u.score for n in names if (u := self.units.get((cand, n))) is not None}
 
-    def load(self, store: JobStore) -> None:
-        """Rebuild from the journal (--resume)."""
+    def load(self, store: JobStore) -> dict[int, ProposalEntry]:
+        """Rebuild from the journal (--resume); the journal's proposals by number, which the
+        search replays (read here, once, before this session writes a line: reading the
+        journal again when the search starts waited on its writer and parsed every unit)."""
+        proposals: dict[int, ProposalEntry] = {}
         for e in store.entries():
             if isinstance(e, UnitEntry):
                 self.put(e.candidate, e.task, e.unit)
+            elif isinstance(e, ProposalEntry):
+                proposals[e.number] = e
+        return proposals
 
 
 class StopRequested(Interrupted):

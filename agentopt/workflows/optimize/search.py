@@ -85,9 +85,7 @@ class Search:
         self.rotation = rotation
         self.hashes = {config_hash(d): cid for cid, d in ctx.definitions.items()}
         self.examples: dict[int, tuple[UnitResult, Example]] = {}
-        self.replay: dict[int, ProposalEntry] = {
-            e.number: e for e in ctx.store.entries() if isinstance(e, ProposalEntry)
-        }
+        self.replay: dict[int, ProposalEntry] = ctx.replay
         self.merged: set[frozenset[str]] = {
             frozenset((e.parent, e.merge_with)) for e in self.replay.values() if e.merge_with
         }

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentopt.contracts.optimize_job import JobRecord
+from agentopt.contracts.optimize_journal import ProposalEntry
 from agentopt.contracts.task_record import UnitResult
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call import CallLayer
@@ -36,6 +37,8 @@ class JobContext:
     optimization_model: str | None
     definitions: dict[str, AgentDefinition] = field(default_factory=dict)
     usage_before: dict[str, dict[str, float]] = field(default_factory=dict)
+    replay: dict[int, ProposalEntry] = field(default_factory=dict)
+    """The proposals an earlier session of the job journaled (--resume), by number."""
     saved_at: float = 0.0
 
     @property
