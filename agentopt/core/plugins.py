@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import pkgutil
+import re
+import sys
 from collections.abc import Iterator
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any, ClassVar, Generic, TypeVar
+from importlib.metadata import EntryPoint, PathDistribution, entry_points
+from pathlib import Path
+from typing import ClassVar, Generic, TypeVar
 
 from agentopt.core.errors import ConfigError
 
@@ -30,18 +34,61 @@ PROVIDERS_GROUP = "agentopt.providers"
 EVALUATORS_GROUP = "agentopt.evaluators"
 TARGETS_GROUP = "agentopt.targets"
 STRATEGIES_GROUP = "agentopt.strategies"
+GROUPS = (PROVIDERS_GROUP, EVALUATORS_GROUP, TARGETS_GROUP, STRATEGIES_GROUP)
+GROUP_PREFIX = "agentopt."
+_DIST_NAME = re.compile(r"[-_.]+")
 
 
 @functools.cache
-def _installed() -> Any:
-    """Every installed entry point, read once per process: each `entry_points(group=...)`
-    walks the metadata of every installed distribution again (35 ms a time here)."""
-    return entry_points()
+def _installed() -> list[EntryPoint]:
+    """The installed entry points of agentopt's groups, read once per process."""
+    found = scan_entry_points(GROUP_PREFIX)
+    if found is None:  # a zip or other importer on sys.path: the standard library's walk
+        every = entry_points()
+        return [ep for group in GROUPS for ep in every.select(group=group)]
+    return found
+
+
+def scan_entry_points(prefix: str, path: list[str] | None = None) -> list[EntryPoint] | None:
+    """The entry points whose group starts with `prefix`, as `importlib.metadata.entry_points()`
+    finds them (the first distribution of a name on `path` wins, dist-info before egg-info),
+    or None when an entry of `path` is not a plain folder.
+
+    `entry_points()` builds every installed distribution and parses every entry_points.txt
+    (6-11 ms with this machine's 155 distributions, on every command that loads a
+    registry); here a distribution is parsed only when its file names one of our groups."""
+    seen: set[str] = set()
+    found: list[EntryPoint] = []
+    for entry in sys.path if path is None else path:
+        root = entry or "."
+        try:
+            names = os.listdir(root)
+        except NotADirectoryError:
+            return None
+        except OSError:
+            continue  # missing, or a path hook's name (e.g. an editable install's finder)
+        infos = sorted(n for n in names if n.endswith(".dist-info"))
+        eggs = sorted(n for n in names if n.endswith(".egg-info"))
+        for name in infos + eggs:
+            project = _DIST_NAME.sub("_", name.rsplit(".", 1)[0].partition("-")[0]).lower()
+            if project in seen:
+                continue
+            seen.add(project)
+            folder = os.path.join(root, name)
+            try:
+                with open(os.path.join(folder, "entry_points.txt"), encoding="utf-8") as fh:
+                    text = fh.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if f"[{prefix}" in text:
+                dist = PathDistribution(Path(folder))
+                found.extend(ep for ep in dist.entry_points if ep.group.startswith(prefix))
+    return found
 
 
 def group_entry_points(group: str) -> list[EntryPoint]:
     """The installed entry points of `group`."""
-    return list(_installed().select(group=group))
+    return [ep for ep in _installed() if ep.group == group]
 
 
 def installed_names(group: str) -> list[str]:
