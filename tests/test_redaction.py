@@ -123,6 +123,8 @@ _WORDS = st.sampled_from(
         "API_KEY=k9",
         "ap\u0130key: zz9",  # re's case-insensitive match folds İ to i; str.lower does not
         "api\u212aey=v7",  # the Kelvin sign, which both fold to k
+        "ap\u0131_key=yy8",  # dotless i: re takes it for i
+        "\u017fk-abcdefgh123",  # long s: re takes it for s
         "é",
     ]
 )
@@ -162,3 +164,26 @@ def test_a_json_line_is_masked_exactly_as_the_walked_data_is(
     assert masked == walked
     assert line == json.dumps(walked, ensure_ascii=False)
     assert (masked is data) == (walked is data)
+
+
+def test_the_json_scan_folds_every_character_re_takes_for_an_ascii_letter() -> None:
+    """The scan of a serialised line lower-cases it instead of running a case-insensitive
+    regular expression; the characters `re` matches to an ASCII letter that `str.lower` does
+    not turn into it are folded first. Every code point is tried, so a Python whose `re`
+    folds one more would fail here rather than let a credential through unmasked."""
+    import re
+    import string
+    import sys
+
+    from agentopt.core.redaction import ASCII_FOLDS
+
+    letter = re.compile(r"(?i)[a-z]")
+    found = {}
+    for cp in range(128, sys.maxunicode + 1):
+        ch = chr(cp)
+        if 0xD800 <= cp <= 0xDFFF or not letter.fullmatch(ch):
+            continue
+        (target,) = [a for a in string.ascii_lowercase if re.fullmatch(f"(?i){a}", ch)]
+        if ch.lower() != target:
+            found[ch] = target
+    assert {k: v for k, v in ASCII_FOLDS.items() if k.lower() != v} == found

@@ -41,9 +41,14 @@ _SHAPES = r"(?i:bearer|api[-_]?key|authorization)|\bsk-"
 _JSON_WORDS = (
     "bearer", "apikey", "api-key", "api_key", "authorization", "ocp-apim-subscription-key", "sk-"
 )  # fmt: skip
-# Text that is not ASCII keeps the regular expression: re's case-insensitive match folds
-# characters `str.lower` does not ("İ" matches "i").
-_JSON_SHAPES = r"(?i:bearer|api[-_]?key|authorization|ocp-apim-subscription-key)|sk-"
+# Text that is not ASCII is folded first as `re`'s case-insensitive match would fold it: the
+# characters it takes for an ASCII letter are İ, ı, ſ and the Kelvin sign, and `str.lower`
+# turns only the last into its letter (found by trying every code point; a test keeps it so,
+# and the property test of `json_line` fails without the fold). The regular
+# expression this replaced took 108 µs on a 2 KB optimizer journal line holding an em dash;
+# the substring tests take 18 µs.
+ASCII_FOLDS = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+_FOLD_TABLE = str.maketrans(ASCII_FOLDS)
 
 
 def looks_like_secret(value: str) -> bool:
@@ -96,7 +101,6 @@ class Redactor:
         self._any = re.compile("|".join([*alternatives, _SHAPES]))
         # A secret JSON writes escaped (a quote, a backslash, a control character) cannot be
         # found in the JSON text: such a set is always walked.
-        self._any_json = re.compile("|".join([*alternatives, _JSON_SHAPES]))
         self._json_scannable = all(
             json.dumps(s, ensure_ascii=False)[1:-1] == s for s in self.secrets
         )
@@ -126,10 +130,10 @@ class Redactor:
         return _PATTERNS[2].sub(MASK, text)
 
     def _json_may_hold(self, line: str) -> bool:
-        if not line.isascii():
-            return self._any_json.search(line) is not None
         if any(secret in line for secret in self.secrets):
             return True
+        if not line.isascii() and any(ch in line for ch in ASCII_FOLDS):
+            line = line.translate(_FOLD_TABLE)  # slow (per character), so only when needed
         lowered = line.lower()
         return any(word in lowered for word in _JSON_WORDS)
 
