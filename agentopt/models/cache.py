@@ -76,8 +76,9 @@ def chat_cache_key(
         "provider": provider_type,
         "base_url": base_url,
         "model": model,
-        "messages": [m.model_dump(exclude_none=True) for m in request.messages],
-        "tools": [t.model_dump() for t in request.tools or []],
+        # One serialiser call per part, not one per message and tool (the same dicts).
+        "messages": request.model_dump(include={"messages"}, exclude_none=True)["messages"],
+        "tools": request.model_dump(include={"tools"})["tools"] or [],
         "tool_choice": request.tool_choice,
         "temperature": request.temperature,
         "top_p": request.top_p,
