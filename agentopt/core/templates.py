@@ -5,7 +5,8 @@ Compiled templates are kept on disk beside the templates (`templates/__pycache__
 keeps compiled modules: compiling the seven templates of an optimizer run took 28 ms of a
 process's time (parse, code generation, `compile()`), loading them back takes well under
 1 ms. The cache is written only where Python would write `.pyc` files (not under
-`PYTHONDONTWRITEBYTECODE` / `-B`, not in a read-only install) and never in a project.
+`PYTHONDONTWRITEBYTECODE` / `-B`, not in a read-only install), in agentopt's installation
+beside its templates, as the `.pyc` files are: nothing is written to the agent project.
 """
 
 from __future__ import annotations
