@@ -8,8 +8,9 @@ credentials (style.md rule 8). Values are JSON, never pickle.
 Concurrency: reads run on the caller's thread (the event loop) on their own connection — a WAL
 reader never waits for a writer, and a primary-key lookup costs less than the thread hop it
 replaces; writes are queued and committed in batches by one writer thread on a second
-connection, every batch a short `BEGIN IMMEDIATE` transaction (`core.batch_writer`), and a row
-waiting for its batch is already served to reads. A 30 s busy timeout lets several processes
+connection, every batch one multi-row INSERT (a short `BEGIN IMMEDIATE` transaction when it
+takes more: `_inserts`, `core.batch_writer`), and a row waiting for its batch is already served
+to reads. A 30 s busy timeout lets several processes
 share the file. Nothing here binds the cache to one loop or process: the writer thread starts
 wherever the cache is used (a Ray coordinator included). A cache that cannot be opened or read
 is disabled for the run with one warning: a cache problem never fails a run.
@@ -137,6 +138,34 @@ class _Entry(NamedTuple):
     model: str
     payload: str
     created_at: float
+
+
+_ENTRY_COLUMNS = ("key", "kind", "provider", "model", "payload", "created_at")
+_CAPABILITY_COLUMNS = (
+    "key", "provider", "base_url", "model", "feature", "value", "reason", "created_at",
+)  # fmt: skip
+ROWS_PER_INSERT = 100
+"""Rows one INSERT carries (8 parameters at most each: under SQLite's oldest limit of 999)."""
+
+
+def _inserts(
+    table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> list[tuple[str, list[Any]]]:
+    """INSERT OR REPLACE statements carrying up to `ROWS_PER_INSERT` rows each.
+
+    One statement per batch rather than `executemany`'s one step per row: each step lets go
+    of the GIL and takes it back, and the writer thread waiting to take it back stalls the
+    event loop's thread, which this process keeps busy. In the bench's `tool-descriptions`
+    world (two rounds of ten seeds, load 1.1) the run's CPU per model call went from 1.39 to
+    1.28 ms and its wall time by 9%; without any cache writes it went 11% down.
+    """
+    head = f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES "
+    marks = "(" + ",".join("?" * len(columns)) + ")"
+    out: list[tuple[str, list[Any]]] = []
+    for start in range(0, len(rows), ROWS_PER_INSERT):
+        chunk = rows[start : start + ROWS_PER_INSERT]
+        out.append((head + ",".join([marks] * len(chunk)), [v for row in chunk for v in row]))
+    return out
 
 
 class ResponseCache:
@@ -280,30 +309,29 @@ class ResponseCache:
             for c in items
             if not isinstance(c, _Entry)
         ]
+        statements = [
+            *_inserts("entries", _ENTRY_COLUMNS, rows),
+            *_inserts("capabilities", _CAPABILITY_COLUMNS, capabilities),
+        ]
 
         def run() -> None:
             conn = self._writer_connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO entries"
-                    " (key, kind, provider, model, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-                conn.executemany(
-                    "INSERT OR REPLACE INTO capabilities"
-                    " (key, provider, base_url, model, feature, value, reason, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    capabilities,
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            if len(statements) == 1:  # one statement is its own transaction
+                conn.execute(*statements[0])
+            else:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for statement in statements:
+                        conn.execute(*statement)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
             self.writes += len(rows)
 
         try:
-            self._guard("write", run)
+            if statements:
+                self._guard("write", run)
         finally:
             with self._lock:
                 for row in rows:

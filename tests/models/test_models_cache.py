@@ -286,3 +286,36 @@ def test_writes_are_batched_on_one_thread_and_readable_before_they_commit(
         assert conn.execute("SELECT COUNT(*) FROM entries").fetchone() == (200,)
     finally:
         conn.close()
+
+
+def test_a_batch_past_one_insert_statement_stores_every_row(tmp_path: Path) -> None:
+    """A batch of 250 rows (more than one INSERT carries), a key written twice and a
+    capability finding in the same batch: all on disk after close, the later value kept."""
+    from agentopt.models.cache import ROWS_PER_INSERT
+
+    rows = 250
+    assert rows > 2 * ROWS_PER_INSERT
+
+    async def main() -> None:
+        cache = ResponseCache(tmp_path / "c.sqlite")
+        await cache.put_many(
+            [(f"k{i}", "chat", "p", "m", {"i": i, "text": "é" * (i % 7)}) for i in range(rows)]
+            + [("k7", "chat", "p", "m", {"i": "again"})]
+        )
+        await cache.put_capability("p", "http://x/v1", "m", "structured_output", "no", "400")
+        await cache.aclose()
+
+    asyncio.run(main())
+
+    async def read_back() -> tuple[dict[str, Any], dict[str, str]]:
+        cache = ResponseCache(tmp_path / "c.sqlite")
+        found = await cache.get_many([f"k{i}" for i in range(rows)])
+        caps = await cache.get_capabilities("p", "http://x/v1", "m")
+        await cache.aclose()
+        return found, caps
+
+    found, caps = asyncio.run(read_back())
+    assert len(found) == rows
+    assert found["k7"] == {"i": "again"}
+    assert found["k249"] == {"i": 249, "text": "é" * (249 % 7)}
+    assert caps == {"structured_output": "no"}

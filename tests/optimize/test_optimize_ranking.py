@@ -8,6 +8,7 @@ from collections import Counter
 
 from agentopt.contracts.optimize_job import CandidateRecord, ScoreSummary
 from agentopt.workflows.optimize import rank_candidates, sample_parent, task_wins
+from agentopt.workflows.optimize.ranking import front_parents
 
 
 def record(
@@ -104,3 +105,30 @@ def test_parents_come_from_the_per_task_front_weighted_by_wins() -> None:
 def test_ties_share_the_win() -> None:
     per_task = {"baseline": {"a": 1.0, "b": 0.0}, "cand_01": {"a": 1.0, "b": 1.0}}
     assert task_wins(per_task) == {"baseline": 1, "cand_01": 2}
+
+
+def test_a_dominated_candidate_is_never_a_parent() -> None:
+    """The baseline ties cand_01 on the only task it wins: drawing it would spend proposals on
+    a parent cand_01 matches everywhere (GEPA drops such programs from its front too)."""
+    per_task = {
+        "baseline": {"a": 1.0, "b": 0.0, "c": 0.0},
+        "cand_01": {"a": 1.0, "b": 1.0, "c": 0.0},
+        "cand_02": {"a": 0.0, "b": 0.0, "c": 1.0},
+    }
+    assert task_wins(per_task) == {"baseline": 1, "cand_01": 2, "cand_02": 1}
+    assert front_parents(per_task) == {"cand_01": 2, "cand_02": 1}
+    rng = random.Random(3)
+    drawn = Counter(sample_parent(per_task, rng) for _ in range(300))
+    assert set(drawn) == {"cand_01", "cand_02"}
+
+
+def test_of_two_candidates_equal_everywhere_the_newer_stays() -> None:
+    per_task = {
+        "baseline": {"a": 0.0, "b": 0.0},
+        "cand_01": {"a": 1.0, "b": 0.0},
+        "cand_02": {"a": 1.0, "b": 0.0},
+        "cand_03": {"a": 0.0, "b": 1.0},
+    }
+    assert front_parents(per_task) == {"cand_02": 1, "cand_03": 1}
+    # Only the baseline: it is the parent.
+    assert sample_parent({"baseline": {"a": 0.0}}, random.Random(1)) == "baseline"

@@ -5,7 +5,8 @@
 - The best (top-ranked eligible candidate) gets ★ only when the lower end of the 95% paired
   bootstrap interval of (candidate − baseline) over validation tasks is above 0.
 - A candidate whose error rate exceeds the baseline's by more than 10 points is not eligible.
-- Parents are sampled from the per-task Pareto front, weighted by the tasks each one wins.
+- Parents are sampled from the per-task Pareto front less its dominated members, weighted by
+  the tasks each one wins.
 """
 
 from __future__ import annotations
@@ -160,10 +161,47 @@ def task_wins(per_task: Mapping[str, Mapping[str, float | None]]) -> dict[str, i
     return wins
 
 
+def front_parents(per_task: Mapping[str, Mapping[str, float | None]]) -> dict[str, int]:
+    """The per-task front without its dominated members, each with the tasks it wins.
+
+    A candidate is dominated when every task it is best on is also won by another candidate
+    still on the front: sampling it would spend a proposal on a parent that some other one
+    matches everywhere it shines (a child that tied its parent on its strong tasks and fixed
+    others leaves the parent nothing of its own). As in GEPA's `remove_dominated_programs`,
+    the weakest (lowest mean, then oldest) go first, one at a time, so of two candidates
+    that tie on every task one stays.
+    """
+    fronts: list[set[str]] = []
+    tasks = sorted({t for scores in per_task.values() for t in scores})
+    for task in tasks:
+        values = {cid: s.get(task) for cid, s in per_task.items()}
+        known = [v for v in values.values() if v is not None]
+        if known:
+            top = max(known)
+            fronts.append({c for c, v in values.items() if v is not None and v >= top - SCORE_EPS})
+    alive = {c for front in fronts for c in front}
+
+    def mean(cid: str) -> float:
+        known = [v for v in per_task[cid].values() if v is not None]
+        return sum(known) / len(known) if known else 0.0
+
+    order = sorted(alive, key=lambda c: (mean(c), c != BASELINE_ID, c))
+    removed = True
+    while removed:
+        removed = False
+        for cid in order:
+            if cid in alive and all(len(front & alive) > 1 for front in fronts if cid in front):
+                alive.discard(cid)
+                removed = True
+                break
+    return {cid: sum(1 for front in fronts if cid in front) for cid in sorted(alive)}
+
+
 def sample_parent(per_task: Mapping[str, Mapping[str, float | None]], rng: random.Random) -> str:
-    """A parent from the per-task front, weighted by tasks won (baseline when none wins)."""
-    wins = task_wins(per_task)
-    front = sorted((cid for cid, w in wins.items() if w > 0), key=lambda c: (c != BASELINE_ID, c))
+    """A parent from the per-task front less its dominated members, weighted by tasks won
+    (the baseline when none wins)."""
+    wins = front_parents(per_task)
+    front = sorted(wins, key=lambda c: (c != BASELINE_ID, c))
     if not front:
         return BASELINE_ID if BASELINE_ID in per_task else sorted(per_task)[0]
     return rng.choices(front, weights=[wins[c] for c in front], k=1)[0]
