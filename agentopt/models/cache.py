@@ -30,8 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.paths import cache_path
+from agentopt.models.cache_index import KeyIndex
 from agentopt.models.types import ChatRequest
 
 log = logging.getLogger("agentopt.models")
@@ -68,6 +71,17 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _payload_json(payload: dict[str, Any]) -> str:
+    """A payload as stored: any JSON `json.loads` reads back (only keys need the canonical
+    form), by pydantic-core's serialiser (a third of `json.dumps`'s time). What it refuses is
+    a lone surrogate (JSON may spell one, `"\\ud800"`, so a server's answer may hold one):
+    escaped as JSON spells it, since SQLite takes no text that is not UTF-8."""
+    try:
+        return to_json(payload, inf_nan_mode="constants").decode("utf-8")
+    except PydanticSerializationError:
+        return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+
+
 def chat_cache_key(
     *, provider_type: str, base_url: str, model: str, request: ChatRequest, repeat: int
 ) -> str:
@@ -89,14 +103,20 @@ def chat_cache_key(
         "stop": request.stop,
         "repeat": repeat,
     }
-    return hashlib.sha256(canonical_json(fields).encode()).hexdigest()
+    return _digest(canonical_json(fields))
 
 
 def embed_cache_key(*, provider_type: str, base_url: str, model: str, text: str) -> str:
     """The cache key of one text's embedding."""
     fields = {"kind": "embed", "provider": provider_type, "base_url": base_url, "model": model}
     fields["text"] = text
-    return hashlib.sha256(canonical_json(fields).encode()).hexdigest()
+    return _digest(canonical_json(fields))
+
+
+def _digest(text: str) -> str:
+    # "surrogatepass": a lone surrogate (valid JSON escapes can make one) gets a key too, and
+    # every other text keeps its bytes, so every key stays what it was.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -185,6 +205,7 @@ class ResponseCache:
         self._unwritten: dict[str, dict[str, Any]] = {}
         """Rows queued for the writer thread and not yet committed (served to reads)."""
         self._writer: BatchWriter[_Entry | Capability] | None = None
+        self._index = KeyIndex()
 
     @classmethod
     def for_project(cls, project_dir: Path) -> ResponseCache:
@@ -223,7 +244,8 @@ class ResponseCache:
         now = time.time()
         for key, kind, provider, model, payload in rows:
             self._unwritten[key] = payload
-            writer.submit(_Entry(key, kind, provider, model, canonical_json(payload), now))
+            self._index.add(key)
+            writer.submit(_Entry(key, kind, provider, model, _payload_json(payload), now))
 
     async def put(
         self, key: str, *, kind: str, provider: str, model: str, payload: dict[str, Any]
@@ -280,11 +302,24 @@ class ResponseCache:
 
         if self._reader is None and not self._open_reader():
             return {}
-        assert self._reader is not None
-        return self._guard("read", lambda: run(self._reader)) or {}  # type: ignore[arg-type]
+        reader = self._reader
+        assert reader is not None
+        index = self._index
+        self._guard("read", lambda: index.refresh(reader))
+        if self._disabled:  # the refresh failed
+            return {}
+        keys = [key for key in keys if index.may_hold(key)]
+        if not keys:
+            return {}
+        return self._guard("read", lambda: run(reader)) or {}
 
     def _open_reader(self) -> bool:
         result = self._guard("open", lambda: connect(self.path))
+        if result is not None:
+            self._guard("read", lambda: self._index.load(result))
+            if self._disabled:  # the index could not be read
+                result.close()
+                result = None
         self._reader = result
         return result is not None
 

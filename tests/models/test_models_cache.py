@@ -319,3 +319,19 @@ def test_a_batch_past_one_insert_statement_stores_every_row(tmp_path: Path) -> N
     assert found["k7"] == {"i": "again"}
     assert found["k249"] == {"i": 249, "text": "é" * (249 % 7)}
     assert caps == {"structured_output": "no"}
+
+
+def test_a_lone_surrogate_in_a_request_and_an_answer_is_sent_cached_and_served(
+    openai_env: FakeOpenAI, project: Path
+) -> None:
+    """JSON may spell a lone surrogate (`"\\ud800"`), so a task or a server's answer can hold
+    one, which has no UTF-8: the request is still sent (escaped), the answer cached, and the
+    next run served from the file."""
+    openai_env.queue(text("half a pair: \ud800"))
+    (first,), _ = complete_all(project, [("openai:gpt-4.1-mini", ask("odd \udfff input"), 0)])
+    (again,), stats = complete_all(project, [("openai:gpt-4.1-mini", ask("odd \udfff input"), 0)])
+    assert openai_env.count() == 1
+    sent = openai_env.requests[0].body
+    assert isinstance(sent, dict) and sent["messages"][0]["content"] == "odd \udfff input"
+    assert first.text == again.text == "half a pair: \ud800"
+    assert again.cached and stats.total.cache_hits == 1

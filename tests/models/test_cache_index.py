@@ -1,0 +1,131 @@
+"""The in-memory key index of the response cache: a miss costs no SQL, and rows other
+processes add are still found (after at most `REFRESH_S`)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentopt.models.cache_index as cache_index
+from agentopt.models.cache import ResponseCache, connect
+
+
+def key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def add_row(db: Path, k: str, payload: str = '{"from": "elsewhere"}') -> None:
+    """A row committed by another connection (as another process's writer would)."""
+    conn = connect(db)
+    try:
+        conn.execute(
+            "INSERT INTO entries (key, kind, provider, model, payload, created_at)"
+            " VALUES (?, 'chat', 'p', 'm', ?, 0)",
+            (k, payload),
+        )
+    finally:
+        conn.close()
+
+
+def selects(cache: ResponseCache) -> list[str]:
+    """The statements the cache's reader runs from now on."""
+    seen: list[str] = []
+    assert cache._reader is not None
+    cache._reader.set_trace_callback(seen.append)
+    return seen
+
+
+def test_a_miss_runs_no_sql_and_a_row_added_elsewhere_is_found_after_the_refresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "c.sqlite"
+    add_row(db, key("old"), '{"v": "old"}')
+
+    monkeypatch.setattr(cache_index, "REFRESH_S", 3600.0)  # no refresh until the test says
+
+    async def main() -> tuple[Any, ...]:
+        cache = ResponseCache(db)
+        first = await cache.get(key("old"))  # opens the reader, loads the index
+        seen = selects(cache)
+        missing = await cache.get(key("never stored"))
+        no_sql = list(seen)
+        add_row(db, key("new"))
+        before_refresh = await cache.get(key("new"))  # not seen before a refresh
+        monkeypatch.setattr(cache_index, "REFRESH_S", 0.0)
+        after_refresh = await cache.get(key("new"))
+        await cache.aclose()
+        return first, missing, no_sql, before_refresh, after_refresh
+
+    first, missing, no_sql, before_refresh, after_refresh = asyncio.run(main())
+    assert first == {"v": "old"}
+    assert missing is None and no_sql == []
+    assert before_refresh is None
+    assert after_refresh == {"from": "elsewhere"}
+
+
+def test_a_row_queued_before_the_index_loaded_is_served_after_it_commits(
+    tmp_path: Path,
+) -> None:
+    """Stored before any read (the reader and its index come later), committed meanwhile:
+    in neither the writer's queue nor, maybe, the rows the index loaded."""
+
+    async def main() -> tuple[Any, Any]:
+        cache = ResponseCache(tmp_path / "c.sqlite")
+        await cache.put(key("mine"), kind="chat", provider="p", model="m", payload={"v": 1})
+        assert cache._writer is not None
+        cache._writer.flush()  # committed, gone from the queue
+        assert not cache._unwritten
+        mine = await cache.get(key("mine"))
+        cache2 = ResponseCache(tmp_path / "c.sqlite")  # another run, later
+        again = await cache2.get(key("mine"))
+        await cache.aclose()
+        await cache2.aclose()
+        return mine, again
+
+    assert asyncio.run(main()) == ({"v": 1}, {"v": 1})
+
+
+def test_a_file_too_large_to_index_is_read_with_sql_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_index, "INDEX_MAX", 3)
+    db = tmp_path / "c.sqlite"
+    for i in range(5):
+        add_row(db, key(f"row {i}"))
+
+    async def main() -> tuple[Any, list[str]]:
+        cache = ResponseCache(db)
+        await cache.get(key("row 0"))
+        seen = selects(cache)
+        add_row(db, key("late"))
+        late = await cache.get(key("late"))  # no index: found at once
+        await cache.get(key("never stored"))
+        await cache.aclose()
+        return late, seen
+
+    late, seen = asyncio.run(main())
+    assert late == {"from": "elsewhere"}
+    assert sum(1 for s in seen if s.startswith("SELECT key, payload")) == 2
+
+
+def test_an_index_that_cannot_be_read_disables_the_cache_without_failing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def damaged(self: cache_index.KeyIndex, conn: sqlite3.Connection) -> None:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(cache_index.KeyIndex, "load", damaged)
+
+    async def main() -> tuple[Any, bool, Any]:
+        cache = ResponseCache(tmp_path / "c.sqlite")
+        got = await cache.get(key("anything"))
+        await cache.aclose()
+        return got, cache.disabled, cache._reader
+
+    assert asyncio.run(main()) == (None, True, None)
+    assert "disabled for this run" in caplog.text and "malformed" in caplog.text
