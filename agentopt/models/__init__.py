@@ -13,7 +13,6 @@ from agentopt.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from agentopt.contracts.usage import Usage
-    from agentopt.models.cache import canonical_json, chat_cache_key, embed_cache_key
     from agentopt.models.cache_admin import (
         CacheStats,
         ModelCacheStats,
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
         cache_stats,
         parse_age,
     )
+    from agentopt.models.cache_key import canonical_json, chat_cache_key, embed_cache_key
     from agentopt.models.call import CallLayer, CallStats
     from agentopt.models.classify import classify, parse_retry_after
     from agentopt.models.cost import (
@@ -58,9 +58,9 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "Usage": "agentopt.contracts.usage",
-    "canonical_json": "agentopt.models.cache",
-    "chat_cache_key": "agentopt.models.cache",
-    "embed_cache_key": "agentopt.models.cache",
+    "canonical_json": "agentopt.models.cache_key",
+    "chat_cache_key": "agentopt.models.cache_key",
+    "embed_cache_key": "agentopt.models.cache_key",
     "CacheStats": "agentopt.models.cache_admin",
     "ModelCacheStats": "agentopt.models.cache_admin",
     "cache_clear": "agentopt.models.cache_admin",

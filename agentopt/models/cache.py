@@ -35,7 +35,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.paths import cache_path
 from agentopt.models.cache_index import KeyIndex
-from agentopt.models.types import ChatRequest
+from agentopt.models.cache_key import canonical_json
 
 log = logging.getLogger("agentopt.models")
 
@@ -66,11 +66,6 @@ CREATE TABLE IF NOT EXISTS capabilities (
 BUSY_TIMEOUT_S = 30.0
 
 
-def canonical_json(value: Any) -> str:
-    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def _payload_json(payload: dict[str, Any]) -> str:
     """A payload as stored: any JSON `json.loads` reads back (only keys need the canonical
     form), by pydantic-core's serialiser (a third of `json.dumps`'s time). What it refuses is
@@ -80,43 +75,6 @@ def _payload_json(payload: dict[str, Any]) -> str:
         return to_json(payload, inf_nan_mode="constants").decode("utf-8")
     except PydanticSerializationError:
         return json.dumps(payload, sort_keys=True, separators=(",", ":"))
-
-
-def chat_cache_key(
-    *, provider_type: str, base_url: str, model: str, request: ChatRequest, repeat: int
-) -> str:
-    """The cache key of one chat call (listed semantic fields only)."""
-    fields = {
-        "kind": "chat",
-        "provider": provider_type,
-        "base_url": base_url,
-        "model": model,
-        # One serialiser call per part, not one per message and tool (the same dicts).
-        "messages": request.model_dump(include={"messages"}, exclude_none=True)["messages"],
-        "tools": request.model_dump(include={"tools"})["tools"] or [],
-        "tool_choice": request.tool_choice,
-        "temperature": request.temperature,
-        "top_p": request.top_p,
-        "seed": request.seed,
-        "max_tokens": request.max_tokens,
-        "response_format": request.response_format,
-        "stop": request.stop,
-        "repeat": repeat,
-    }
-    return _digest(canonical_json(fields))
-
-
-def embed_cache_key(*, provider_type: str, base_url: str, model: str, text: str) -> str:
-    """The cache key of one text's embedding."""
-    fields = {"kind": "embed", "provider": provider_type, "base_url": base_url, "model": model}
-    fields["text"] = text
-    return _digest(canonical_json(fields))
-
-
-def _digest(text: str) -> str:
-    # "surrogatepass": a lone surrogate (valid JSON escapes can make one) gets a key too, and
-    # every other text keeps its bytes, so every key stays what it was.
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def connect(path: Path) -> sqlite3.Connection:

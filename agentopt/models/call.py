@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact_data, redact_json
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
-from agentopt.models.cache import chat_cache_key, embed_cache_key
+from agentopt.models.cache_key import chat_cache_key, embed_cache_key
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
 from agentopt.models.calllog import log_request, log_response
 from agentopt.models.capabilities import SELF_HOSTED_TYPES, ServerCapabilities, grammar_decoded

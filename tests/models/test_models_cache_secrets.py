@@ -13,7 +13,7 @@ import pytest
 
 from agentopt.core.paths import cache_path
 from agentopt.models import CallLayer, ChatRequest, Message, ProviderConfig
-from agentopt.models.cache import chat_cache_key
+from agentopt.models.cache_key import chat_cache_key
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, text
 from tests.models.helpers import fast_settings
 
