@@ -92,3 +92,31 @@ def test_a_full_batch_is_written_without_waiting_for_the_linger() -> None:
     assert written.wait(5), "a full batch waited for the linger"
     writer.close()
     assert sum(sizes) == MAX_BATCH
+
+
+def test_wait_blocks_until_written_and_leaves_an_error_to_the_writers_own_caller() -> None:
+    """Another writer's thread waits here for what must reach the disk first: it must not
+    take (and so hide) this writer's error."""
+    gate = threading.Event()
+    written: list[int] = []
+
+    def write(batch: Sequence[int]) -> None:
+        gate.wait(5)
+        if 2 in batch:
+            raise OSError("disk full")
+        written.extend(batch)
+
+    writer: BatchWriter[int] = BatchWriter(write, name="test-wait", linger=10.0)
+    writer.submit(1)
+    waiter = threading.Thread(target=writer.wait)
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive()  # the write has not happened yet: wait() waits (no linger)
+    gate.set()
+    waiter.join(5)
+    assert not waiter.is_alive() and written == [1]
+    writer.submit(2)
+    writer.wait()  # the failed batch is done: returns, raises nothing
+    with pytest.raises(OSError, match="disk full"):
+        writer.flush()
+    writer.close()

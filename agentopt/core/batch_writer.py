@@ -90,6 +90,20 @@ class BatchWriter(Generic[T]):
                 self._flushing -= 1
             self._raise_error()
 
+    def wait(self) -> None:
+        """Block until every item submitted so far is written or has failed, raising
+        nothing: an error stays for this writer's own next call (another writer's thread
+        waits here for what must reach the disk first)."""
+        with self._cond:
+            target = self._submitted
+            self._flushing += 1
+            self._cond.notify_all()
+            try:
+                while self._written < target:
+                    self._cond.wait()
+            finally:
+                self._flushing -= 1
+
     def close(self) -> None:
         """Write what is queued, stop the thread (idempotent; raises a writer error)."""
         with self._cond:

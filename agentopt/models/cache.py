@@ -212,9 +212,7 @@ class ResponseCache:
 
     async def get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:
         """What a server was found to accept (feature → value), e.g. structured_output."""
-        if self._disabled:
-            return {}
-        if self._reader is None and not self._open_reader():
+        if self._disabled or (self._reader is None and not self._open_reader()):
             return {}
         reader = self._reader
         assert reader is not None
@@ -258,22 +256,30 @@ class ResponseCache:
                         continue
             return out
 
-        if self._reader is None and not self._open_reader():
+        index = self._index
+        if not index.loaded and not self._open_reader():
+            return {}
+        if index.due() and self.path.exists() and (self._reader or self._open_reader()):
+            reader = self._reader
+            assert reader is not None
+            self._guard("read", lambda: index.refresh(reader))
+        keys = [key for key in keys if index.may_hold(key)]
+        if not keys or self._disabled or (self._reader is None and not self._open_reader()):
             return {}
         reader = self._reader
         assert reader is not None
-        index = self._index
-        self._guard("read", lambda: index.refresh(reader))
-        if self._disabled:  # the refresh failed
-            return {}
-        keys = [key for key in keys if index.may_hold(key)]
-        if not keys:
-            return {}
         return self._guard("read", lambda: run(reader)) or {}
 
     def _open_reader(self) -> bool:
+        """Open the reader and load the key index; a file that does not exist yet is not
+        created here but by the writer thread with its first batch (its creation took 7 ms
+        of fsyncs on the loop's thread at the start of a run): until then there is nothing
+        to read, and the index is empty."""
+        if not self._index.loaded and not self.path.exists():
+            self._index.load_empty()
+            return False
         result = self._guard("open", lambda: connect(self.path))
-        if result is not None:
+        if result is not None and not self._index.loaded:
             self._guard("read", lambda: self._index.load(result))
             if self._disabled:  # the index could not be read
                 result.close()

@@ -52,6 +52,15 @@ class KeyIndex:
             return
         self._take(conn.execute("SELECT rowid, key FROM entries").fetchall())
 
+    def load_empty(self) -> None:
+        """The index of a file that does not exist yet: no keys but this process's."""
+        self._loaded = True
+        self._checked = time.monotonic()
+
+    def due(self) -> bool:
+        """Whether a refresh is due (`REFRESH_S` since the last look)."""
+        return self._whole and time.monotonic() - self._checked >= REFRESH_S
+
     def add(self, key: str) -> None:
         self._hashes.add(hash(key))
 
@@ -61,10 +70,9 @@ class KeyIndex:
 
     def refresh(self, conn: sqlite3.Connection) -> None:
         """Take in the rows added since the last look, at most every `REFRESH_S`."""
-        now = time.monotonic()
-        if not self._whole or now - self._checked < REFRESH_S:
+        if not self.due():
             return
-        self._checked = now
+        self._checked = time.monotonic()
         self._take(
             conn.execute(
                 "SELECT rowid, key FROM entries WHERE rowid > ?", (self._last_rowid,)

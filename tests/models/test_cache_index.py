@@ -120,6 +120,7 @@ def test_an_index_that_cannot_be_read_disables_the_cache_without_failing(
         raise sqlite3.DatabaseError("database disk image is malformed")
 
     monkeypatch.setattr(cache_index.KeyIndex, "load", damaged)
+    add_row(tmp_path / "c.sqlite", key("present"))
 
     async def main() -> tuple[Any, bool, Any]:
         cache = ResponseCache(tmp_path / "c.sqlite")
@@ -129,3 +130,29 @@ def test_an_index_that_cannot_be_read_disables_the_cache_without_failing(
 
     assert asyncio.run(main()) == (None, True, None)
     assert "disabled for this run" in caplog.text and "malformed" in caplog.text
+
+
+def test_a_new_cache_file_is_created_by_the_writer_not_by_the_first_lookup(
+    tmp_path: Path,
+) -> None:
+    """Nothing to read in a file that does not exist: the first lookups (capabilities, a
+    key) create nothing and run no SQL; the writer thread creates the file with its first
+    batch, and what it wrote is served."""
+    db = tmp_path / ".agentopt" / "cache.sqlite"
+
+    async def main() -> tuple[Any, ...]:
+        cache = ResponseCache(db)
+        caps = await cache.get_capabilities("p", "http://x/v1", "m")
+        missing = await cache.get(key("a"))
+        created_by_lookups = db.exists()
+        await cache.put(key("a"), kind="chat", provider="p", model="m", payload={"v": 1})
+        assert cache._writer is not None
+        cache._writer.flush()
+        served = await cache.get(key("a"))  # committed: read from the file now
+        await cache.aclose()
+        return caps, missing, created_by_lookups, served, cache.disabled
+
+    caps, missing, created_by_lookups, served, disabled = asyncio.run(main())
+    assert (caps, missing, created_by_lookups) == ({}, None, False)
+    assert served == {"v": 1} and not disabled
+    assert db.exists()

@@ -92,20 +92,23 @@ def test_a_candidate_folder_is_what_the_candidate_was_when_handed_over(tmp_path:
 def test_a_run_writes_job_json_before_its_first_journal_line_and_ends_with_it_final(
     tmp_path: Path, models: Models, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`--resume` reads job.json: a crash after the first journal line must find it. And when
-    the command returns, the files hold the finished job, not a save still in flight."""
-    seen: list[bool] = []
-    append, write_files = JobStore.append, JobStore._write_files
+    """`--resume` reads job.json: a crash after the first journal line must find it (the
+    journal's writer thread waits for it; the event loop does not). And when the command
+    returns, the files hold the finished job, not a save still in flight."""
+    import agentopt.workflows.optimize.journal as journal
 
-    def checking(self: JobStore, entry: Any) -> None:
-        seen.append(self.job_json.is_file())
-        append(self, entry)
+    seen: list[bool] = []
+    write_lines, write_files = journal.append_lines_fsync, JobStore._write_files
+
+    def checking(path: Path, lines: Any) -> None:
+        seen.append((path.parent / "job.json").is_file())
+        write_lines(path, lines)
 
     def slow_disk(files: Any) -> None:
-        time.sleep(0.3)  # the writer thread lags far behind the event loop
+        time.sleep(0.3)  # the files' writer thread lags far behind the event loop
         write_files(files)
 
-    monkeypatch.setattr(JobStore, "append", checking)
+    monkeypatch.setattr(journal, "append_lines_fsync", checking)
     monkeypatch.setattr(JobStore, "_write_files", staticmethod(slow_disk))
     project = make_project(
         tmp_path,

@@ -259,8 +259,7 @@ async def _run_on(prepared: PreparedJob, sink: OptimizeSink, executor: Executor)
     )
     prepared.store.create()
     ctx = _context(prepared, layer, sink, executor)
-    ctx.save()
-    ctx.store.flush()  # job.json is on disk before the journal's first line: --resume reads it
+    ctx.save()  # on disk before the journal's first line (JobStore._write_lines)
     loop = asyncio.get_running_loop()
     try:
         loop.add_signal_handler(signal.SIGINT, _on_ctrl_c(ctx))

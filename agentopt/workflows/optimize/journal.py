@@ -53,6 +53,10 @@ class JobStore:
         )
         self._writer: BatchWriter[bytes] | None = None
         self._files: BatchWriter[tuple[Path, bytes]] | None = None
+        self._lines_started = False
+        self._last_files: BatchWriter[tuple[Path, bytes]] | None = None
+        """The files' writer the journal's first batch waits for (`close` does not clear it:
+        that batch may come while `close` is waiting on that writer)."""
 
     @classmethod
     def open_existing(cls, project: Path, job_id: str) -> JobStore:
@@ -95,6 +99,7 @@ class JobStore:
         if self._files is None:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._files = BatchWriter(self._write_files, name=f"agentopt-job-{self.job_id}")
+            self._last_files = self._files
         self._files.submit((self.job_json, data))
         self._files.submit((self.report_html, report_html.encode()))
 
@@ -118,15 +123,22 @@ class JobStore:
                 writer.flush()
 
     def close(self) -> None:
-        """Flush and stop the writer threads (a later `append` or save starts another)."""
-        writers = (self._writer, self._files)
+        """Flush and stop the writer threads (a later `append` or save starts another); the
+        files' first, so a journal batch still to come finds job.json on disk."""
+        writers = (self._files, self._writer)
         self._writer = self._files = None
         for writer in writers:
             if writer is not None:
                 writer.close()
 
     def _write_lines(self, lines: Sequence[bytes]) -> None:
-        """The writer thread: every line queued so far, one write, one fsync."""
+        """The writer thread: every line queued so far, one write, one fsync. The first
+        batch waits for the job.json saved before it (`--resume` reads it, so it is on disk
+        before the journal's first line), here rather than on the event loop's thread."""
+        if not self._lines_started:
+            if self._last_files is not None:
+                self._last_files.wait()
+            self._lines_started = True
         append_lines_fsync(self.journal, lines)
 
     @staticmethod

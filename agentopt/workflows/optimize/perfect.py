@@ -1,24 +1,36 @@
-"""When the search has nothing left to learn: a perfect minibatch and the validation ceiling.
+"""When the search has nothing left to learn: a perfect minibatch, failures that resisted
+proposals, and the validation ceiling.
 
-Both save calls that could not change the outcome. A parent whose weakest train tasks all
+All three save calls that could not change the outcome. A parent whose weakest train tasks all
 passed with the top score leaves no failure to reflect on (GEPA skips such a minibatch too),
 so a proposal written from failures would spend a reflection call and a screening on a child
-that can at best tie. And once the best candidate passes every validation task with the top
-score, no candidate can rank above it on quality, while screening admits only a child that
-beats its parent, never one that merely ties at a lower cost: the search is over.
+that can at best tie. A task the parent fails on which `RESIST_LIMIT` of its children, written
+from failures and screened on it, did no better goes to the back of its minibatches (GEPA
+walks the train split in shuffled epochs rather than hammering the same failures), and a
+minibatch holding only such tasks and passed ones has nothing new to teach. And once the best
+candidate passes every validation task with the top score, no candidate can rank above it on
+quality, while screening admits only a child that beats its parent, never one that merely
+ties at a lower cost: the search is over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agentopt.contracts.optimize_job import JobRecord
 from agentopt.contracts.task_record import UnitResult
+from agentopt.workflows.optimize.evaluation import UnitBook
 from agentopt.workflows.optimize.ranking import SCORE_EPS
 from agentopt.workflows.optimize.state import JobContext
 
 FROM_FAILURES = frozenset({"instructions", "tools", "skills"})
 """Targets whose strategies learn from failed traces. The model and toolset strategies do not
 need a failure (a cheaper model, an unused tool), so they still propose from a perfect parent."""
+LEARNED = frozenset({"instructions", "rules", "tools", "skills"})
+"""What a child's `strategy` starts with when it was written from its parent's failures."""
+RESIST_LIMIT = 2
+"""Children written from failures that did no better on a task before the task stops
+steering its parent's proposals."""
 
 
 def perfect(unit: UnitResult) -> bool:
@@ -46,3 +58,48 @@ def at_ceiling(ctx: JobContext) -> str | None:
     names = ctx.splits.validation.names
     units = ctx.book_units(best.id, names)
     return best.id if len(units) == len(names) and all_perfect(units.values()) else None
+
+
+def resisted(job: JobRecord, book: UnitBook, parent: str) -> frozenset[str]:
+    """The train tasks `parent` fails on which `RESIST_LIMIT` of its screened-out children,
+    written from failures and screened on the task, scored no higher than it."""
+    counts: dict[str, int] = {}
+    for child in job.candidates:
+        screening = child.screening
+        if (
+            child.parent != parent
+            or child.status != "screened_out"
+            or screening is None
+            or child.strategy.split(":", 1)[0] not in LEARNED
+        ):
+            continue
+        for name in screening.tasks:
+            mine, theirs = book.get(parent, name), book.get(child.id, name)
+            if mine is None or theirs is None or perfect(mine):
+                continue
+            if (theirs.score.score or 0.0) <= (mine.score.score or 0.0) + SCORE_EPS:
+                counts[name] = counts.get(name, 0) + 1
+    return frozenset(n for n, k in counts.items() if k >= RESIST_LIMIT)
+
+
+def nothing_to_learn(parent: str, units: dict[str, UnitResult], stuck: frozenset[str]) -> str:
+    """Why a proposal written from `parent`'s failures on this minibatch would learn nothing
+    new, or "" when it may."""
+    if all_perfect(units.values()):
+        if stuck:  # the failures it has were put last
+            return (
+                f"nothing new to learn from: {parent} passed all {len(units)} train tasks of "
+                f"the minibatch with the top score, and its failures ({', '.join(sorted(stuck))})"
+                f" resisted {RESIST_LIMIT} of its proposals each"
+            )
+        return (
+            f"nothing to learn from: {parent} passed all {len(units)} of its weakest train "
+            "tasks with the top score"
+        )
+    failed = sorted(n for n, u in units.items() if not perfect(u))
+    if failed and all(n in stuck for n in failed):
+        return (
+            f"nothing new to learn from: {parent} still fails {', '.join(failed)}, on which "
+            f"{RESIST_LIMIT} of its proposals each did no better"
+        )
+    return ""

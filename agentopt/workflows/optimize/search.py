@@ -40,7 +40,12 @@ from agentopt.workflows.optimize.merge import (
     merge_verdict,
     pick_pair,
 )
-from agentopt.workflows.optimize.perfect import FROM_FAILURES, all_perfect, at_ceiling
+from agentopt.workflows.optimize.perfect import (
+    FROM_FAILURES,
+    at_ceiling,
+    nothing_to_learn,
+    resisted,
+)
 from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.rotation import Rotation
@@ -107,12 +112,17 @@ class Search:
             cid = record.parent if record else None
         return 0.0
 
-    def minibatch(self, parent: str, rng: random.Random, avoid: set[str]) -> list[str]:
+    def minibatch(
+        self, parent: str, rng: random.Random, avoid: set[str], stuck: frozenset[str]
+    ) -> list[str]:
         """The parent's weakest train tasks; tasks another slot of this round already screens
-        the same parent on go last, so parallel slots learn from different failures."""
+        the same parent on go last, so parallel slots learn from different failures, and
+        failures that resisted its proposals after them (`perfect.resisted`)."""
         train = self.ctx.splits.train.names
         ties = {n: rng.random() for n in train}
-        ordered = sorted(train, key=lambda n: (n in avoid, self._estimate(parent, n), ties[n]))
+        ordered = sorted(
+            train, key=lambda n: (n in avoid, n in stuck, self._estimate(parent, n), ties[n])
+        )
         return ordered[: self.ctx.settings.screening_size]
 
     def plan_merge(self) -> SlotPlan | None:
@@ -143,7 +153,8 @@ class Search:
             model = next_untried(space, tried)
             if model is not None:
                 reserved.add(model)
-        minibatch = self.minibatch(parent, rng, taken.setdefault(parent, set()))
+        stuck = resisted(job, self.ctx.book, parent)
+        minibatch = self.minibatch(parent, rng, taken.setdefault(parent, set()), stuck)
         saved = self.replay.get(number)
         if saved is not None:
             if saved.strategy == strategy.name and saved.parent == parent:
@@ -153,7 +164,7 @@ class Search:
             else:
                 del self.replay[number]
         taken[parent].update(minibatch)
-        return SlotPlan(number, parent, strategy, minibatch, tried)
+        return SlotPlan(number, parent, strategy, minibatch, tried, stuck=stuck)
 
     # -- phase A: propose ------------------------------------------------------------------------
     async def propose(self, plan: SlotPlan) -> SlotOutcome:
@@ -187,11 +198,10 @@ class Search:
             ctx.sink.status(f"proposal {plan.number}: {plan.strategy.name} from {plan.parent}")
             async with CandidateRun(ctx.eval, plan.parent, parent_def) as run:
                 units = await run.evaluate(plan.minibatch)
-            if plan.strategy.target in FROM_FAILURES and all_perfect(units.values()):
-                raise NoProposal(
-                    f"nothing to learn from: {plan.parent} passed all {len(units)} of its "
-                    "weakest train tasks with the top score"
-                )
+            if plan.strategy.target in FROM_FAILURES:
+                why = nothing_to_learn(plan.parent, units, plan.stuck)
+                if why:
+                    raise NoProposal(why)
             examples = sorted(
                 (_example(ctx, n, u, self.examples) for n, u in units.items()),
                 key=lambda e: e.score if e.score is not None else -1.0,

@@ -22,6 +22,9 @@ class SlotPlan:
     minibatch: list[str]
     tried_models: set[str]
     merge: MergePlan | None = None
+    stuck: frozenset[str] = frozenset()
+    """The parent's failures that resisted its proposals when the slot was planned
+    (`perfect.resisted`)."""
 
     @property
     def label(self) -> str:
