@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from agentopt.contracts.optimize_job import CandidateRecord, JobRecord, Screening
+from agentopt.contracts.scores import TaskScore
+from agentopt.contracts.task_record import RepeatOutcome, UnitResult
+from agentopt.workflows.optimize.evaluation import UnitBook
+from agentopt.workflows.optimize.perfect import RESIST_LIMIT, nothing_to_learn, resisted
 from tests.optimize.conftest import Models, make_project, optimize, task
 
 
@@ -57,3 +63,69 @@ def test_a_search_whose_proposers_are_used_up_ends_by_itself(
     assert [c.model for c in job.candidates if c.id != "baseline"] == ["mock:opt_silent"]
     assert job.termination_reason == "completed" and job.stalls == 1
     assert any("no target has anything left to propose" in n for n in job.notes)
+
+
+def _unit(name: str, score: float) -> Any:
+    status = "pass" if score >= 1.0 else "fail"
+    return UnitResult(
+        score=TaskScore(name=name, status=status, score=score),
+        record=RepeatOutcome(status=status, score=score),
+    )
+
+
+def _book(rows: dict[tuple[str, str], float]) -> UnitBook:
+    book = UnitBook()
+    for (cand, name), score in rows.items():
+        book.units[(cand, name)] = _unit(name, score)
+    return book
+
+
+def _child(cid: str, strategy: str, tasks: list[str], status: str = "screened_out") -> Any:
+    return CandidateRecord(
+        id=cid,
+        parent="cand_05",
+        strategy=strategy,
+        status=status,  # type: ignore[arg-type]
+        screening=Screening(tasks=tasks, child=0.0, parent=0.0, accepted=False),
+    )
+
+
+def test_a_failure_resists_after_two_children_written_from_failures_did_no_better() -> None:
+    """t04 resisted twice (an instructions child, a tool child); t10 once; a model swap, an
+    accepted child and a child that improved t13 do not count."""
+    job = JobRecord(
+        id="j",
+        candidates=[
+            _child("cand_07", "instructions", ["t04", "t10", "t13"]),
+            _child("cand_11", "tools:order_status", ["t04", "t13"]),
+            _child("cand_12", "model:gpt-4.1", ["t10", "t13"]),
+            _child("cand_15", "rules", ["t10", "t13"], status="evaluated"),
+        ],
+    )
+    book = _book(
+        {
+            **{("cand_05", t): 0.0 for t in ("t04", "t10", "t13")},
+            ("cand_05", "t02"): 1.0,
+            ("cand_07", "t04"): 0.0, ("cand_07", "t10"): 0.0, ("cand_07", "t13"): 0.0,
+            ("cand_11", "t04"): 0.0, ("cand_11", "t13"): 1.0,
+            ("cand_12", "t10"): 0.0, ("cand_12", "t13"): 0.0,
+            ("cand_15", "t10"): 0.0, ("cand_15", "t13"): 0.0,
+        }
+    )  # fmt: skip
+    assert RESIST_LIMIT == 2
+    assert resisted(job, book, "cand_05") == {"t04"}
+    assert resisted(job, book, "baseline") == frozenset()  # another parent's children
+
+
+def test_a_minibatch_of_resisted_failures_and_passes_has_nothing_new_to_teach() -> None:
+    units = {"t04": _unit("t04", 0.0), "t02": _unit("t02", 1.0)}
+    why = nothing_to_learn("cand_05", units, frozenset({"t04"}))
+    assert why.startswith("nothing new to learn from: cand_05 still fails t04")
+    assert nothing_to_learn("cand_05", units, frozenset()) == ""  # t04 may still be learned
+    passes = {"t02": _unit("t02", 1.0)}
+    assert "its failures (t04) resisted 2" in nothing_to_learn(
+        "cand_05", passes, frozenset({"t04"})
+    )
+    assert nothing_to_learn("cand_05", passes, frozenset()).startswith(
+        "nothing to learn from: cand_05 passed all 1"
+    )
