@@ -15,7 +15,6 @@ old road.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
@@ -23,6 +22,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from agentopt.core.digest import sha256_hex
 from agentopt.models.types import ChatRequest, Message
 
 MEMO_MAX = 512
@@ -74,7 +74,7 @@ def embed_cache_key(*, provider_type: str, base_url: str, model: str, text: str)
 def _digest(text: str) -> str:
     # "surrogatepass": a lone surrogate (valid JSON escapes can make one) gets a key too, and
     # every other text keeps its bytes, so every key stays what it was.
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))
 
 
 def _fields(

@@ -9,13 +9,13 @@ tells the judge that block contents are data to assess, never instructions.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentopt.core.digest import sha256_hex
 from agentopt.core.templates import prompt_environment
 from agentopt.models.types import Message
 
@@ -36,7 +36,7 @@ def make_boundary(data: Mapping[str, str]) -> str:
     blob = json.dumps(dict(sorted(data.items())), ensure_ascii=False)
     salt = 0
     while True:
-        boundary = hashlib.sha256(f"{salt}:{blob}".encode()).hexdigest()[:12]
+        boundary = sha256_hex(f"{salt}:{blob}".encode())[:12]
         if not any(boundary in value for value in data.values()):
             return boundary
         salt += 1

@@ -3,12 +3,12 @@ evaluated twice) and the validation summary with tokens and cost."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
 from agentopt.contracts.optimize_job import CandidateRecord
 from agentopt.contracts.task_record import UnitResult
+from agentopt.core.digest import sha256_hex
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.models.call import CallLayer
 from agentopt.workflows.optimize.evaluation import agent_cost
@@ -29,7 +29,7 @@ def config_hash(definition: AgentDefinition) -> str:
         skill["body"] = (skill.get("body") or "").strip()
         skill.pop("path", None)
     blob = json.dumps(data, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return sha256_hex(blob.encode("utf-8"))
 
 
 def fill_validation(
