@@ -59,7 +59,7 @@ requests = st.builds(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(request=requests, provider=text, base_url=text, model=text, repeat=st.integers(0, 99))
 def test_the_key_text_is_canonical_json_of_the_fields(
     request: ChatRequest, provider: str, base_url: str, model: str, repeat: int
