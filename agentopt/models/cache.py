@@ -7,13 +7,14 @@ credentials (style.md rule 8). Values are JSON, never pickle.
 
 Concurrency: reads run on the caller's thread (the event loop) on their own connection — a WAL
 reader never waits for a writer, and a primary-key lookup costs less than the thread hop it
-replaces; writes are queued and committed in batches by one writer thread on a second
+replaces — and a key that the file's keys, kept in memory, rule out reads nothing
+(`cache_index`). Writes are queued and committed in batches by one writer thread on a second
 connection, every batch one multi-row INSERT (a short `BEGIN IMMEDIATE` transaction when it
 takes more: `_inserts`, `core.batch_writer`), and a row waiting for its batch is already served
-to reads. A 30 s busy timeout lets several processes
-share the file. Nothing here binds the cache to one loop or process: the writer thread starts
-wherever the cache is used (a Ray coordinator included). A cache that cannot be opened or read
-is disabled for the run with one warning: a cache problem never fails a run.
+to reads. A 30 s busy timeout lets several processes share the file. Nothing here binds the
+cache to one loop or process: the writer thread starts wherever the cache is used (a Ray
+coordinator included). A cache that cannot be opened or read is disabled for the run with one
+warning: a cache problem never fails a run.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The search loop (optimizer.md §2): rounds of `--parallel-proposals` slots, each one
 parent (sampled from the per-task Pareto front) × one strategy (round-robin over targets),
-screened on the parent's weakest train tasks, fully validated when it beats the parent. When
+screened on the parent's weakest train tasks (`minibatch.py`), fully validated when it beats
+the parent. When
 two lineages complement each other on validation, one slot of the round merges them instead
 (`merge.py`, at most `MAX_MERGES` per job), screened on the validation tasks where the two
 parents differ (units its full validation then reuses).
@@ -40,6 +41,7 @@ from agentopt.workflows.optimize.merge import (
     merge_verdict,
     pick_pair,
 )
+from agentopt.workflows.optimize.minibatch import weakest_tasks
 from agentopt.workflows.optimize.perfect import (
     FROM_FAILURES,
     at_ceiling,
@@ -100,31 +102,6 @@ class Search:
         """The units in the book when the current round started."""
 
     # -- planning ------------------------------------------------------------------------------
-    def _estimate(self, parent: str, name: str) -> float:
-        """The parent's train score, else its nearest ancestor's; 0 (among the weakest) for a
-        task no ancestor ran yet: the baseline runs on validation only, not on train."""
-        cid: str | None = parent
-        while cid is not None:
-            unit = self.ctx.book.get(cid, name)
-            if unit is not None:
-                return unit.score.score if unit.score.score is not None else 0.0
-            record = self.ctx.job.candidate(cid)
-            cid = record.parent if record else None
-        return 0.0
-
-    def minibatch(
-        self, parent: str, rng: random.Random, avoid: set[str], stuck: frozenset[str]
-    ) -> list[str]:
-        """The parent's weakest train tasks; tasks another slot of this round already screens
-        the same parent on go last, so parallel slots learn from different failures, and
-        failures that resisted its proposals after them (`perfect.resisted`)."""
-        train = self.ctx.splits.train.names
-        ties = {n: rng.random() for n in train}
-        ordered = sorted(
-            train, key=lambda n: (n in avoid, n in stuck, self._estimate(parent, n), ties[n])
-        )
-        return ordered[: self.ctx.settings.screening_size]
-
     def plan_merge(self) -> SlotPlan | None:
         """A merge slot, when two lineages complement each other and merges are left."""
         if len(self.merged) >= MAX_MERGES:
@@ -154,7 +131,7 @@ class Search:
             if model is not None:
                 reserved.add(model)
         stuck = resisted(job, self.ctx.book, parent)
-        minibatch = self.minibatch(parent, rng, taken.setdefault(parent, set()), stuck)
+        minibatch = weakest_tasks(self.ctx, parent, rng, taken.setdefault(parent, set()), stuck)
         saved = self.replay.get(number)
         if saved is not None:
             if saved.strategy == strategy.name and saved.parent == parent:
