@@ -104,11 +104,17 @@ class BatchWriter(Generic[T]):
             finally:
                 self._flushing -= 1
 
-    def close(self) -> None:
-        """Write what is queued, stop the thread (idempotent; raises a writer error)."""
+    def begin_close(self) -> None:
+        """Start writing what is queued and stopping, without waiting (`close` waits): the
+        last batches of several writers then reach the disk side by side."""
         with self._cond:
             self._closing = True
             self._cond.notify_all()
+
+    def close(self) -> None:
+        """Write what is queued, stop the thread (idempotent; raises a writer error)."""
+        self.begin_close()
+        with self._cond:
             thread = self._thread
         if thread is not None:
             thread.join()

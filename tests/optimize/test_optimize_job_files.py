@@ -62,6 +62,26 @@ def test_a_save_that_cannot_be_written_fails_loudly(tmp_path: Path) -> None:
         store.close()
 
 
+def test_a_failed_save_still_lets_the_journal_close_with_its_lines_on_disk(
+    tmp_path: Path,
+) -> None:
+    """The writers close side by side; one that failed is raised after the other is done."""
+    import threading
+
+    from agentopt.contracts.optimize_journal import ProposalEntry
+
+    store = JobStore(tmp_path, "job-4")
+    store.dir.mkdir(parents=True)
+    store.job_json.mkdir()  # job.json cannot be written
+    store.save_files(JobRecord(id="job-4"), "<html></html>")
+    store.append(ProposalEntry(number=1, strategy="tools", parent="baseline", reason="r"))
+    with pytest.raises(OSError):
+        store.close()
+    lines = store.journal.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["number"] for line in lines] == [1]
+    assert not [t for t in threading.enumerate() if t.name.endswith("-job-4")]  # both ended
+
+
 def test_a_candidate_folder_is_what_the_candidate_was_when_handed_over(tmp_path: Path) -> None:
     store = JobStore(tmp_path, "job-3")
     definition = AgentDefinition(

@@ -123,13 +123,20 @@ class JobStore:
                 writer.flush()
 
     def close(self) -> None:
-        """Flush and stop the writer threads (a later `append` or save starts another); the
-        files' first, so a journal batch still to come finds job.json on disk."""
-        writers = (self._files, self._writer)
+        """Flush and stop the writer threads, side by side (a later `append` or save starts
+        another; a journal batch still to come waits for job.json in `_write_lines`)."""
+        writers = [w for w in (self._files, self._writer) if w is not None]
         self._writer = self._files = None
         for writer in writers:
-            if writer is not None:
+            writer.begin_close()
+        failed: BaseException | None = None
+        for writer in writers:
+            try:
                 writer.close()
+            except BaseException as exc:  # every writer is closed; the first error is raised
+                failed = failed or exc
+        if failed is not None:
+            raise failed
 
     def _write_lines(self, lines: Sequence[bytes]) -> None:
         """The writer thread: every line queued so far, one write, one fsync. The first
