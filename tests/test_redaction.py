@@ -4,12 +4,20 @@ the sequential rules do."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from agentopt.core.redaction import Redactor, current, redact, redact_data
+from agentopt.core.redaction import (
+    Redactor,
+    current,
+    redact,
+    redact_data,
+    redact_model,
+)
 
 
 def test_new_secret_env_var_is_masked_after_a_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,6 +172,46 @@ def test_a_json_line_is_masked_exactly_as_the_walked_data_is(
     assert masked == walked
     assert line == json.dumps(walked, ensure_ascii=False)
     assert (masked is data) == (walked is data)
+
+
+class _Holder(BaseModel):
+    value: Any = None
+    note: str = ""
+
+
+@settings(max_examples=200, deadline=None)
+@example(data="\nsk-abcdefgh123", secrets=[])
+@example(data={"Ocp-Apim-Subscription-Key": "v"}, secrets=[])
+@example(data='q"uote-99', secrets=['q"uote-99'])
+@example(data="ap\u0130key: zz9", secrets=[])
+@given(
+    data=st.recursive(
+        st.lists(_WORDS, max_size=6).map("".join) | st.integers() | st.none(),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["query", "Ocp-Apim-Subscription-Key", "x-api-key", "note"]),
+                inner,
+                max_size=3,
+            )
+        ),
+        max_leaves=8,
+    ),
+    secrets=st.lists(st.sampled_from(["s3cr3t", 'q"uote-99', "b\\sl-99", "abc"]), max_size=2),
+)
+def test_a_model_is_masked_exactly_as_its_walked_dump_is(data: object, secrets: list[str]) -> None:
+    """`redact_model` scans pydantic-core's JSON of the model instead of walking its dump:
+    what it masks, and when it hands the model back untouched, must be what the walk does."""
+    model = _Holder(value=data, note="plain")
+    walked = current(secrets).data(model.model_dump())
+    masked = redact_model(model, secrets)
+    assert masked.model_dump() == walked
+    assert (masked is model) == _clean(model, secrets)  # untouched exactly when clean
+
+
+def _clean(model: BaseModel, secrets: list[str]) -> bool:
+    dump = model.model_dump()
+    return current(secrets).data(dump) is dump
 
 
 def test_the_json_scan_folds_every_character_re_takes_for_an_ascii_letter() -> None:

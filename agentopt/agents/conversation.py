@@ -27,7 +27,7 @@ from agentopt.core.errors import (
     ModelCallError,
     TooManyErrors,
 )
-from agentopt.core.redaction import redact, redact_data
+from agentopt.core.redaction import redact, redact_model
 
 SendTurn = Callable[[str], Awaitable[TurnResult]]
 RestoreTurn = Callable[[TurnResult], None]
@@ -173,7 +173,7 @@ async def _simulated(
             result = await _one_turn(query, config, send, extra)
         _check_allowed(result, allowed)
         result.simulated = bool(turns) or not opening
-        result = _redacted(result, extra)
+        result = redact_model(result, extra)
         turns.append(result)
         if result.error is not None:
             break
@@ -198,7 +198,7 @@ async def _turns(
         with _allowing(turn.allowed_tools):
             result = await _one_turn(turn.query, config, send, extra)
         _check_allowed(result, turn.allowed_tools)
-        results.append(_redacted(result, extra))
+        results.append(redact_model(result, extra))
         if result.error is not None:
             failed_turn = number
     return results
@@ -287,9 +287,3 @@ def describe_error(exc: BaseException) -> str:
     if status is not None:
         return f"HTTP {status}: {text}"
     return f"{type(exc).__name__}: {text}"
-
-
-def _redacted(result: TurnResult, secrets: list[str]) -> TurnResult:
-    data = result.model_dump()
-    masked = redact_data(data, secrets)
-    return result if masked is data else TurnResult.model_validate(masked)

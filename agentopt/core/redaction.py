@@ -20,7 +20,12 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_json
+
+M = TypeVar("M", bound=BaseModel)
 
 SECRET_ENV_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
 SECRET_HEADER_NAMES = {"api-key", "authorization", "x-api-key", "ocp-apim-subscription-key"}
@@ -137,6 +142,11 @@ class Redactor:
         lowered = line.lower()
         return any(word in lowered for word in _JSON_WORDS)
 
+    def json_text_clean(self, text: str) -> bool:
+        """Whether JSON text holds nothing `data` would mask in the value it was made from
+        (the scan `json_line` makes before it walks)."""
+        return self._json_scannable and not self._json_may_hold(text)
+
     def json_line(self, value: Any, default: Any = None) -> tuple[Any, str]:
         """`value` masked (see `data`) and its JSON text (`ensure_ascii=False`): serialised
         first and scanned once, walked only when the text holds something to mask (a results
@@ -227,3 +237,24 @@ def redact_data(value: Any, extra_secrets: list[str] | None = None) -> Any:
     """Deep-redact strings inside JSON-like data (dicts, lists, strings). Data with nothing
     to mask comes back as the same object."""
     return current(extra_secrets).data(value)
+
+
+def _model_json(model: BaseModel) -> str | None:
+    try:
+        return to_json(model, inf_nan_mode="constants").decode("utf-8")
+    except PydanticSerializationError:  # a lone surrogate, an unknown type: the general road
+        return None
+
+
+def redact_model(model: M, extra_secrets: list[str] | None = None) -> M:
+    """`model` with secrets masked: the same object when its JSON holds nothing to mask, found
+    by one scan of pydantic-core's serialisation (22-24 µs for an agent's turn in a bench run)
+    instead of a `model_dump` and a walk of every string (51-54 µs); else a copy validated
+    from the masked dump, as before."""
+    matcher = current(extra_secrets)
+    text = _model_json(model)
+    if text is not None and matcher.json_text_clean(text):
+        return model
+    data = model.model_dump()
+    masked = matcher.data(data)
+    return model if masked is data else type(model).model_validate(masked)
