@@ -80,8 +80,9 @@ def test_a_field_set_to_another_type_after_validation_takes_the_general_road() -
 
 
 def test_nan_and_null_or_a_none_key_never_share_a_memo_entry() -> None:
-    """pydantic-core writes NaN as null by default and a None key as "None": neither may
-    make the memo hand one value the canonical text of another."""
+    """The memo is keyed by pydantic-core's JSON, which writes a None key as "None" (json.dumps:
+    "null") and, in its "null" mode, NaN as null: neither may make the memo hand one value
+    the canonical text of another."""
     one = ChatRequest(messages=[Message(role="user", content="x")], response_format={"a": None})
     other = ChatRequest(
         messages=[Message(role="user", content="x")], response_format={"a": math.nan}
