@@ -138,25 +138,30 @@ _WORDS = st.sampled_from(
 )
 
 
+_JSON_DATA = st.recursive(
+    st.lists(_WORDS, max_size=6).map("".join) | st.integers() | st.none(),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["query", "Ocp-Apim-Subscription-Key", "x-api-key", "note"]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=8,
+)
+"""JSON-like data built of the words above, credential header names among the keys."""
+_SECRETS = st.lists(st.sampled_from(["s3cr3t", 'q"uote-99', "b\\sl-99", "abc"]), max_size=2)
+
+
 @settings(max_examples=300, deadline=None)
 @example(data="\nsk-abcdefgh123", secrets=[])  # an escape before the key hides \b
 @example(data={"Ocp-Apim-Subscription-Key": "v"}, secrets=[])  # a header name as a key
 @example(data='q"uote-99', secrets=['q"uote-99'])  # a secret JSON writes escaped
 @example(data="ap\u0130key: zz9", secrets=[])  # not ASCII: re folds İ, str.lower does not
 @given(
-    data=st.recursive(
-        st.lists(_WORDS, max_size=6).map("".join) | st.integers() | st.none(),
-        lambda inner: (
-            st.lists(inner, max_size=3)
-            | st.dictionaries(
-                st.sampled_from(["query", "Ocp-Apim-Subscription-Key", "x-api-key", "note"]),
-                inner,
-                max_size=3,
-            )
-        ),
-        max_leaves=8,
-    ),
-    secrets=st.lists(st.sampled_from(["s3cr3t", 'q"uote-99', "b\\sl-99", "abc"]), max_size=2),
+    data=_JSON_DATA,
+    secrets=_SECRETS,
 )
 def test_a_json_line_is_masked_exactly_as_the_walked_data_is(
     data: object, secrets: list[str]
@@ -185,19 +190,8 @@ class _Holder(BaseModel):
 @example(data='q"uote-99', secrets=['q"uote-99'])
 @example(data="ap\u0130key: zz9", secrets=[])
 @given(
-    data=st.recursive(
-        st.lists(_WORDS, max_size=6).map("".join) | st.integers() | st.none(),
-        lambda inner: (
-            st.lists(inner, max_size=3)
-            | st.dictionaries(
-                st.sampled_from(["query", "Ocp-Apim-Subscription-Key", "x-api-key", "note"]),
-                inner,
-                max_size=3,
-            )
-        ),
-        max_leaves=8,
-    ),
-    secrets=st.lists(st.sampled_from(["s3cr3t", 'q"uote-99', "b\\sl-99", "abc"]), max_size=2),
+    data=_JSON_DATA,
+    secrets=_SECRETS,
 )
 def test_a_model_is_masked_exactly_as_its_walked_dump_is(data: object, secrets: list[str]) -> None:
     """`redact_model` scans pydantic-core's JSON of the model instead of walking its dump:
