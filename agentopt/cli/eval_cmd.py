@@ -33,20 +33,7 @@ COMMANDS = {
         "update_command",
         "Examples:\n\n  agentopt eval update\n\n  agentopt eval update --dataset-only",
     ),
-    "run": Lazy(
-        "agentopt.cli.eval_run_cmd",
-        "run_command",
-        "Examples:\n\n"
-        "  agentopt eval run                                  # ./eval.yaml\n\n"
-        "  agentopt eval run --output report.html --output results.xml --fail-under 0.7\n\n"
-        '  agentopt eval run --prompts "What is 2+2?" --expected 4 --evaluator ExactMatch '
-        "--agent-model gpt-4.1-mini\n\n"
-        "  agentopt eval run --prompts-file evals/evals.json --strict\n\n"
-        "  agentopt eval run --repeat 3 --baseline 20261129-210000-a1b2c3\n\n"
-        "  agentopt eval run --remote --fail-under 0.7      # in the Foundry project\n\n"
-        "  agentopt eval run --remote --no-wait\n\n"
-        "  agentopt eval run --dry-run",
-    ),
+    "run": Lazy("agentopt.cli.eval_run_group", "run_app"),
     "list": Lazy(
         "agentopt.cli.eval_show_cmd", "list_command", "Example:\n\n  agentopt eval list --limit 10"
     ),

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from agentopt.cli import azure_eval_run
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.executor_options import ExecutorOpt, RayAddressOpt
@@ -155,6 +156,17 @@ def run_command(
     ] = None,
     executor: ExecutorOpt = None,
     ray_address: RayAddressOpt = None,
+    eval_name: Annotated[
+        str | None,
+        typer.Option("--eval", help="The eval of evals/azure.eval.yaml to run (name or id)."),
+    ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            help="azd's gate: any-failure | pass-rate=R (0–1); exit 1 when breached.",
+        ),
+    ] = None,
 ) -> None:
     """Run an evaluation suite against the agent and score it.
 
@@ -201,13 +213,15 @@ def run_command(
         environment=STATE.environment,
         remote=remote,
         no_wait=no_wait,
+        eval_name=eval_name,
     )
     if no_wait and not remote:
         raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote runs")
+    opts, gate = azure_eval_run.prepare(opts, fail_on, interactive=interactive)
     if remote or resume:  # the Foundry modules load only for a --remote run
         from agentopt.cli.remote_render import execute_remote, remote_run_id
 
         if remote or remote_run_id(resume):
-            execute_remote(opts, poll_interval)
+            execute_remote(opts, poll_interval, gate)
             return
-    execute_run(opts, interactive=interactive)
+    execute_run(opts, interactive=interactive, gate=gate)

@@ -11,7 +11,7 @@ import typer
 from rich.console import RenderableType
 from rich.markup import escape
 
-from agentopt.cli import optimize_remote
+from agentopt.cli import azure_eval_run, optimize_remote
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.executor_options import ExecutorOpt, RayAddressOpt
@@ -125,6 +125,10 @@ def optimize_command(
     ] = None,
     executor: ExecutorOpt = None,
     ray_address: RayAddressOpt = None,
+    eval_name: Annotated[
+        str | None,
+        typer.Option("--eval", help="The eval of evals/azure.eval.yaml to optimize against."),
+    ] = None,
 ) -> None:
     """Score the baseline, propose candidates, screen them, evaluate the promising ones fully,
     rank them on quality and cost.
@@ -156,9 +160,11 @@ def optimize_command(
         dry_run=dry_run,
         executor=executor,
         ray_address=ray_address,
+        eval_name=eval_name,
     )
     if no_wait and not remote:
         raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote jobs")
+    opts = azure_eval_run.prepare_optimize(opts)
     if remote or (resume and optimize_remote.remote_store(resume)):
         optimize_remote.run_remote_optimize(opts, no_wait=no_wait, poll_interval=poll_interval)
         return

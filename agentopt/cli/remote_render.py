@@ -9,7 +9,7 @@ import typer
 
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
-from agentopt.cli.run_render import ask_yes_no, render_outcome
+from agentopt.cli.run_render import OutcomeGate, ask_yes_no, render_outcome
 from agentopt.core.errors import ConfigError
 from agentopt.core.paths import runs_dir
 from agentopt.workflows.remote.eval_run import run_remote
@@ -49,7 +49,9 @@ def _render_plan(setup: RemoteSetup) -> None:
         )
 
 
-def execute_remote(opts: RunOptions, poll_interval: float | None = None) -> None:
+def execute_remote(
+    opts: RunOptions, poll_interval: float | None = None, gate: OutcomeGate | None = None
+) -> None:
     """`eval run --remote` (and `--resume` of a remote run): run, render, exit code."""
     setup = prepare_remote(opts, STATE.cwd, ask_yes_no if STATE.interactive else None)
     for problem in [*setup.inputs.warnings, *setup.inputs.dataset.warnings]:
@@ -71,11 +73,14 @@ def execute_remote(opts: RunOptions, poll_interval: float | None = None) -> None
         )
         return
     render_outcome(outcome)
-    if outcome.exit_code:
-        raise typer.Exit(outcome.exit_code)
+    code = gate(outcome, outcome.exit_code) if gate else outcome.exit_code
+    if code:
+        raise typer.Exit(code)
 
 
-def watch_remote(run_id: str, poll_interval: float | None = None) -> None:
+def watch_remote(
+    run_id: str, poll_interval: float | None = None, gate: OutcomeGate | None = None
+) -> None:
     """`eval show RUN --watch`: follow a remote run to its end and write its results."""
     if not remote_run_id(run_id):
         raise ConfigError(
@@ -93,4 +98,4 @@ def watch_remote(run_id: str, poll_interval: float | None = None) -> None:
     opts = RunOptions(
         resume=run_id, remote=True, outputs=outputs, environment=STATE.environment, **gates
     )
-    execute_remote(opts, poll_interval)
+    execute_remote(opts, poll_interval, gate)

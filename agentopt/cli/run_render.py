@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import typer
 from rich.table import Table
 
@@ -13,6 +15,9 @@ from agentopt.workflows.run.inputs import RunOptions
 from agentopt.workflows.run.plan import RunPlan
 
 _SHOWN: set[str] = set()
+OutcomeGate = Callable[[RunOutcome, int], int]
+"""A gate applied after the summary (azd's `--fail-on`): the outcome and its exit code → the
+command's exit code."""
 
 
 def ask_yes_no(question: str, default: bool) -> bool:
@@ -92,8 +97,11 @@ def render_outcome(outcome: RunOutcome) -> None:
         )
 
 
-def execute_run(opts: RunOptions, *, interactive: bool = False) -> None:
-    """Run, render, and exit with the code of cli.md."""
+def execute_run(
+    opts: RunOptions, *, interactive: bool = False, gate: OutcomeGate | None = None
+) -> None:
+    """Run, render, and exit with the code of cli.md (`gate`: a further gate, given the
+    outcome and its exit code, returns the final one)."""
     if interactive:
         from agentopt.cli.interactive import interactive_loop
 
@@ -111,5 +119,6 @@ def execute_run(opts: RunOptions, *, interactive: bool = False) -> None:
     finally:
         sink.close()
     render_outcome(outcome)
-    if outcome.exit_code:
-        raise typer.Exit(outcome.exit_code)
+    code = gate(outcome, outcome.exit_code) if gate else outcome.exit_code
+    if code:
+        raise typer.Exit(code)

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from agentopt.core.files.azure_eval import RowShape
 from agentopt.core.plugins import PROVIDERS_GROUP, TARGETS_GROUP, PluginRegistry, installed_names
 
 BUILTIN_TARGETS = ("local", "hosted", "endpoint", "command", "foundry")
@@ -278,6 +279,9 @@ class EvalConfig(BaseModel):
     """Where the file was read from (not a key of the file)."""
     base_dir: Path = Field(default=Path("."), exclude=True)
     """Folder relative paths were resolved against (not a key of the file)."""
+    rows: RowShape | None = Field(default=None, exclude=True)
+    """Made from one eval of an azure.eval.yaml: how its rows become tasks (not a key of the
+    file)."""
 
 
-INTERNAL_FIELDS = frozenset({"path", "base_dir"})
+INTERNAL_FIELDS = frozenset({"path", "base_dir", "rows"})

@@ -12,11 +12,14 @@ from pathlib import Path
 from agentopt.contracts.task import Dataset
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.files.azure_eval import RowShape
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
 from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.datasets import load_dataset
+from agentopt.datasets.row_shape import shape_rows
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.registry import Registry
+from agentopt.workflows.azure_eval.suite import load_suite
 from agentopt.workflows.detect import DetectedTarget, detect_target
 from agentopt.workflows.optimize.options import TARGETS, OptimizeOptions
 from agentopt.workflows.run.inputs import DEFAULT_MODEL, evaluator_uses
@@ -55,7 +58,7 @@ def _config(
         path = opts.config if opts.config.is_absolute() else cwd / opts.config
         if not path.is_file():
             raise ConfigError.at("", "-c/--config", f"file not found: {opts.config}")
-        config, more = load_eval_config(path)
+        config, more = load_suite(path, opts.eval_name)
         warnings.extend(more)
         detected = detect_target(
             path.resolve().parent,
@@ -93,14 +96,16 @@ def _config(
     return config, found, detected, warnings + detected.warnings
 
 
-def _load_ref(project: Path, ref: DatasetRef, key: str, where: str) -> Dataset:
+def _load_ref(
+    project: Path, ref: DatasetRef, key: str, where: str, rows: RowShape | None = None
+) -> Dataset:
     if ref.local_uri is not None:
         path = ref.local_uri
     elif ref.name:
         path = Registry(project).lookup("datasets", ref.name, ref.version)
     else:
         raise ConfigError.at(where, key, "expected `local_uri` or `name` (and `version`)")
-    dataset = load_dataset(path)
+    dataset = shape_rows(load_dataset(path), rows)
     return dataset.model_copy(update={"name": ref.name, "version": ref.version})
 
 
@@ -147,7 +152,7 @@ def resolve_optimize_inputs(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
         path = opts.dataset if opts.dataset.is_absolute() else cwd / opts.dataset
         dataset = load_dataset(path)
     elif config is not None and config.dataset is not None:
-        dataset = _load_ref(project, config.dataset, "dataset", where)
+        dataset = _load_ref(project, config.dataset, "dataset", where, config.rows)
     else:
         raise ConfigError(
             "no dataset to optimize on",

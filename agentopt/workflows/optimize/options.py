@@ -27,6 +27,8 @@ class OptimizeOptions:
     """What the user asked for on the command line (None = not given)."""
 
     config: Path | None = None
+    eval_name: str | None = None
+    """`--eval NAME`: the eval of an azure.eval.yaml to optimize against."""
     agent: str | None = None
     environment: str | None = None
     """`-e/--environment`: the azd environment."""

@@ -19,7 +19,6 @@ from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.azd_env import load_azd_environment
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
-from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.core.files.yaml_source import read_text
 from agentopt.datasets import (
     STARTER_QUESTION,
@@ -29,10 +28,12 @@ from agentopt.datasets import (
     load_dataset,
     write_starter_file,
 )
+from agentopt.datasets.row_shape import shape_rows
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.registry import lookup
 from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry
+from agentopt.workflows.azure_eval.suite import load_suite
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
 from agentopt.workflows.suite_assets import verify_pinned_assets
 
@@ -89,6 +90,8 @@ class RunOptions:
     """Run in the Foundry project (cloud evaluation) instead of on this machine."""
     no_wait: bool = False
     """--remote: return once the evaluation run is created (follow it with `eval show --watch`)."""
+    eval_name: str | None = None
+    """`--eval NAME`: the eval of an azure.eval.yaml to run (workflows.azure_eval)."""
     executor: str | None = None
     """`--executor local|ray` (None: eval.yaml `options.executor`, else local)."""
     ray_address: str | None = None
@@ -247,7 +250,7 @@ def _resolve_inputs(
     project = cwd
     config_path = None if opts.prompts or opts.prompts_file else _config_path(opts, cwd)
     if config_path is not None:
-        config, more = load_eval_config(config_path)
+        config, more = load_suite(config_path, opts.eval_name, remote=opts.remote)
         warnings.extend(more)
         project = config_path.resolve().parent
     if adhoc is None and not opts.evaluate_only:
@@ -360,7 +363,7 @@ def _dataset(
     if config is not None and config.dataset is not None:
         where = str(config.path or "eval.yaml")
         path = _registered_dataset(project, config.dataset, where)
-        dataset = load_dataset(path, strict=opts.strict, upgrade=upgrade)
+        dataset = shape_rows(load_dataset(path, strict=opts.strict, upgrade=upgrade), config.rows)
         return dataset.model_copy(
             update={"name": config.dataset.name, "version": config.dataset.version}
         )
