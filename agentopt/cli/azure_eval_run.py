@@ -4,8 +4,6 @@ the `--fail-on` gate, printed as azd prints it. One call, `prepare`, before the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from rich.markup import escape
 from rich.prompt import Prompt
 
@@ -34,9 +32,7 @@ def choose_eval(names: list[str]) -> str:
 
 def _announce(selection: Selection | None) -> None:
     if selection is None:
-        return
-    for problem in selection.warnings:
-        STATE.warn(str(problem))
+        return  # the file's warnings are printed with the run's, once
     STATE.say(escape(selection.describe(STATE.cwd)))
 
 
@@ -88,10 +84,3 @@ def apply_gate(fail_on: FailOn, summary: RunSummary, code: int) -> int:
         for line in verdict.lines:
             STATE.say(f"[green]{escape(line)}[/]")
     return exit_code(verdict, code)
-
-
-def shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(STATE.cwd.resolve()))
-    except ValueError:
-        return str(path)

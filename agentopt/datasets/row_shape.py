@@ -41,11 +41,16 @@ def shape_rows(dataset: Dataset, shape: RowShape | None) -> Dataset:
             hint=f"eval {shape.eval_name}: its data_mapping (or, with no target:, the rows' "
             "responses) names columns every row must have",
         )
-    return _with(dataset, shaped)
+    used = tuple(f'unknown key "{c}"' for c in columns.values())
+    warnings = [w for w in dataset.warnings if not w.message.startswith(used)]
+    return _with(dataset, shaped, warnings)
 
 
-def _with(dataset: Dataset, tasks: list[Task]) -> Dataset:
-    return dataset.model_copy(update={"tasks": tasks})
+def _with(dataset: Dataset, tasks: list[Task], warnings: list[Problem] | None = None) -> Dataset:
+    update: dict[str, Any] = {"tasks": tasks}
+    if warnings is not None:
+        update["warnings"] = warnings  # a column the eval reads is not an unknown key
+    return dataset.model_copy(update=update)
 
 
 def _shape(task: Task, columns: dict[str, str], source: str, problems: list[Problem]) -> Task:

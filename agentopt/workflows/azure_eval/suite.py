@@ -67,9 +67,10 @@ def load_suite(
                 "eval.yaml suite (it holds one suite)",
             )
         return load_eval_config(path)
-    file, warnings = load_azure_eval(path)
+    file, loaded = load_azure_eval(path)
+    warnings = list(loaded)
     decl = pick_eval(file, eval_name)
-    return to_eval_config(file, decl, remote=remote), list(warnings)
+    return to_eval_config(file, decl, remote=remote, warnings=warnings), warnings
 
 
 def pick_eval(file: AzureEvalFile, name: str | None, choose: Choose | None = None) -> EvalDecl:
@@ -131,13 +132,21 @@ def check_local(decl: EvalDecl, file: AzureEvalFile) -> None:
     )
 
 
-def to_eval_config(file: AzureEvalFile, decl: EvalDecl, *, remote: bool = False) -> EvalConfig:
+def to_eval_config(
+    file: AzureEvalFile,
+    decl: EvalDecl,
+    *,
+    remote: bool = False,
+    warnings: list[Problem] | None = None,
+) -> EvalConfig:
     """The suite of one eval (see the module docstring); `remote`: Foundry runs the judges,
     so a built-in agentopt has no local copy of is passed on as it is."""
     check_local(decl, file)
     project = registry_home(file.path)
     dataset = _dataset(file, decl, project)
     entries = [_evaluator(file, decl, use, project, remote) for use in decl.evaluators]
+    for entry in entries:
+        _fraction_threshold(file, decl, entry, warnings if warnings is not None else [])
     judge = next(
         (
             str(u.initialization_parameters["model"])
@@ -257,6 +266,31 @@ def _evaluator(
         ) from None
     return EvaluatorEntry(
         name=use.evaluator, version=pinned, local_uri=path, initialization_parameters=params
+    )
+
+
+FRACTION_SCORED = ("builtin.task_adherence",)
+"""Built-ins whose agentopt score is the share of checks met (0–1), where Foundry's is 1–5."""
+
+
+def _fraction_threshold(
+    file: AzureEvalFile, decl: EvalDecl, entry: EvaluatorEntry, warnings: list[Problem]
+) -> None:
+    threshold = entry.initialization_parameters.get("threshold")
+    if entry.name not in FRACTION_SCORED or not isinstance(threshold, int | float):
+        return
+    if threshold <= 1:
+        return
+    del entry.initialization_parameters["threshold"]
+    warnings.append(
+        Problem(
+            str(file.path),
+            f"evals.{decl.name}.evaluators.{entry.name}.initialization_parameters.threshold",
+            f"{threshold:g} is on Foundry's 1–5 scale; agentopt's {entry.name} scores the share "
+            "of the task's checks met (0–1) and passes when all are met, so it is not applied "
+            "here",
+            "warning",
+        )
     )
 
 
