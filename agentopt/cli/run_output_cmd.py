@@ -98,6 +98,8 @@ output_app = typer.Typer(
     help="Per-sample results of a run (azd: `run output list|show|export`).",
     rich_markup_mode="rich",
     no_args_is_help=True,
+    epilog="Examples:\n\n  agentopt eval run output list --failed-only\n\n"
+    "  agentopt eval run output export --format csv --output-file rows.csv",
 )
 
 

@@ -10,12 +10,14 @@ from typing import Any
 
 from agentopt.core.errors import AgentoptError, InputError, Problem
 from agentopt.core.files import bounded
+from agentopt.core.files.azure_eval_load import azure_eval_problems, is_azure_eval_data
 from agentopt.core.files.eval_yaml_load import load_eval_config, validate_eval_config
 from agentopt.core.files.evaluator_yaml import evaluator_yaml_problems
 from agentopt.core.files.rubric import rubric_problems
 from agentopt.core.files.yaml_source import load_json, parse_yaml, read_text
 from agentopt.datasets import load_dataset, validate_dataset
 
+AZURE_EVAL = "azure.eval.yaml (azd ai eval)"
 EVALUATOR_YAML_MARKS = {"type", "definition", "threshold", "created_at"}
 """Keys only an evaluator YAML has (files.md §5.2): any one of them, with none of eval.yaml's
 own keys, makes a YAML file an evaluator definition — also one that lacks `definition:`."""
@@ -94,6 +96,8 @@ def detect_kind(path: Path) -> str:
             return "eval.yaml"
         if isinstance(data, dict) and _is_evaluator_yaml(data):
             return "evaluator YAML"
+        if is_azure_eval_data(data, path):
+            return AZURE_EVAL
         return "eval.yaml"
     return "unknown"
 
@@ -128,6 +132,8 @@ def validate_file(path: Path, *, strict: bool = False, upgrade: bool = False) ->
             problems = evaluator_yaml_problems(read_text(path, shown=shown, kind="yaml"), shown)
         elif kind == "eval.yaml":
             problems = validate_eval_config(path) + _suite_problems(path)
+        elif kind == AZURE_EVAL:
+            problems = azure_eval_problems(path)
         else:
             problems = [
                 Problem(

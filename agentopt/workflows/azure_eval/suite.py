@@ -144,9 +144,10 @@ def to_eval_config(
     check_local(decl, file)
     project = registry_home(file.path)
     dataset = _dataset(file, decl, project)
-    entries = [_evaluator(file, decl, use, project, remote) for use in decl.evaluators]
+    warnings = warnings if warnings is not None else []
+    entries = [_evaluator(file, decl, u, project, remote, warnings) for u in decl.evaluators]
     for entry in entries:
-        _fraction_threshold(file, decl, entry, warnings if warnings is not None else [])
+        _fraction_threshold(file, decl, entry, warnings)
     judge = next(
         (
             str(u.initialization_parameters["model"])
@@ -187,12 +188,24 @@ def to_eval_config(
 def registry_home(path: Path) -> Path:
     """The project whose `.azure/.foundry/` holds this file's versions: the folder that
     already has a registry at or above the file, else the azd project root (azure.yaml's
-    folder), else the file's own folder."""
+    folder), else the folder holding `evals/` (the extension's layout), else the file's."""
     found = find_project_dir(path)
     if (found / ".azure" / ".foundry").is_dir():
         return found
-    azure = find_azure_yaml(path.resolve().parent)
-    return azure.parent if azure is not None else path.resolve().parent
+    folder = path.resolve().parent
+    azure = find_azure_yaml(folder)
+    if azure is not None:
+        return azure.parent
+    return folder.parent if folder.name == "evals" else folder
+
+
+def suite_home(config: EvalConfig | None) -> Path | None:
+    """Where an eval of azure.eval.yaml keeps its runs: the azd project it belongs to (the
+    extension's state is per project), whatever folder the agent's code is in; None for
+    agentopt's own eval.yaml."""
+    if config is None or config.rows is None or config.path is None:
+        return None
+    return registry_home(config.path)
 
 
 def _dataset(file: AzureEvalFile, decl: EvalDecl, project: Path) -> DatasetRef:
@@ -221,7 +234,12 @@ def _dataset(file: AzureEvalFile, decl: EvalDecl, project: Path) -> DatasetRef:
 
 
 def _evaluator(
-    file: AzureEvalFile, decl: EvalDecl, use: EvaluatorUseDecl, project: Path, remote: bool
+    file: AzureEvalFile,
+    decl: EvalDecl,
+    use: EvaluatorUseDecl,
+    project: Path,
+    remote: bool,
+    warnings: list[Problem] | None = None,
 ) -> EvaluatorEntry:
     params = dict(use.initialization_parameters)
     where = f"evals.{decl.name}.evaluators.{use.label}"
@@ -240,13 +258,16 @@ def _evaluator(
     declared = file.evaluator(use.evaluator)
     if declared is not None and not declared.registered_only:
         version = _register(declared, project, file)
-        if use.version is not None and use.version != version:
-            raise _refused(
-                str(file.path),
-                f"{where}.version",
-                f"pins version {use.version}, but the rubric "
-                f"{_shown(declared)} is version {version} in {project / '.azure' / '.foundry'}",
-                hint="drop the pin to score with the rubric as it is in the file",
+        if use.version is not None and use.version != version and warnings is not None:
+            warnings.append(
+                Problem(
+                    str(file.path),
+                    f"{where}.version",
+                    f"pins version {use.version} (a version published to Foundry); agentopt "
+                    f"scores with the rubric {_shown(declared)}, registered here as version "
+                    f"{version}",
+                    "warning",
+                )
             )
         path = Registry(project).lookup("evaluators", declared.name, version)
         return EvaluatorEntry(

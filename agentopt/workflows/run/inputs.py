@@ -33,7 +33,7 @@ from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.registry import lookup
 from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry
-from agentopt.workflows.azure_eval.suite import load_suite
+from agentopt.workflows.azure_eval.suite import load_suite, suite_home
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
 from agentopt.workflows.suite_assets import verify_pinned_assets
 
@@ -284,7 +284,7 @@ def _resolve_inputs(
         or DEFAULT_MODEL
     )
     return ResolvedInputs(
-        project_dir=project,
+        project_dir=suite_home(config) or project,
         dataset=dataset,
         agent=agent,
         evaluators=evaluator_uses(config, opts.evaluators, warnings),
