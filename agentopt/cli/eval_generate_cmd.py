@@ -79,6 +79,26 @@ EvaluationLevel = Annotated[
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Generation seed.")]
 Remote = Annotated[bool, typer.Option("--remote", help="Also upload to the Foundry project.")]
+Format = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        help="eval-yaml (agentopt's suite) or azure-eval (azd ai eval's evals/azure.eval.yaml, "
+        "evals/datasets/, evals/evaluators/).",
+    ),
+]
+FromTraces = Annotated[
+    Path | None,
+    typer.Option(
+        "--from-traces",
+        help="Tasks from real users' turns in exported OpenTelemetry traces (OTLP JSON or the "
+        "SDK's console output): a file or a folder.",
+    ),
+]
+TraceDays = Annotated[
+    int,
+    typer.Option("--trace-days", min=0, help="--from-traces: only the last N days (0: all)."),
+]
 ProjectEndpoint = Annotated[
     str | None, typer.Option("--project-endpoint", help="Foundry project endpoint.")
 ]
@@ -103,6 +123,9 @@ def init_command(
     seed: Seed = 0,
     remote: Remote = False,
     project_endpoint: ProjectEndpoint = None,
+    format: Format = "eval-yaml",
+    from_traces: FromTraces = None,
+    trace_days: TraceDays = 0,
 ) -> None:
     """Guided first run: detect the agent, write the baseline, generate the suite."""
     _generate(ctx, wizard=True, agent=agent, project_endpoint=project_endpoint, flags=locals())
@@ -127,6 +150,9 @@ def generate_command(
     seed: Seed = 0,
     remote: Remote = False,
     project_endpoint: ProjectEndpoint = None,
+    format: Format = "eval-yaml",
+    from_traces: FromTraces = None,
+    trace_days: TraceDays = 0,
 ) -> None:
     """Generate a seed dataset and a rubric evaluator, register them and write eval.yaml."""
     _generate(ctx, wizard=False, agent=agent, project_endpoint=project_endpoint, flags=locals())
@@ -242,6 +268,19 @@ def _generate(
         target = detect(eval_config=EvalConfig())
     for problem in target.warnings:
         STATE.warn(str(problem))
+    from agentopt.cli import azure_eval_generate as azure
+
+    azure.check_format(flags["format"])
+    if flags["trace_days"] and not flags["from_traces"]:
+        raise ConfigError.at("", "--trace-days", "--trace-days needs --from-traces FILE|DIR")
+    if flags["format"] == "azure-eval":
+        if wizard:
+            azure.init_azure(target, flags)
+        else:
+            azure.generate_azure(target, flags, _given(ctx, "max_samples"))
+        return
+    if flags["from_traces"]:
+        flags["dataset"] = azure.traces_dataset(flags, target, _given(ctx, "max_samples"))
     if wizard:
         STATE.say(render_target_block(target, cwd))
         written = ensure_baseline(target)
