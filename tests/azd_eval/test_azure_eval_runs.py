@@ -109,7 +109,7 @@ def test_the_picker_asks_among_the_evals() -> None:
         (
             REAL / "azd-eval-ci-quality-gate",
             "evals/azure.eval.yaml",
-            "builtin.task_completion is a Foundry built-in agentopt does not run locally",
+            "builtin.task_completion is a Foundry built-in agentopt does not implement",
         ),
     ],
     ids=["learn-trace", "ci-quality-gate"],

@@ -49,9 +49,7 @@ MAPPABLE = ("query", "response", "ground_truth", "context")
 """Evaluator inputs a data_mapping may bind: the fields of agentopt's task turn."""
 
 
-def load_suite(
-    path: Path, eval_name: str | None = None, *, remote: bool = False
-) -> tuple[EvalConfig, list[Problem]]:
+def load_suite(path: Path, eval_name: str | None = None) -> tuple[EvalConfig, list[Problem]]:
     """The suite in `path`: an eval.yaml as it is, or one eval of an azure.eval.yaml.
 
     Raises:
@@ -70,7 +68,7 @@ def load_suite(
     file, loaded = load_azure_eval(path)
     warnings = list(loaded)
     decl = pick_eval(file, eval_name)
-    return to_eval_config(file, decl, remote=remote, warnings=warnings), warnings
+    return to_eval_config(file, decl, warnings=warnings), warnings
 
 
 def pick_eval(file: AzureEvalFile, name: str | None, choose: Choose | None = None) -> EvalDecl:
@@ -136,16 +134,14 @@ def to_eval_config(
     file: AzureEvalFile,
     decl: EvalDecl,
     *,
-    remote: bool = False,
     warnings: list[Problem] | None = None,
 ) -> EvalConfig:
-    """The suite of one eval (see the module docstring); `remote`: Foundry runs the judges,
-    so a built-in agentopt has no local copy of is passed on as it is."""
+    """The suite of one eval (see the module docstring)."""
     check_local(decl, file)
     project = registry_home(file.path)
     dataset = _dataset(file, decl, project)
     warnings = warnings if warnings is not None else []
-    entries = [_evaluator(file, decl, u, project, remote, warnings) for u in decl.evaluators]
+    entries = [_evaluator(file, decl, u, project, warnings) for u in decl.evaluators]
     for entry in entries:
         _fraction_threshold(file, decl, entry, warnings)
     judge = next(
@@ -238,21 +234,21 @@ def _evaluator(
     decl: EvalDecl,
     use: EvaluatorUseDecl,
     project: Path,
-    remote: bool,
     warnings: list[Problem] | None = None,
 ) -> EvaluatorEntry:
     params = dict(use.initialization_parameters)
     where = f"evals.{decl.name}.evaluators.{use.label}"
     if use.is_builtin:
-        if lookup(use.evaluator) is None and not remote:
+        if lookup(use.evaluator) is None:
             known = [i.name for i in registered() if i.name.startswith("builtin.")]
             guess = closest(use.evaluator, known)
             hint = f'did you mean "{guess}"? ' if guess else ""
             raise _refused(
                 str(file.path),
                 where,
-                f"{use.evaluator} is a Foundry built-in agentopt does not run locally",
-                hint=f"{hint}run the eval with --remote, or use one of: " + ", ".join(known),
+                f"{use.evaluator} is a Foundry built-in agentopt does not implement",
+                hint=f"{hint}run this eval with `azd ai eval run start`, or use one of: "
+                + ", ".join(known),
             )
         return EvaluatorEntry(name=use.evaluator, initialization_parameters=params)
     declared = file.evaluator(use.evaluator)

@@ -250,7 +250,7 @@ def _resolve_inputs(
     project = cwd
     config_path = None if opts.prompts or opts.prompts_file else _config_path(opts, cwd)
     if config_path is not None:
-        config, more = load_suite(config_path, opts.eval_name, remote=opts.remote)
+        config, more = load_suite(config_path, opts.eval_name)
         warnings.extend(more)
         project = config_path.resolve().parent
     if adhoc is None and not opts.evaluate_only:
