@@ -14,6 +14,8 @@ Malformed input is an InputError naming the file and the line.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -153,9 +155,10 @@ def _otlp(doc: dict[str, Any], file: str, line: int) -> list[_Span]:
                 out.append(
                     _Span(
                         name=str(span.get("name", "")),
-                        trace_id=str(span.get("traceId") or span.get("trace_id") or ""),
-                        span_id=str(span.get("spanId") or span.get("span_id") or ""),
-                        parent_id=span.get("parentSpanId") or span.get("parent_span_id") or None,
+                        trace_id=_hex_id(span.get("traceId") or span.get("trace_id")),
+                        span_id=_hex_id(span.get("spanId") or span.get("span_id")),
+                        parent_id=_hex_id(span.get("parentSpanId") or span.get("parent_span_id"))
+                        or None,
                         start=_nanos(span.get("startTimeUnixNano")),
                         attributes=_otlp_attributes(span.get("attributes")),
                         events=[
@@ -167,6 +170,17 @@ def _otlp(doc: dict[str, Any], file: str, line: int) -> list[_Span]:
                     )
                 )
     return out
+
+
+def _hex_id(value: Any) -> str:
+    """OTLP JSON ids are hex; protobuf's own JSON mapping writes them in base64."""
+    text = str(value or "")
+    if not text or all(c in "0123456789abcdefABCDEF" for c in text):
+        return text.lower()
+    try:
+        return base64.b64decode(text, validate=True).hex()
+    except (binascii.Error, ValueError):
+        return text
 
 
 def _list(value: Any, file: str, line: int, key: str) -> list[dict[str, Any]]:
