@@ -9,12 +9,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.outcomes import OUTCOME_ORDER, outcome_rank
 from agentopt.contracts.run_results import RunResults
+from agentopt.contracts.scores import PRECEDENCE, worst
 from agentopt.contracts.simulation import SIMULATOR_FAILED, SimulationEnd
 from agentopt.contracts.task_record import TaskOutcome, iter_results
 
-STATUS_ORDER = {"error": 0, "partial": 1, "fail": 2, "pass": 3}
-"""Worst first: used to sort and to combine statuses (error > partial > fail > pass)."""
+STATUS_ORDER = {s: outcome_rank(s) for s in reversed(OUTCOME_ORDER)}
+"""Outcome → rank by `contracts.outcomes` (higher is better): how every report sorts tasks."""
 
 
 def fmt_score(value: float | None) -> str:
@@ -106,8 +108,9 @@ def as_text(value: Any) -> str:
 
 
 def worst_status(statuses: list[str]) -> str:
-    """Thread precedence: error > partial > fail > pass (pass when empty)."""
-    return min(statuses, key=lambda s: STATUS_ORDER.get(s, 3), default="pass")
+    """Thread precedence, as a thread's status is made (`contracts.scores.worst`): error >
+    partial > fail > pass (pass when empty)."""
+    return worst(s for s in statuses if s in PRECEDENCE)
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,7 @@ SUMMARY_TOP = 5
 
 
 def _worst_key(t: TaskOutcome) -> tuple[bool, float, int, int]:
-    return (t.score is None, t.score or 0.0, STATUS_ORDER[t.status], t.index)
+    return (t.score is None, t.score or 0.0, outcome_rank(t.status), t.index)
 
 
 def _slowest_key(t: TaskOutcome) -> tuple[float, int]:

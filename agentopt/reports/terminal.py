@@ -13,6 +13,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from agentopt.contracts.outcomes import OUTCOME_COLOURS
 from agentopt.contracts.run_results import RunResults, TaskOutcome
 from agentopt.reports.formatting import (
     SUMMARY_TOP,
@@ -33,7 +34,7 @@ from agentopt.reports.terminal_task import render_task
 
 __all__ = ["STATUS_STYLE", "RunHeader", "render_run_list", "render_summary", "render_task"]
 
-STATUS_STYLE = {"pass": "green", "fail": "red", "partial": "yellow", "error": "magenta"}
+STATUS_STYLE = OUTCOME_COLOURS
 RUN_STATUS_NOTE = {
     "interrupted": "interrupted — partial results",
     "budget_exhausted": "stopped: budget exhausted — partial results",

@@ -13,7 +13,7 @@ from rich.console import Console
 from agentopt.contracts.run_results import load_results
 from agentopt.core.errors import AgentoptError
 from agentopt.core.redaction import redact
-from agentopt.reports.compare import compare_runs, render_comparison
+from agentopt.reports.compare import PairedCI, compare_runs, render_comparison
 from agentopt.reports.html import render_html
 from agentopt.reports.terminal import RunHeader
 
@@ -154,12 +154,15 @@ def run_page(state: Path, run_id: str) -> str | None:
     return render_html(load_results(path)) if path is not None else None
 
 
-def compare_page(state: Path, base_id: str, current_id: str) -> str | None:
-    """Per-task and per-evaluator deltas of `current` against `base`."""
+def compare_page(
+    state: Path, base_id: str, current_id: str, *, paired_ci: PairedCI | None = None
+) -> str | None:
+    """Per-task and per-evaluator deltas of `current` against `base` (what `eval show
+    --compare` prints, with the same words and colours)."""
     base, current = _results_of(state, base_id), _results_of(state, current_id)
     if base is None or current is None:
         return None
-    comp = compare_runs(load_results(base), load_results(current))
+    comp = compare_runs(load_results(base), load_results(current), paired_ci=paired_ci)
     body = _rich_html(lambda console: render_comparison(comp, console))
     return _page(f"{current_id} vs {base_id}", body)
 
