@@ -377,8 +377,12 @@ def write_comparison(comp: Comparison, path: Path) -> Path:
         write_text_atomic(path, comp.model_dump_json(indent=2) + "\n")
         return path
     # The HTML keeps the colours (worse red, better green); text and Markdown are plain.
-    colours = "truecolor" if ext == ".html" else None
-    console = Console(record=True, width=120, file=io.StringIO(), color_system=colours)
+    console = Console(
+        record=True,
+        width=120,
+        file=io.StringIO(),
+        color_system="truecolor" if ext == ".html" else None,
+    )
     render_comparison(comp, console)
     if ext == ".html":
         text = console.export_html(inline_styles=True)

@@ -294,7 +294,7 @@ async def _execute(
     inputs = outcome.inputs
     store = store or RunStore(spec.project_dir)
     outcome.run_id = store.run_id
-    run_info = new_run_info(store, opts, inputs, spec, seed)
+    run_info = new_run_info(store, opts, inputs, spec, seed, layer)
     store.write_run(run_info)
     started = time.monotonic()
     total = len(spec.tasks) * spec.repeat
