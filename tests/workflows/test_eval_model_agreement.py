@@ -34,10 +34,8 @@ def _project(root: Path, yaml_model: str | None) -> None:
     (base / "metadata.yaml").write_text("model: agent-model\ninstruction_file: instructions.md\n")
     (base / "instructions.md").write_text("You are a helpful support agent.\n")
     (root / "datasets").mkdir()
-    rows = [
-        {"name": f"t{i}", "query": f"question {i}", "criteria": [{"name": "polite", "instruction": "Polite."}]}
-        for i in range(10)
-    ]  # fmt: skip
+    polite = [{"name": "polite", "instruction": "Polite."}]
+    rows = [{"name": f"t{i}", "query": f"question {i}", "criteria": polite} for i in range(10)]
     (root / "datasets" / "tasks.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     options = f"options:\n  eval_model: {yaml_model}\n" if yaml_model else ""
     (root / "eval.yaml").write_text(EVAL_YAML + options)
