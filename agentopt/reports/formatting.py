@@ -143,11 +143,40 @@ def findings(task: TaskOutcome) -> list[Finding]:
             found.append(Finding(f"turn {i}", who, "error", f"{error.code}: {error.message}"))
     for where, res in iter_results(task):
         if res.status == "fail":
-            found.append(Finding(where, short_name(res.evaluator), "fail", res.reason or "failed"))
+            text = failed_criteria(res) or res.reason or "failed"
+            found.append(Finding(where, short_name(res.evaluator), "fail", text))
         elif res.status == "error":
             message = res.error.message if res.error else "no verdict"
             found.append(Finding(where, short_name(res.evaluator), "error", message))
     return found
+
+
+def criterion_label(verdict: dict[str, Any]) -> str:
+    """A criterion as every view names it: its name and the words a person wrote for it
+    (`criterion_1 “Mentions the 30-day window.”`); the name alone when no text was recorded."""
+    name = str(verdict.get("name", "?"))
+    text = str(verdict.get("instruction") or "").strip()
+    return f"{name} “{text}”" if text and text != name else name
+
+
+def criterion_verdicts(res: EvalResult) -> list[dict[str, Any]]:
+    """The per-criterion verdicts an evaluator recorded (task adherence), else []."""
+    found = res.details.get("verdicts") if isinstance(res.details, dict) else None
+    return [v for v in found or [] if isinstance(v, dict)]
+
+
+def failed_criteria(res: EvalResult) -> str:
+    """A failed result's failing criteria with their text and reasons ('' when it recorded no
+    per-criterion verdicts): what "why did it fail" shows in every report."""
+    verdicts = criterion_verdicts(res)
+    failed = [v for v in verdicts if not v.get("passed")]
+    if not failed:
+        return ""
+    parts = [
+        f"{criterion_label(v)} — {str(v.get('reason') or '').strip() or 'failed'}" for v in failed
+    ]
+    passed = len(verdicts) - len(failed)
+    return f"{passed}/{len(verdicts)} criteria passed. Failed: " + "; ".join(parts)
 
 
 def _failed_side(code: str) -> str:
