@@ -6,8 +6,9 @@ of every view ask this module, so `partial → fail` is "worse" everywhere.
 Best first: `pass` > `partial` > `fail` > `error` > `skipped`.
 
 - `pass`: every evaluator passed.
-- `partial`: the agent answered and no evaluator failed it, but some evaluator could not decide
-  (an evaluator error). Nothing said the answer was wrong, so it ranks above `fail`.
+- `partial`: the agent answered, but some evaluator could not decide (an evaluator error, which
+  wins over a failing verdict when a status is made: evaluators.md §6). The verdict is not
+  known to be wrong, so it ranks above `fail`.
 - `fail`: some evaluator failed the answer.
 - `error`: the agent failed (no answer to judge).
 - `skipped`: never sent, because an earlier turn of the conversation failed (`turnSkipped`).
@@ -22,6 +23,8 @@ added or removed is listed, never counted as an improvement or a regression.
 from __future__ import annotations
 
 from typing import Literal
+
+from agentopt.contracts.record import Record
 
 Outcome = Literal["pass", "partial", "fail", "error", "skipped"]
 Change = Literal["better", "worse", "changed", "same"]
@@ -79,3 +82,35 @@ def outcome_change(
     if b is None or a is None or a == b:
         return "changed"
     return "better" if a > b else "worse"
+
+
+class OutcomeCounts(Record):
+    """A run's tally: task runs by outcome, and the calls that failed, by side.
+
+    Computed once (`evaluators.run_stats.RunTally`, as units finish) and carried by live
+    progress and the run summary, so every view shows the same numbers with the same words.
+    `passed + failed + partial + errors` is the task runs counted so far.
+    """
+
+    passed: int = 0
+    failed: int = 0
+    partial: int = 0
+    """Task runs where an evaluator could not decide (the agent answered)."""
+    errors: int = 0
+    """Task runs where the agent failed."""
+    agent_errors: int = 0
+    """Agent turns that failed after retries (a turn skipped after one is not counted)."""
+    evaluator_errors: int = 0
+    """Evaluator results with no verdict (judgeParseFailed, judgeUnavailable, …)."""
+    skipped_turns: int = 0
+    """Turns never sent because an earlier turn of their conversation failed."""
+
+    @property
+    def runs(self) -> int:
+        """Task runs counted."""
+        return self.passed + self.failed + self.partial + self.errors
+
+    @property
+    def failed_calls(self) -> int:
+        """Agent and evaluator calls that failed after retries: what `--max-errors` limits."""
+        return self.agent_errors + self.evaluator_errors

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.contracts.outcomes import OUTCOME_ORDER, outcome_rank
+from agentopt.contracts.outcomes import OUTCOME_ORDER, OutcomeCounts, outcome_rank
 from agentopt.contracts.run_results import RunResults
 from agentopt.contracts.scores import PRECEDENCE, worst
 from agentopt.contracts.simulation import SIMULATOR_FAILED, SimulationEnd
@@ -17,6 +17,43 @@ from agentopt.contracts.task_record import TaskOutcome, iter_results
 
 STATUS_ORDER = {s: outcome_rank(s) for s in reversed(OUTCOME_ORDER)}
 """Outcome → rank by `contracts.outcomes` (higher is better): how every report sorts tasks."""
+
+
+OUTCOME_WORDS = {
+    "passed": "pass",
+    "failed": "fail",
+    "partial": "partial",
+    "errors": "error",
+}
+"""The tally's task-run classes as every view names them (contracts.outcomes.OUTCOME_LABELS
+explains each)."""
+LEGEND = "partial = an evaluator could not decide · error = the agent failed"
+
+
+def tally_text(counts: OutcomeCounts) -> str:
+    """Task runs by outcome: `pass 4 · fail 2 · partial 1 · error 1`."""
+    return " · ".join(f"{word} {getattr(counts, key)}" for key, word in OUTCOME_WORDS.items())
+
+
+def calls_text(counts: OutcomeCounts, by_kind: dict[str, int] | None = None) -> str:
+    """The calls that failed, by side and by kind: `3 failed calls (agent 1, evaluator 2) — by
+    kind: agentRequestFailed 1, judgeParseFailed 2 · 1 turn skipped after a failed turn`;
+    '' when none failed and none was skipped."""
+    if not counts.failed_calls and not counts.skipped_turns:
+        return ""
+    parts = []
+    if counts.failed_calls:
+        n = counts.failed_calls
+        kinds = sorted((by_kind or {}).items())
+        shown = ", ".join(f"{k} {v}" for k, v in kinds if k != "turnSkipped")
+        parts.append(
+            f"{n} failed call{'s' if n != 1 else ''} (agent {counts.agent_errors}, evaluator "
+            f"{counts.evaluator_errors})" + (f" — by kind: {shown}" if shown else "")
+        )
+    if counts.skipped_turns:
+        n = counts.skipped_turns
+        parts.append(f"{n} turn{'s' if n != 1 else ''} skipped after a failed turn")
+    return " · ".join(parts)
 
 
 def fmt_score(value: float | None) -> str:

@@ -299,7 +299,7 @@ async def _execute(
     started = time.monotonic()
     total = len(spec.tasks) * spec.repeat
     done = len(store.done_keys())
-    progress = Progress(total=total, done=done, skipped=done)
+    progress = Progress(total=total, done=done, skipped=done, counts=store.tally.counts)
     engine = RunEngine(spec, target, layer, store, sink, cache)
     engine.runner = executor.runner(engine)
     if total > 1:

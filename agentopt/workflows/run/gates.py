@@ -75,7 +75,7 @@ class GateOutcome:
 def count_errors(summary: RunSummary) -> int:
     """Agent and evaluator calls that still failed after retries. Turns skipped after a failed
     turn were never sent: they are not errors of their own (as in the mid-run count)."""
-    return sum(v for k, v in summary.errors_by_kind.items() if k != "turnSkipped")
+    return summary.counts.failed_calls
 
 
 def check_gates(
