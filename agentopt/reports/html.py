@@ -120,7 +120,11 @@ def _cards(results: RunResults) -> str:
             _card(
                 str(c.failed_calls),
                 f"errors: failed calls · agent {c.agent_errors} · evaluator {c.evaluator_errors}"
-                + (f" · {c.skipped_turns} turns skipped" if c.skipped_turns else ""),
+                + (
+                    f" · {c.skipped_turns} turn{'s' if c.skipped_turns != 1 else ''} skipped"
+                    if c.skipped_turns
+                    else ""
+                ),
             ),
             _card(fmt_cost(s.cost_usd), f"cost · {fmt_int(tin)} in / {fmt_int(tout)} out tokens"),
             _card(fmt_seconds(s.duration_s), f"duration · {fmt_int(s.cache_hits)} cache hits"),

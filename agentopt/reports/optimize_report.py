@@ -274,8 +274,11 @@ def show_renderables(
     job: JobRecord, record: CandidateRecord, files: dict[str, str], diff: list[str]
 ) -> list[RenderableType]:
     """`optimize show`: a candidate's numbers, full configuration and diff vs baseline."""
+    state = record.status.replace("_", " ") + (" ★" if record.star else "")
+    state += " (Pareto)" if record.pareto.any else ""
     out: list[RenderableType] = [
-        Text(f"{record.id} of job {job.id}", style="bold"),
+        Text(f"{record.id} of job {job.id}: {state}", style="bold"),
+        Text(f"Job: {job.stop_reason or job.status}; candidates {job.counts.line()}"),
         Text(
             f"strategy {record.strategy}, parent {record.parent or '-'}, model "
             f"{record.model or '-'}; {record.rationale}"
