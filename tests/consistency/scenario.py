@@ -1,14 +1,14 @@
 """One `eval run` with every outcome class, against two real OpenAI-compatible servers on
 loopback (the agent's and the judge's), for the consistency test.
 
-| task         | what happens                                            | outcome  |
-|--------------|---------------------------------------------------------|----------|
-| good-1/2     | the judge passes every criterion                        | pass     |
-| wrong        | the judge fails a criterion                             | fail     |
-| unparsable   | the judge answers with prose, not JSON                  | partial (judgeParseFailed)  |
-| judge-down   | the judge's server refuses the request (HTTP 400)       | partial (judgeUnavailable)  |
-| agent-down   | the agent's server refuses the request (HTTP 400)       | error (agentRequestFailed)  |
-| thread       | turn 1 fails at the agent, so turn 2 is never sent      | error + a skipped turn       |
+| task       | what happens                                       | outcome                    |
+|------------|----------------------------------------------------|----------------------------|
+| good-1/2   | the judge passes every criterion                   | pass                       |
+| wrong      | the judge fails a criterion                        | fail                       |
+| unparsable | the judge answers with prose, not JSON             | partial (judgeParseFailed) |
+| judge-down | the judge's server refuses the request (HTTP 400)  | partial (judgeUnavailable) |
+| agent-down | the agent's server refuses the request (HTTP 400)  | error (agentRequestFailed) |
+| thread     | turn 1 fails at the agent: turn 2 is never sent    | error, and a skipped turn  |
 """
 
 from __future__ import annotations
