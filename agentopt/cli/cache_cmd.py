@@ -38,7 +38,13 @@ def stats_command() -> None:
         return
     STATE.say(
         f"Cache {stats.path}: {stats.entries} entries, {_size(stats.size_bytes)} on disk, "
-        f"{stats.hits} hits / {stats.misses} misses"
+        f"{stats.hits} hits on these entries (per model below)"
+    )
+    gone = stats.lifetime_hits - stats.hits
+    STATE.say(
+        f"Since created or last cleared: {stats.lifetime_hits} hits"
+        + (f" ({gone} on entries since removed or rewritten)" if gone else "")
+        + f", {stats.misses} misses"
     )
     if stats.oldest:
         STATE.say(f"Oldest {stats.oldest:%Y-%m-%d %H:%M}, newest {stats.newest:%Y-%m-%d %H:%M}")

@@ -14,6 +14,7 @@ from agentopt.cli.remote_render import watch_remote
 from agentopt.contracts import load_results
 from agentopt.core.errors import InputError
 from agentopt.core.paths import runs_dir
+from agentopt.evaluators.stats import paired_bootstrap_ci
 from agentopt.reports import (
     RunHeader,
     compare_runs,
@@ -84,7 +85,7 @@ def show_command(
     results = load_results(resolve_run_ref(STATE.cwd, run_id))
     if compare:
         base = load_results(resolve_run_ref(STATE.cwd, compare))
-        comparison = compare_runs(base, results)
+        comparison = compare_runs(base, results, paired_ci=paired_bootstrap_ci)
         render_comparison(comparison, STATE.console)
         if out_file is not None:
             target = out_file if out_file.is_absolute() else STATE.cwd / out_file

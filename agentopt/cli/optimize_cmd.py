@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import RenderableType
 from rich.markup import escape
+from rich.text import Text
 
 from agentopt.cli import azure_eval_run, optimize_remote
 from agentopt.cli.context import STATE
@@ -28,7 +29,6 @@ from agentopt.reports.optimize_report import (
 from agentopt.reports.optimize_table import error_line
 from agentopt.workflows.optimize import (
     OptimizeOptions,
-    apply_candidate,
     find_project,
     job_records,
     job_status,
@@ -37,6 +37,7 @@ from agentopt.workflows.optimize import (
     show_candidate,
     split_list,
 )
+from agentopt.workflows.optimize.apply import FileChange, apply_plan, plan_apply
 
 optimize_app = typer.Typer(
     help="Search for a better agent configuration and apply the winner.",
@@ -279,7 +280,8 @@ def list_command() -> None:
 @optimize_app.command(
     "apply",
     epilog="Examples:\n\n  agentopt optimize apply --candidate cand_02\n\n"
-    "  agentopt optimize apply --candidate cand_02 --promote   # make it the baseline",
+    "  agentopt optimize apply --candidate cand_02 --promote   # make it the baseline\n\n"
+    "  agentopt --no-prompt optimize apply --candidate cand_03 --promote --force",
 )
 @handle_errors
 def apply_command(
@@ -288,31 +290,56 @@ def apply_command(
     promote: Annotated[
         bool, typer.Option("--promote", help="Make it the baseline (old one backed up).")
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Promote without asking a candidate that was screened out, not better than "
+            "the baseline, drops a tool or overwrites edits made since the job.",
+        ),
+    ] = False,
 ) -> None:
-    """Write a candidate to .agent_configs/<id>/ (and with --promote, make it the baseline)."""
+    """Write a candidate's changes to .agent_configs/<id>/ (and with --promote, to the
+    baseline), printing the diff of every file it changes first."""
     found = optimize_remote.remote_store(job)
     if found is not None:
         done = optimize_remote.apply(found, candidate, promote=promote)
         result = done.result
         result.notes.extend(done.notes)
+        _say(apply_changes(result.changes, [], []))
     else:
-        result = apply_candidate(find_project(STATE.cwd), candidate, job, promote=promote)
+        plan = plan_apply(find_project(STATE.cwd), candidate, job, promote=promote)
+        _say(apply_changes(plan.changes, plan.dropped_tools, plan.added_tools))
+        confirm = (lambda q: ask_yes_no(q, False)) if STATE.interactive else None
+        result = apply_plan(plan, force=force, confirm=confirm)
     STATE.say(f"Wrote {result.written}")
     if result.backup:
         STATE.say(f"  (the previous copy is kept at {result.backup})")
     if result.promoted:
         saved = f" (old baseline backed up to {result.baseline_backup})"
         STATE.say(f"Promoted {candidate} to the baseline{saved if result.baseline_backup else ''}")
-    if result.instruction_diff:
-        _say(show_diff(result.instruction_diff))
-    else:
-        STATE.say("Instructions: unchanged from the baseline.")
     for note in result.notes:
         STATE.err.print(f"[yellow]note:[/] {note}")
 
 
+def apply_changes(
+    changes: list[FileChange], dropped: list[str], added: list[str]
+) -> list[RenderableType]:
+    """Every file apply changes, with its diff against the live baseline, and the tools it
+    removes or adds, named."""
+    if not changes:
+        return [Text("No file changes: the candidate's configuration is the baseline's.")]
+    names = ", ".join(c.path for c in changes)
+    out: list[RenderableType] = [Text(f"Changes to the baseline ({len(changes)} files: {names}):")]
+    for tool in dropped:
+        out.append(Text(f"  tools.json: removes the tool '{tool}'", style="bold red"))
+    for tool in added:
+        out.append(Text(f"  tools.json: adds the tool '{tool}'", style="bold green"))
+    lines = [line for change in changes for line in change.diff()]
+    return [*out, *show_diff(lines)]
+
+
 def show_diff(lines: list[str]) -> list[RenderableType]:
-    from rich.text import Text
 
     text = Text()
     for line in lines:

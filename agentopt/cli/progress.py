@@ -17,6 +17,7 @@ from rich.progress import (
 )
 
 from agentopt.core.heartbeat import HEARTBEAT_S, Heartbeat
+from agentopt.reports.formatting import tally_text
 from agentopt.workflows.events import Progress
 
 
@@ -42,7 +43,10 @@ class TerminalSink:
         self._t0 = time.monotonic()
 
     def _fields(self, p: Progress) -> str:
-        return f"pass {p.passed}  errors {p.errors}  ${p.cost_usd:.4f}"
+        """The tally so far, in the summary's classes and words (`reports.formatting`)."""
+        tally = tally_text(p.counts) + (f" ({p.source}'s count)" if p.source else "")
+        failed = f" · failed calls {p.counts.failed_calls}" if p.counts.failed_calls else ""
+        return f"{tally}{failed}  ${p.cost_usd:.4f}"
 
     def start(self, progress: Progress, title: str) -> None:
         self._t0 = time.monotonic()

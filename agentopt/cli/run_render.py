@@ -86,7 +86,7 @@ def render_outcome(outcome: RunOutcome) -> None:
         STATE.say(
             f"Baseline {r.baseline}: Δ {r.delta:+.3f} "
             f"(95% CI {r.ci[0]:+.3f} … {r.ci[1]:+.3f}, {r.shared} shared tasks): "
-            "no regression beyond noise"
+            f"no regression beyond noise; {r.outcome_line()}"
         )
     for failure in gate.failures:
         STATE.err.print(f"[red]gate failed:[/] {failure}")

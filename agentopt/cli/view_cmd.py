@@ -13,6 +13,7 @@ from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.core.errors import ConfigError
 from agentopt.core.paths import STATE_DIR
+from agentopt.evaluators.stats import paired_bootstrap_ci
 from agentopt.reports.view_pages import (
     compare_page,
     error_page,
@@ -67,7 +68,9 @@ def make_server(state: Path, port: int) -> ThreadingHTTPServer:
             elif parts[0] == "runs" and len(parts) == 2:
                 page = run_page(state, parts[1])
             elif parts[0] == "compare":
-                page = compare_page(state, query.get("a", ""), query.get("b", ""))
+                page = compare_page(
+                    state, query.get("a", ""), query.get("b", ""), paired_ci=paired_bootstrap_ci
+                )
             elif parts[0] == "optimize" and len(parts) == 2:
                 page = job_page(state, parts[1])
             else:

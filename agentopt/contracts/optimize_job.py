@@ -18,6 +18,22 @@ from agentopt.core.files import bounded
 
 JobStatus = Literal["running", "completed", "interrupted", "failed", "cancelled"]
 Termination = Literal["completed", "budget_exhausted", "screening_stalled", "interrupted"]
+TERMINATION_TEXT: dict[str, str] = {
+    "completed": "completed",
+    "budget_exhausted": "stopped: the call or cost budget ran out",
+    "screening_stalled": "stopped: too many proposals in a row failed screening (--max-stalls)",
+    "interrupted": "interrupted (Ctrl-C)",
+}
+
+
+def termination_text(reason: str | None) -> str:
+    """The one human phrase for why a job stopped, used by every view (the final report,
+    `optimize status` and `list`, the HTML report, `view`); '' while it has not stopped."""
+    if not reason:
+        return ""
+    return TERMINATION_TEXT.get(reason, reason)
+
+
 Outcome = Literal["improved", "no_improvement"]
 CandidateStatus = Literal[
     "baseline", "screening", "evaluating", "evaluated", "screened_out", "incomplete", "outranked"
@@ -262,6 +278,40 @@ def _without_empty(data: Any, key: str, empty: Any) -> Any:
     return data
 
 
+class CandidateCounts(Record):
+    """The job's candidates by state: the one tally `optimize list/status/show`, the report
+    and `view` show. The baseline is not a candidate."""
+
+    proposed: int = 0
+    """Candidates created (every `cand_NN`)."""
+    evaluated: int = 0
+    """Fully evaluated on the validation split."""
+    screened_out: int = 0
+    incomplete: int = 0
+    """Screening had evaluation errors: neither accepted nor screened out."""
+    outranked: int = 0
+    """Accepted, but stopped early in validation (could no longer reach the best)."""
+    in_progress: int = 0
+    """Screening or evaluating when the job.json was written."""
+    pareto: int = 0
+    """Evaluated candidates on a Pareto front (score vs tokens or cost)."""
+
+    def line(self) -> str:
+        """`5 proposed: 2 evaluated (1 Pareto), 3 screened out` — the words every view uses."""
+        parts = [
+            f"{self.evaluated} evaluated" + (f" ({self.pareto} Pareto)" if self.pareto else "")
+        ]
+        for n, what in (
+            (self.screened_out, "screened out"),
+            (self.incomplete, "incomplete (errors)"),
+            (self.outranked, "outranked in validation"),
+            (self.in_progress, "in progress"),
+        ):
+            if n:
+                parts.append(f"{n} {what}")
+        return f"{self.proposed} proposed: " + ", ".join(parts)
+
+
 class JobRecord(VersionedRecord):
     """job.json."""
 
@@ -309,6 +359,29 @@ class JobRecord(VersionedRecord):
     def evaluated(self) -> list[CandidateRecord]:
         """Baseline and every fully evaluated candidate, in creation order."""
         return [c for c in self.candidates if c.validation is not None]
+
+    @property
+    def counts(self) -> CandidateCounts:
+        """The candidates by state (the baseline left out), counted here and nowhere else."""
+        cands = [c for c in self.candidates if c.id != BASELINE_ID]
+        by = {
+            state: sum(c.status == state for c in cands)
+            for state in ("screened_out", "incomplete", "outranked")
+        }
+        return CandidateCounts(
+            proposed=len(cands),
+            evaluated=sum(c.validation is not None for c in cands),
+            screened_out=by["screened_out"],
+            incomplete=by["incomplete"],
+            outranked=by["outranked"],
+            in_progress=sum(c.status in ("screening", "evaluating") for c in cands),
+            pareto=sum(c.validation is not None and c.pareto.any for c in cands),
+        )
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the job stopped, in the one phrase (`termination_text`)."""
+        return termination_text(self.termination_reason)
 
 
 def load_job(path: Path) -> JobRecord:

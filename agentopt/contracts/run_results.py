@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from agentopt.contracts.outcomes import OutcomeCounts
 from agentopt.contracts.record import Record, SparseRecord, VersionedRecord, parse_record
 from agentopt.contracts.task_record import TaskOutcome
 from agentopt.core.errors import InputError
@@ -21,6 +22,8 @@ RunStatus = Literal[
     "running", "completed", "interrupted", "budget_exhausted", "too_many_errors", "stopped"
 ]
 RESULTS_HINT = "is this a results.json written by agentopt?"
+TURN_SKIPPED = "turnSkipped"
+"""The error code of a turn never sent (agents.conversation.TURN_SKIPPED)."""
 
 
 class UsageBucket(Record):
@@ -91,6 +94,36 @@ class RunSummary(SparseRecord):
     turns_to_goal: float | None = None
     """Mean agent turns the simulated users took to reach their goal, over the conversations
     scored as a whole that reached it (absent when none did)."""
+
+    @property
+    def skipped_turns(self) -> int:
+        """Turns never sent because an earlier turn of their conversation failed."""
+        return self.errors_by_kind.get(TURN_SKIPPED, 0)
+
+    @property
+    def evaluator_errors(self) -> int:
+        """Evaluator results with no verdict (every one is also counted by its code)."""
+        return sum(e.errors for e in self.evaluators)
+
+    @property
+    def agent_errors(self) -> int:
+        """Agent turns that failed after retries: the codes of `errors_by_kind` that are not
+        an evaluator's, turns skipped after a failed one left out."""
+        total = sum(self.errors_by_kind.values())
+        return max(0, total - self.skipped_turns - self.evaluator_errors)
+
+    @property
+    def counts(self) -> OutcomeCounts:
+        """The run's tally, as live progress carried it."""
+        return OutcomeCounts(
+            passed=self.passed,
+            failed=self.failed,
+            partial=self.partial,
+            errors=self.errors,
+            agent_errors=self.agent_errors,
+            evaluator_errors=self.evaluator_errors,
+            skipped_turns=self.skipped_turns,
+        )
 
 
 class AgentInfo(Record):

@@ -22,7 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.contracts.run_results import EvaluatorSummary, RunSummary, UsageBucket
+from agentopt.contracts.outcomes import OutcomeCounts
+from agentopt.contracts.run_results import TURN_SKIPPED, EvaluatorSummary, RunSummary, UsageBucket
 from agentopt.contracts.scores import TaskScore, TaskStatus
 from agentopt.contracts.usage import Usage
 from agentopt.evaluators.aggregate import mean_or_none
@@ -145,6 +146,16 @@ class _Unit:
     turns_to_goal: float | None = None
     """Agent turns its simulated user took to reach the goal (a builtin.goal_reached pass)."""
 
+    def counted(self) -> dict[str, int]:
+        """This unit's part of `RunTally.counts`."""
+        skipped = sum(code == TURN_SKIPPED for code in self.agent_errors)
+        return {
+            self.status: 1,
+            "agent_errors": len(self.agent_errors) - skipped,
+            "evaluator_errors": sum(r.status == "error" for r in self.results),
+            "skipped_turns": skipped,
+        }
+
     @classmethod
     def of(cls, score: TaskScore) -> _Unit:
         results = tuple(
@@ -188,10 +199,31 @@ class RunTally:
 
     def __init__(self) -> None:
         self._units: dict[tuple[int, int], _Unit] = {}
+        self._counts: Counter[str] = Counter()
 
     def add(self, key: tuple[int, int], score: TaskScore) -> None:
         """Count one finished unit (a second one under the same key replaces the first)."""
-        self._units[key] = _Unit.of(score)
+        unit = _Unit.of(score)
+        before = self._units.get(key)
+        if before is not None:
+            self._counts.subtract(before.counted())
+        self._counts.update(unit.counted())
+        self._units[key] = unit
+
+    @property
+    def counts(self) -> OutcomeCounts:
+        """The tally so far, kept as units are added: what live progress shows, in the same
+        classes as the summary `stats()` makes at the end."""
+        c = self._counts
+        return OutcomeCounts(
+            passed=c["pass"],
+            failed=c["fail"],
+            partial=c["partial"],
+            errors=c["error"],
+            agent_errors=c["agent_errors"],
+            evaluator_errors=c["evaluator_errors"],
+            skipped_turns=c["skipped_turns"],
+        )
 
     def __len__(self) -> int:
         return len(self._units)

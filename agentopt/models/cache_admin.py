@@ -45,7 +45,12 @@ class CacheStats(BaseModel):
     size_bytes: int = 0
     """The database file plus its WAL and shared-memory files."""
     hits: int = 0
+    """Hits on the entries now in the cache: the sum of `by_model` (one tally, the rows)."""
     misses: int = 0
+    """Calls the cache could not answer, since the file was created or last cleared."""
+    lifetime_hits: int = 0
+    """Hits since the file was created or last cleared, on entries since removed (`clear
+    --older-than`) or rewritten too: never less than `hits`."""
     oldest: datetime | None = None
     newest: datetime | None = None
     by_model: list[ModelCacheStats] = Field(default_factory=list)
@@ -105,8 +110,9 @@ def cache_stats(project_dir: Path) -> CacheStats:
         exists=True,
         entries=int(entries),
         size_bytes=_disk_size(path),
-        hits=int(counters.get("hits", 0)),
+        hits=sum(int(r[4] or 0) for r in rows),
         misses=int(counters.get("misses", 0)),
+        lifetime_hits=max(int(counters.get("hits", 0)), sum(int(r[4] or 0) for r in rows)),
         oldest=_ts(oldest),
         newest=_ts(newest),
         by_model=[

@@ -96,6 +96,7 @@ class CallLayer:
         self.state = state or CallState(self.project_dir, self.settings)
         self.ledger = self.state.ledger
         self.prices = PriceTable(self.settings.prices)
+        self._own_prices = PriceTable(self.settings.prices, shipped=False)
         self.notices: list[str] = []
         self._on_notice = on_notice
         self._environ = environ
@@ -293,7 +294,17 @@ class CallLayer:
     ) -> CostEstimate:
         """Dry-run estimate for `model` as this layer would resolve it (free for local/mock)."""
         ref = self.resolve(model)
-        return estimate(f"{ref.type}:{ref.model}", work, prices=self.settings.prices)
+        return estimate(
+            f"{ref.type}:{ref.model}",
+            work,
+            prices=self.settings.prices,
+            shipped=not _own_server(ref),
+        )
+
+    def identity(self, model: str) -> str:
+        """`model` as every view shows it: the resolved provider and model, and the server
+        when it is the user's own (`ModelRef.identity`)."""
+        return self.resolve(model).identity
 
     def stats(self) -> CallStats:
         """Per-pool and total accounting, limiter summaries and notices, for the run summary."""
@@ -409,12 +420,19 @@ class CallLayer:
     def _cost(self, ref: ModelRef, names: list[str], usage: Any) -> float:
         if is_free(ref.type):
             return 0.0
-        cost = self.prices.cost(names, usage)
+        own = _own_server(ref)
+        cost = (self._own_prices if own else self.prices).cost(names, usage)
         if cost is None:
-            if ref.type not in SELF_HOSTED_TYPES:
+            if not own:  # a server of one's own costs nothing; an unknown vendor model is listed
                 self.ledger.unpriced.add(ref.qualified)
             return 0.0
         return cost
+
+
+def _own_server(ref: ModelRef) -> bool:
+    """A server the user runs (compat/ollama/vllm, or any provider on loopback): priced only
+    by eval.yaml `options.prices`, never at a vendor's list price."""
+    return ref.type in SELF_HOSTED_TYPES or ref.local_server
 
 
 def _embed_call(provider: Any, ref: ModelRef, batch: list[str]) -> Callable[[], Any]:

@@ -36,10 +36,17 @@ def shipped_prices() -> dict[str, Price]:
 
 
 class PriceTable:
-    """Shipped prices plus overrides; lookups are case-insensitive."""
+    """Shipped prices plus overrides; lookups are case-insensitive.
 
-    def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
-        self._prices = dict(shipped_prices())
+    `shipped=False` keeps the overrides only: a model served by the user's own server (a
+    compat/ollama/vllm server, or any provider pointed at loopback) is not billed at the vendor's
+    list price just because it carries the vendor's model name.
+    """
+
+    def __init__(
+        self, overrides: Mapping[str, Price] | None = None, *, shipped: bool = True
+    ) -> None:
+        self._prices = dict(shipped_prices()) if shipped else {}
         for name, price in (overrides or {}).items():
             self._prices[name.lower()] = price if isinstance(price, Price) else Price(**price)
 
@@ -171,6 +178,7 @@ def estimate(
     *,
     prices: Mapping[str, Price] | None = None,
     avg_output_tokens: int = DEFAULT_OUTPUT_TOKENS,
+    shipped: bool = True,
 ) -> CostEstimate:
     """Dry-run estimate of calls, tokens and cost, sending nothing.
 
@@ -179,6 +187,8 @@ def estimate(
         work: the requests that would be sent, or `(count, avg_input_tokens, avg_output_tokens)`.
         prices: price overrides (eval.yaml options.prices).
         avg_output_tokens: output tokens assumed for a request without max_tokens.
+        shipped: price from the shipped table too (False: a self-hosted or local server,
+            priced only by `prices`).
     """
     if isinstance(work, tuple):
         count, avg_in, avg_out = work
@@ -197,7 +207,8 @@ def estimate(
         return CostEstimate(
             calls=calls, input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=0.0, priced=True
         )
-    cost = PriceTable(prices).cost([name], Usage(input_tokens=tokens_in, output_tokens=tokens_out))
+    table = PriceTable(prices, shipped=shipped)
+    cost = table.cost([name], Usage(input_tokens=tokens_in, output_tokens=tokens_out))
     return CostEstimate(
         calls=calls,
         input_tokens=tokens_in,

@@ -10,9 +10,11 @@ with one notice saying so.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.registry import is_provider_type, provider_types
@@ -44,6 +46,8 @@ class ModelRef:
         config: that provider's configuration.
         model: the model (or Azure deployment) name sent to the provider.
         auto_fallback: True when a bare name fell back to the embedded model.
+        server: the base URL the calls go to when it is not the provider's public default
+            (a compat server, `OPENAI_BASE_URL`), else None.
     """
 
     spec: str
@@ -51,6 +55,7 @@ class ModelRef:
     config: ProviderConfig
     model: str
     auto_fallback: bool = False
+    server: str | None = None
 
     @property
     def type(self) -> str:
@@ -58,8 +63,42 @@ class ModelRef:
 
     @property
     def qualified(self) -> str:
-        """`provider:model`, as shown to users and in results."""
+        """`provider:model`: the key of per-model accounting (capabilities, unpriced)."""
         return f"{self.provider}:{self.model}"
+
+    @property
+    def identity(self) -> str:
+        """What the model is, as every view shows it: `provider:model`, with `@server` when
+        the calls go to a server of the user's own (`compat:gpt-4.1-mini@http://127.0.0.1:8080/v1`),
+        so a bare name routed to a local server is never mistaken for the vendor's model."""
+        return self.qualified + (f"@{self.server}" if self.server else "")
+
+    @property
+    def local_server(self) -> bool:
+        """The calls go to this machine (loopback): nobody bills them."""
+        return is_loopback_url(self.server)
+
+
+def is_loopback_url(url: str | None) -> bool:
+    """Whether `url`'s host is this machine (localhost, 127.0.0.0/8, ::1)."""
+    if not url:
+        return False
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _server(config: ProviderConfig, env: Mapping[str, str]) -> str | None:
+    """The non-default base URL of a provider's calls (None: the provider's public one)."""
+    if config.base_url:
+        return config.base_url
+    if config.type == "openai":
+        return env.get("OPENAI_BASE_URL") or None
+    return None
 
 
 def project_endpoint(
@@ -127,7 +166,7 @@ def resolve_model(
         config = declared[prefix]
         if base_url:
             config = config.model_copy(update={"base_url": base_url})
-        return ModelRef(spec, prefix, config, model)
+        return ModelRef(spec, prefix, config, model, server=_server(config, env))
     config = ProviderConfig(type=prefix, base_url=base_url)
     if prefix == "compat" and not base_url:
         raise ConfigError(
@@ -137,7 +176,7 @@ def resolve_model(
         )
     if prefix == "local":
         _check_local_name(spec, model, env)
-    return ModelRef(spec, prefix, config, model)
+    return ModelRef(spec, prefix, config, model, server=_server(config, env))
 
 
 def _resolve_bare(
@@ -154,15 +193,17 @@ def _resolve_bare(
         config = declared[name]
         if base_url:
             config = config.model_copy(update={"base_url": base_url})
-        return ModelRef(spec, name, config, model)
+        return ModelRef(spec, name, config, model, server=_server(config, env))
     if base_url:
-        return ModelRef(spec, "compat", ProviderConfig(type="compat", base_url=base_url), model)
+        config = ProviderConfig(type="compat", base_url=base_url)
+        return ModelRef(spec, "compat", config, model, server=base_url)
     if project_endpoint(settings, env):
         return ModelRef(spec, "foundry", ProviderConfig(type="foundry"), model)
     if env.get("AZURE_OPENAI_ENDPOINT"):
         return ModelRef(spec, "azure", ProviderConfig(type="azure"), model)
     if env.get("OPENAI_API_KEY"):
-        return ModelRef(spec, "openai", ProviderConfig(type="openai"), model)
+        config = ProviderConfig(type="openai")
+        return ModelRef(spec, "openai", config, model, server=_server(config, env))
     local = LOCAL_EMBED_MODEL if purpose == "embed" else LOCAL_CHAT_MODEL
     return ModelRef(spec, "local", ProviderConfig(type="local"), local, auto_fallback=True)
 

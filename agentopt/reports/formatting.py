@@ -9,12 +9,51 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.outcomes import OUTCOME_ORDER, OutcomeCounts, outcome_rank
 from agentopt.contracts.run_results import RunResults
+from agentopt.contracts.scores import PRECEDENCE, worst
 from agentopt.contracts.simulation import SIMULATOR_FAILED, SimulationEnd
 from agentopt.contracts.task_record import TaskOutcome, iter_results
 
-STATUS_ORDER = {"error": 0, "partial": 1, "fail": 2, "pass": 3}
-"""Worst first: used to sort and to combine statuses (error > partial > fail > pass)."""
+STATUS_ORDER = {s: outcome_rank(s) for s in reversed(OUTCOME_ORDER)}
+"""Outcome → rank by `contracts.outcomes` (higher is better): how every report sorts tasks."""
+
+
+OUTCOME_WORDS = {
+    "passed": "pass",
+    "failed": "fail",
+    "partial": "partial",
+    "errors": "error",
+}
+"""The tally's task-run classes as every view names them (contracts.outcomes.OUTCOME_LABELS
+explains each)."""
+LEGEND = "partial = an evaluator could not decide · error = the agent failed"
+
+
+def tally_text(counts: OutcomeCounts) -> str:
+    """Task runs by outcome: `pass 4 · fail 2 · partial 1 · error 1`."""
+    return " · ".join(f"{word} {getattr(counts, key)}" for key, word in OUTCOME_WORDS.items())
+
+
+def calls_text(counts: OutcomeCounts, by_kind: dict[str, int] | None = None) -> str:
+    """The calls that failed, by side and by kind: `3 failed calls (agent 1, evaluator 2) — by
+    kind: agentRequestFailed 1, judgeParseFailed 2 · 1 turn skipped after a failed turn`;
+    '' when none failed and none was skipped."""
+    if not counts.failed_calls and not counts.skipped_turns:
+        return ""
+    parts = []
+    if counts.failed_calls:
+        n = counts.failed_calls
+        kinds = sorted((by_kind or {}).items())
+        shown = ", ".join(f"{k} {v}" for k, v in kinds if k != "turnSkipped")
+        parts.append(
+            f"{n} failed call{'s' if n != 1 else ''} (agent {counts.agent_errors}, evaluator "
+            f"{counts.evaluator_errors})" + (f" — by kind: {shown}" if shown else "")
+        )
+    if counts.skipped_turns:
+        n = counts.skipped_turns
+        parts.append(f"{n} turn{'s' if n != 1 else ''} skipped after a failed turn")
+    return " · ".join(parts)
 
 
 def fmt_score(value: float | None) -> str:
@@ -106,8 +145,9 @@ def as_text(value: Any) -> str:
 
 
 def worst_status(statuses: list[str]) -> str:
-    """Thread precedence: error > partial > fail > pass (pass when empty)."""
-    return min(statuses, key=lambda s: STATUS_ORDER.get(s, 3), default="pass")
+    """Thread precedence, as a thread's status is made (`contracts.scores.worst`): error >
+    partial > fail > pass (pass when empty)."""
+    return worst(s for s in statuses if s in PRECEDENCE)
 
 
 @dataclass(frozen=True)
@@ -140,11 +180,40 @@ def findings(task: TaskOutcome) -> list[Finding]:
             found.append(Finding(f"turn {i}", who, "error", f"{error.code}: {error.message}"))
     for where, res in iter_results(task):
         if res.status == "fail":
-            found.append(Finding(where, short_name(res.evaluator), "fail", res.reason or "failed"))
+            text = failed_criteria(res) or res.reason or "failed"
+            found.append(Finding(where, short_name(res.evaluator), "fail", text))
         elif res.status == "error":
             message = res.error.message if res.error else "no verdict"
             found.append(Finding(where, short_name(res.evaluator), "error", message))
     return found
+
+
+def criterion_label(verdict: dict[str, Any]) -> str:
+    """A criterion as every view names it: its name and the words a person wrote for it
+    (`criterion_1 “Mentions the 30-day window.”`); the name alone when no text was recorded."""
+    name = str(verdict.get("name", "?"))
+    text = str(verdict.get("instruction") or "").strip()
+    return f"{name} “{text}”" if text and text != name else name
+
+
+def criterion_verdicts(res: EvalResult) -> list[dict[str, Any]]:
+    """The per-criterion verdicts an evaluator recorded (task adherence), else []."""
+    found = res.details.get("verdicts") if isinstance(res.details, dict) else None
+    return [v for v in found or [] if isinstance(v, dict)]
+
+
+def failed_criteria(res: EvalResult) -> str:
+    """A failed result's failing criteria with their text and reasons ('' when it recorded no
+    per-criterion verdicts): what "why did it fail" shows in every report."""
+    verdicts = criterion_verdicts(res)
+    failed = [v for v in verdicts if not v.get("passed")]
+    if not failed:
+        return ""
+    parts = [
+        f"{criterion_label(v)} — {str(v.get('reason') or '').strip() or 'failed'}" for v in failed
+    ]
+    passed = len(verdicts) - len(failed)
+    return f"{passed}/{len(verdicts)} criteria passed. Failed: " + "; ".join(parts)
 
 
 def _failed_side(code: str) -> str:
@@ -157,7 +226,7 @@ SUMMARY_TOP = 5
 
 
 def _worst_key(t: TaskOutcome) -> tuple[bool, float, int, int]:
-    return (t.score is None, t.score or 0.0, STATUS_ORDER[t.status], t.index)
+    return (t.score is None, t.score or 0.0, outcome_rank(t.status), t.index)
 
 
 def _slowest_key(t: TaskOutcome) -> tuple[float, int]:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from agentopt.contracts.run_results import RunResults, TaskOutcome
 from agentopt.reports.formatting import (
+    LEGEND,
     STATUS_ORDER,
+    calls_text,
     findings,
     flaky_tasks,
     fmt_ci,
@@ -17,6 +19,7 @@ from agentopt.reports.formatting import (
     fmt_seconds,
     fmt_when,
     results_by_evaluator,
+    tally_text,
     total_tokens,
     truncate,
 )
@@ -106,14 +109,23 @@ def _card(value: str, label: str) -> str:
 
 def _cards(results: RunResults) -> str:
     s = results.summary
+    c = s.counts
     tin, tout = total_tokens(results)
     return "".join(
         [
             '<section class="cards">',
             _card(fmt_score(s.score), "score" + (f" · {fmt_ci(s.score_ci)}" if s.score_ci else "")),
-            _card(fmt_pct(s.pass_rate), f"pass rate · {s.passed}/{s.tasks} tasks"),
-            _card(f"{s.failed} / {s.partial}", "failed / partial"),
-            _card(str(s.errors), "errors"),
+            _card(fmt_pct(s.pass_rate), f"pass rate · {c.passed}/{c.runs} task runs"),
+            _card(f"{c.failed} / {c.partial} / {c.errors}", "fail / partial / error"),
+            _card(
+                str(c.failed_calls),
+                f"errors: failed calls · agent {c.agent_errors} · evaluator {c.evaluator_errors}"
+                + (
+                    f" · {c.skipped_turns} turn{'s' if c.skipped_turns != 1 else ''} skipped"
+                    if c.skipped_turns
+                    else ""
+                ),
+            ),
             _card(fmt_cost(s.cost_usd), f"cost · {fmt_int(tin)} in / {fmt_int(tout)} out tokens"),
             _card(fmt_seconds(s.duration_s), f"duration · {fmt_int(s.cache_hits)} cache hits"),
             "</section>",
@@ -124,9 +136,11 @@ def _cards(results: RunResults) -> str:
 def _notes(results: RunResults) -> str:
     s = results.summary
     out = []
-    if s.errors_by_kind:
-        kinds = ", ".join(f"{k} {v}" for k, v in sorted(s.errors_by_kind.items()))
-        out.append(f'<p class="err">Errors by kind: {esc(kinds)}</p>')
+    calls = calls_text(s.counts, s.errors_by_kind)
+    if calls:
+        out.append(f'<p class="err">Errors: {esc(calls)}</p>')
+    if s.partial or s.errors:
+        out.append(f'<p class="muted">{esc(LEGEND)}</p>')
     if s.usage:
         rows = "".join(
             f'<tr><td>{esc(kind)}</td><td class="num">{esc(fmt_int(b.calls))}</td>'
@@ -169,24 +183,27 @@ def _evaluators(results: RunResults) -> str:
         if rows
         else ""
     )
+    # Counts and means come from the summary (the run's one tally); the results give only the
+    # distribution each histogram draws.
     charts = []
-    for name, verdicts in results_by_evaluator(results).items():
-        values = [r.normalized for r in verdicts if r.normalized is not None]
-        passed = sum(r.status == "pass" for r in verdicts)
-        failed = sum(r.status == "fail" for r in verdicts)
-        errors = sum(r.status == "error" for r in verdicts)
-        mean = sum(values) / len(values) if values else None
-        charts.append(_chart(name, values, mean, passed, failed, errors, "normalized score"))
+    values_of = results_by_evaluator(results)
+    for e in s.evaluators:
+        values = [r.normalized for r in values_of.get(e.name, []) if r.normalized is not None]
+        counts = f"pass {e.passed} · fail {e.failed} · error {e.errors} · mean {fmt_score(e.mean)}"
+        charts.append(
+            _chart(
+                e.name, values, e.mean, (e.passed, e.failed, e.errors), counts, "normalized score"
+            )
+        )
     scores = [t.score for t in results.tasks if t.score is not None]
-    by_status = {k: sum(t.status == k for t in results.tasks) for k in STATUS_ORDER}
+    c = s.counts
     charts.append(
         _chart(
             "Task scores",
             scores,
-            results.summary.score,
-            by_status["pass"],
-            by_status["fail"] + by_status["partial"],
-            by_status["error"],
+            s.score,
+            (c.passed, c.failed, c.partial + c.errors),
+            f"{tally_text(c)} · mean {fmt_score(s.score)}",
             "task score",
         )
     )
@@ -197,15 +214,14 @@ def _chart(
     name: str,
     values: list[float],
     mean: float | None,
-    passed: int,
-    failed: int,
-    errors: int,
+    bar: tuple[int, int, int],
+    counts: str,
     what: str,
 ) -> str:
-    counts = f"pass {passed} · fail {failed} · error {errors} · mean {fmt_score(mean)}"
+    """One chart: the counts line, a pass/fail/no-verdict bar, the score histogram."""
     return (
         f'<div class="chartbox"><div class="name">{esc(name)}</div>'
-        f'<div class="counts">{esc(counts)}</div>{status_bar_svg(passed, failed, errors)}'
+        f'<div class="counts">{esc(counts)}</div>{status_bar_svg(*bar)}'
         f"{histogram_svg(values, title=f'{name}: {what} distribution', mean=mean)}</div>"
     )
 

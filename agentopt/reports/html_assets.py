@@ -58,6 +58,7 @@ max-height:420px;overflow:auto}
 .label{font-weight:600;font-size:12px;color:var(--muted);text-transform:uppercase}
 .verdicts td{font-size:13px}.reason{max-width:700px}
 ul.sub{margin:4px 0 0 0;padding-left:18px;font-size:12px;color:var(--muted)}
+.criterion{font-style:italic}
 .tool{margin:6px 0}.err{color:var(--error)}
 .muted{color:var(--muted)}
 """

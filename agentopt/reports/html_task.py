@@ -14,6 +14,7 @@ from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
 from agentopt.contracts.transcript import Citation, ToolCallRecord
 from agentopt.reports.formatting import (
     as_text,
+    criterion_verdicts,
     fmt_int,
     fmt_pct,
     fmt_score,
@@ -159,12 +160,13 @@ def _verdicts_html(results: list[EvalResult]) -> str:
 def _details_html(res: EvalResult) -> str:
     """Criterion verdicts and rubric dimensions, when the evaluator recorded them."""
     items = []
-    for v in res.details.get("verdicts") or []:
-        if isinstance(v, dict):
-            mark = "✓" if v.get("passed") else "✗"
-            items.append(
-                f"<li>{mark} <b>{esc(v.get('name', '?'))}</b>: {esc(v.get('reason', ''))}</li>"
-            )
+    for v in criterion_verdicts(res):
+        mark = "✓" if v.get("passed") else "✗"
+        text = str(v.get("instruction") or "").strip()
+        words = f' <span class="criterion">“{esc(text)}”</span>' if text else ""
+        items.append(
+            f"<li>{mark} <b>{esc(v.get('name', '?'))}</b>{words}: {esc(v.get('reason', ''))}</li>"
+        )
     for d in res.details.get("dimension_scores") or []:
         if not isinstance(d, dict):
             continue

@@ -1,9 +1,10 @@
 """JUnit XML for CI dashboards: one <testsuite>, one <testcase> per task.
 
-`fail`, and `partial` with at least one failing verdict → <failure> (the agent answered
-wrongly); `error`, and `partial` with only evaluator errors → <error> (the verdict is
-unknown). Characters XML 1.0 cannot hold (control codes in agent output) are dropped, so the
-file always parses.
+A task's outcome maps one to one, so the suite's counts are the run summary's: `fail` →
+<failure>; `partial` (an evaluator could not decide) and `error` (the agent failed) → <error>,
+the verdict being unknown (a failing verdict beside an evaluator error is in the message).
+Characters XML 1.0 cannot hold (control codes in agent output) are dropped, so the file
+always parses.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ def junit_outcome(task: TaskOutcome) -> str:
     if task.status == "pass":
         return "passed"
     if task.status == "fail":
-        return "failure"
-    if task.status == "partial" and any(f.kind == "fail" for f in findings(task)):
         return "failure"
     return "error"
 
@@ -62,6 +61,8 @@ def render_junit(results: RunResults) -> str:
         ("dataset_version", results.run.dataset.version or ""),
         ("agent_model", results.run.models.agent or ""),
         ("judge_model", results.run.models.judge or ""),
+        # The run's tally (task runs by outcome, failed calls), as every other view shows it.
+        *((f"runs_{key}", str(value)) for key, value in _tally(results)),
     ):
         ET.SubElement(props, "property", name=key, value=_clean(str(value)))
 
@@ -90,6 +91,17 @@ def render_junit(results: RunResults) -> str:
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'
+
+
+def _tally(results: RunResults) -> list[tuple[str, int]]:
+    c = results.summary.counts
+    return [
+        ("passed", c.passed),
+        ("failed", c.failed),
+        ("partial", c.partial),
+        ("error", c.errors),
+        ("failed_calls", c.failed_calls),
+    ]
 
 
 def _transcript(task: TaskOutcome) -> str:

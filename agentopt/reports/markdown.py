@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from agentopt.contracts.run_results import RunResults
 from agentopt.reports.formatting import (
+    LEGEND,
+    calls_text,
     findings,
     flaky_tasks,
     fmt_ci,
@@ -65,14 +67,18 @@ def render_markdown(results: RunResults, *, top: int = 5) -> str:
             "",
         ]
     ci = fmt_ci(s.score_ci)
+    c = s.counts
     lines += [
-        "| Score | Pass rate | Tasks | Failed | Partial | Errors | Cost | Tokens | Duration |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| Score | Pass rate | Task runs | Pass | Fail | Partial | Error | Errors (failed calls) "
+        "| Cost | Tokens | Duration |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         f"| **{fmt_score(s.score)}**{f' ({ci})' if ci else ''} | {fmt_pct(s.pass_rate)} | "
-        f"{s.tasks} | {s.failed} | {s.partial} | {s.errors} | {fmt_cost(s.cost_usd)} | "
-        f"{fmt_int(tin + tout)} | {fmt_seconds(s.duration_s)} |",
+        f"{c.runs} | {c.passed} | {c.failed} | {c.partial} | {c.errors} | {c.failed_calls} | "
+        f"{fmt_cost(s.cost_usd)} | {fmt_int(tin + tout)} | {fmt_seconds(s.duration_s)} |",
         "",
     ]
+    if c.partial or c.errors:
+        lines += [f"_{LEGEND}_", ""]
     if s.evaluators:
         lines += [
             "| Evaluator | Pass rate | Mean | Pass | Fail | Errors |",
@@ -84,9 +90,9 @@ def render_markdown(results: RunResults, *, top: int = 5) -> str:
             for e in s.evaluators
         ]
         lines.append("")
-    if s.errors_by_kind:
-        kinds = ", ".join(f"{md_escape(k, 40)} {v}" for k, v in sorted(s.errors_by_kind.items()))
-        lines += [f"**Errors by kind:** {kinds}", ""]
+    calls = calls_text(c, s.errors_by_kind)
+    if calls:
+        lines += [f"**Errors:** {md_escape(calls, 400)}", ""]
     worst = worst_tasks(results, top)
     if worst:
         lines += ["<details><summary>Worst tasks</summary>", ""]

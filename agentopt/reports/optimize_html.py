@@ -38,8 +38,9 @@ def _header(job: JobRecord) -> str:
     bits = [
         ("job", job.id),
         ("status", job.status),
-        ("termination", job.termination_reason or "—"),
+        ("stopped", job.stop_reason or "—"),
         ("outcome", job.outcome or "—"),
+        ("candidates", job.counts.line()),
         ("started", fmt_when(job.started_at)),
         ("agent", f"{agent.get('name', '')} ({agent.get('model', '')})"),
         (

@@ -25,12 +25,6 @@ from agentopt.reports.optimize_diff import changed_lines, unified_diff
 from agentopt.reports.optimize_table import candidates_table, error_line
 
 DIFF_LINES = 12
-TERMINATION_TEXT = {
-    "completed": "completed",
-    "budget_exhausted": "stopped: the call or cost budget ran out",
-    "screening_stalled": "stopped: too many proposals in a row failed screening (--max-stalls)",
-    "interrupted": "interrupted (Ctrl-C)",
-}
 
 
 def _est(e: Estimate) -> str:
@@ -171,8 +165,10 @@ def final_report(
 
     `table=False` when a live view already shows the final table."""
     best = job.candidate(job.best) if job.best else None
-    reason = TERMINATION_TEXT.get(job.termination_reason or "", job.termination_reason or "")
-    out: list[RenderableType] = [Text(f"Job {job.id}: {reason}", style="bold")]
+    out: list[RenderableType] = [
+        Text(f"Job {job.id}: {job.stop_reason or job.status}", style="bold"),
+        Text(f"Candidates: {job.counts.line()}"),
+    ]
     if table:
         out.append(candidates_table(job))
     out += [*_verdict(job, best), *_test(job)]
@@ -214,17 +210,11 @@ def usage_line(job: JobRecord) -> str:
 
 def status_renderables(job: JobRecord) -> list[RenderableType]:
     """`optimize status`: where a job is."""
-    evaluated = [c for c in job.evaluated if c.id != BASELINE_ID]
-    screened = [c for c in job.candidates if c.status == "screened_out"]
-    incomplete = [c for c in job.candidates if c.status == "incomplete"]
-    outranked = sum(1 for c in job.candidates if c.status == "outranked")
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
     head.add_row("Job", job.id)
-    head.add_row(
-        "Status", job.status + (f" ({job.termination_reason})" if job.termination_reason else "")
-    )
+    head.add_row("Status", job.status + (f" — {job.stop_reason}" if job.stop_reason else ""))
     head.add_row("Started", fmt_when(job.started_at))
     if job.finished_at:
         head.add_row("Finished", fmt_when(job.finished_at))
@@ -235,10 +225,8 @@ def status_renderables(job: JobRecord) -> list[RenderableType]:
     )
     head.add_row(
         "Candidates",
-        f"{len(evaluated)} evaluated, {len(screened)} screened out, "
-        + (f"{len(incomplete)} incomplete (errors), " if incomplete else "")
-        + (f"{outranked} outranked in validation, " if outranked else "")
-        + f"{job.proposals} proposals, {job.stalls} stalls in a row",
+        f"{job.counts.line()}; {job.proposals} proposal slots used, {job.stalls} failed "
+        "screenings in a row",
     )
     errors = error_line(job)
     if errors:
@@ -260,20 +248,24 @@ def jobs_table(jobs: list[JobRecord]) -> Table:
     table = Table(title="Optimization jobs", title_justify="left", box=None, padding=(0, 2, 0, 0))
     table.add_column("job", no_wrap=True)
     table.add_column("result", no_wrap=True)
-    table.add_column("cands", justify="right")
+    table.add_column("proposed", justify="right")
+    table.add_column("evaluated", justify="right")
     table.add_column("baseline", justify="right")
     table.add_column("best", no_wrap=True)
+    table.add_column("stopped")
     for job in reversed(jobs):
         base = job.baseline
         best = job.candidate(job.best) if job.best else None
-        evaluated = len([c for c in job.evaluated if c.id != BASELINE_ID])
+        counts = job.counts
         result = job.outcome if job.status == "completed" and job.outcome else job.status
         table.add_row(
             job.id,
             result,
-            str(evaluated),
+            str(counts.proposed),
+            str(counts.evaluated),
             _short(base.validation if base else None),
             f"{best.id}{' ★' if best.star else ''} {_short(best.validation)}" if best else "-",
+            job.stop_reason or "-",
         )
     return table
 
@@ -282,8 +274,11 @@ def show_renderables(
     job: JobRecord, record: CandidateRecord, files: dict[str, str], diff: list[str]
 ) -> list[RenderableType]:
     """`optimize show`: a candidate's numbers, full configuration and diff vs baseline."""
+    state = record.status.replace("_", " ") + (" ★" if record.star else "")
+    state += " (Pareto)" if record.pareto.any else ""
     out: list[RenderableType] = [
-        Text(f"{record.id} of job {job.id}", style="bold"),
+        Text(f"{record.id} of job {job.id}: {state}", style="bold"),
+        Text(f"Job: {job.stop_reason or job.status}; candidates {job.counts.line()}"),
         Text(
             f"strategy {record.strategy}, parent {record.parent or '-'}, model "
             f"{record.model or '-'}; {record.rationale}"

@@ -7,15 +7,18 @@ non-TTY (long reasons wrap, names are truncated).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from agentopt.contracts.outcomes import OUTCOME_COLOURS, OutcomeCounts
 from agentopt.contracts.run_results import RunResults, TaskOutcome
 from agentopt.reports.formatting import (
+    LEGEND,
     SUMMARY_TOP,
+    calls_text,
     findings,
     flaky_tasks,
     fmt_ci,
@@ -26,6 +29,7 @@ from agentopt.reports.formatting import (
     fmt_seconds,
     fmt_when,
     slowest_tasks,
+    tally_text,
     truncate,
     worst_tasks,
 )
@@ -33,14 +37,14 @@ from agentopt.reports.terminal_task import render_task
 
 __all__ = ["STATUS_STYLE", "RunHeader", "render_run_list", "render_summary", "render_task"]
 
-STATUS_STYLE = {"pass": "green", "fail": "red", "partial": "yellow", "error": "magenta"}
+STATUS_STYLE = OUTCOME_COLOURS
 RUN_STATUS_NOTE = {
     "interrupted": "interrupted — partial results",
     "budget_exhausted": "stopped: budget exhausted — partial results",
     "too_many_errors": "stopped: too many errors — partial results",
 }
 REASON_WIDTH = 160
-TEXT_COLUMNS = {"Evaluator", "Task", "Run", "Status", "Why", "Date", "Dataset", "Usage"}
+TEXT_COLUMNS = {"Evaluator", "Task", "Run", "Status", "Why", "Date", "Dataset", "Usage", "Model"}
 """Left-aligned columns; every other column holds a number and is right-aligned."""
 
 
@@ -84,22 +88,24 @@ def summary_renderables(results: RunResults, *, top: int = SUMMARY_TOP) -> list[
     if ci:
         score.append(f"  ({ci})")
     parts.append(score)
+    counts = summary.counts
     parts.append(
         Text(
-            f"Pass rate {fmt_pct(summary.pass_rate)} "
-            f"({summary.passed}/{getattr(summary, 'runs', None) or summary.tasks})"
-            f" · failed {summary.failed} · partial {summary.partial} · errors {summary.errors}"
+            f"Pass rate {fmt_pct(summary.pass_rate)} ({counts.passed}/{counts.runs} task runs)"
+            f" · {tally_text(counts)}"
         )
     )
+    if counts.partial or counts.errors:
+        parts.append(Text(f"  ({LEGEND})", style="dim"))
     goal = next((e for e in summary.evaluators if e.name == "builtin.goal_reached"), None)
     if goal is not None:
         line = f"Simulated users: goal reached in {goal.passed} of {goal.count} conversations"
         if summary.turns_to_goal is not None:
             line += f", after {summary.turns_to_goal:.1f} agent turns on average"
         parts.append(Text(line))
-    if summary.errors_by_kind:
-        kinds = ", ".join(f"{k} {v}" for k, v in sorted(summary.errors_by_kind.items()))
-        parts.append(Text(f"Errors by kind: {kinds}", style="magenta"))
+    calls = calls_text(counts, summary.errors_by_kind)
+    if calls:
+        parts.append(Text(f"Errors: {calls}", style="magenta"))
     if summary.usage:
         parts.append(_usage_table(results))
     if summary.limiter:
@@ -241,7 +247,13 @@ class RunHeader(BaseModel):
     tasks: int = 0
     score: float | None = None
     pass_rate: float | None = None
-    errors: int = 0
+    counts: OutcomeCounts = Field(default_factory=OutcomeCounts)
+    """The run summary's tally, as it is."""
+
+    @property
+    def errors(self) -> int:
+        """Calls that failed after retries (the `Errors` of the summary and of this list)."""
+        return self.counts.failed_calls
 
     @classmethod
     def from_results(cls, results: RunResults) -> RunHeader:
@@ -256,7 +268,7 @@ class RunHeader(BaseModel):
             tasks=summary.tasks or len(results.tasks),
             score=summary.score,
             pass_rate=summary.pass_rate,
-            errors=summary.errors,
+            counts=summary.counts,
         )
 
 
@@ -265,6 +277,8 @@ def render_run_list(headers: list[RunHeader], console: Console) -> None:
     if not headers:
         console.print("No runs yet. Start one with `agentopt eval run`.", markup=False)
         return
+    # "Errors": the calls that failed after retries, as the summary's "Errors:" line and
+    # --max-errors count them (not the `error` class of task runs).
     table = _table("Run", "Date", "Dataset", "Score", "Pass", "Errors")
     for col in table.columns:
         col.no_wrap = col.header != "Dataset"
@@ -282,6 +296,6 @@ def render_run_list(headers: list[RunHeader], console: Console) -> None:
             Text(dataset),
             fmt_score(h.score),
             fmt_pct(h.pass_rate),
-            Text(str(h.errors), style="magenta" if h.errors else ""),
+            Text(str(h.counts.failed_calls), style="magenta" if h.counts.failed_calls else ""),
         )
     console.print(table)

@@ -12,12 +12,15 @@ from rich.table import Table
 from rich.text import Text
 
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.outcomes import OUTCOME_COLOURS
 from agentopt.contracts.run_results import RunResults
 from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
 from agentopt.contracts.transcript import Citation, ToolCallRecord, TurnError
 from agentopt.core.errors import ConfigError
 from agentopt.reports.formatting import (
     as_text,
+    criterion_label,
+    criterion_verdicts,
     fmt_int,
     fmt_pct,
     fmt_score,
@@ -29,7 +32,7 @@ from agentopt.reports.formatting import (
 
 __all__ = ["detail_lines", "find_task", "render_task", "task_renderables"]
 
-_STYLE = {"pass": "green", "fail": "red", "partial": "yellow", "error": "magenta"}
+_STYLE = OUTCOME_COLOURS
 TOOL_TEXT_LIMIT = 2000
 
 
@@ -183,10 +186,9 @@ def _verdicts(results: list[EvalResult]) -> Table:
 def detail_lines(res: EvalResult) -> list[str]:
     """Criterion verdicts and rubric dimension scores from `details`, one line each."""
     lines: list[str] = []
-    for v in res.details.get("verdicts") or []:
-        if isinstance(v, dict):
-            mark = "✓" if v.get("passed") else "✗"
-            lines.append(f"{mark} {v.get('name', '?')}: {truncate(str(v.get('reason', '')), 120)}")
+    for v in criterion_verdicts(res):
+        mark = "✓" if v.get("passed") else "✗"
+        lines.append(f"{mark} {criterion_label(v)}: {truncate(str(v.get('reason', '')), 120)}")
     for d in res.details.get("dimension_scores") or []:
         if isinstance(d, dict):
             if d.get("applicable") is False:

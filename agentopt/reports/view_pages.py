@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import html
 import io
-import json
 from pathlib import Path
 
 from rich.console import Console
 
+from agentopt.contracts.optimize_job import load_job
 from agentopt.contracts.run_results import load_results
 from agentopt.core.errors import AgentoptError
 from agentopt.core.redaction import redact
-from agentopt.reports.compare import compare_runs, render_comparison
+from agentopt.reports.compare import PairedCI, compare_runs, render_comparison
 from agentopt.reports.html import render_html
 from agentopt.reports.terminal import RunHeader
 
@@ -104,17 +104,16 @@ def _job_row(name: str, folder: Path | None) -> str | None:
     if job_file is None:
         return None if folder is not None else f"<tr><td>{jid}</td><td>refused</td></tr>"
     try:
-        job = json.loads(job_file.read_text(encoding="utf-8"))
-        if not isinstance(job, dict):
-            raise ValueError("job.json is not a JSON object")
-    except (OSError, ValueError, RecursionError) as exc:
-        return f"<tr><td>{jid}</td><td>broken</td><td colspan=2>{_text(exc)}</td></tr>"
-    candidates = job.get("candidates")
+        job = load_job(job_file)
+    except (AgentoptError, OSError, ValueError, RecursionError) as exc:
+        return f"<tr><td>{jid}</td><td>broken</td><td colspan=4>{_text(exc)}</td></tr>"
+    # The job record's own tally and stop phrase, as `optimize list` shows them.
     return (
         f"<tr><td><a href='/optimize/{jid}'>{jid}</a></td>"
-        f"<td>{_text(job.get('status', ''))}</td>"
-        f"<td>{_text(job.get('outcome', ''))}</td>"
-        f"<td>{len(candidates) if isinstance(candidates, list) else 0}</td></tr>"
+        f"<td>{_text(job.status)}</td>"
+        f"<td>{_text(job.outcome or '')}</td>"
+        f"<td>{_text(job.counts.line())}</td>"
+        f"<td>{_text(job.stop_reason)}</td></tr>"
     )
 
 
@@ -135,7 +134,7 @@ def index_page(state: Path) -> str:
     jobs = [r for n, f in _folders(state / "optimize") if (r := _job_row(n, f)) is not None]
     job_table = (
         "<h2>Optimization jobs</h2><table><tr><th>Job</th><th>Status</th><th>Outcome</th>"
-        "<th>Candidates</th></tr>" + "".join(jobs) + "</table>"
+        "<th>Candidates</th><th>Stopped</th></tr>" + "".join(jobs) + "</table>"
         if jobs
         else ""
     )
@@ -154,12 +153,15 @@ def run_page(state: Path, run_id: str) -> str | None:
     return render_html(load_results(path)) if path is not None else None
 
 
-def compare_page(state: Path, base_id: str, current_id: str) -> str | None:
-    """Per-task and per-evaluator deltas of `current` against `base`."""
+def compare_page(
+    state: Path, base_id: str, current_id: str, *, paired_ci: PairedCI | None = None
+) -> str | None:
+    """Per-task and per-evaluator deltas of `current` against `base` (what `eval show
+    --compare` prints, with the same words and colours)."""
     base, current = _results_of(state, base_id), _results_of(state, current_id)
     if base is None or current is None:
         return None
-    comp = compare_runs(load_results(base), load_results(current))
+    comp = compare_runs(load_results(base), load_results(current), paired_ci=paired_ci)
     body = _rich_html(lambda console: render_comparison(comp, console))
     return _page(f"{current_id} vs {base_id}", body)
 

@@ -3,8 +3,10 @@ terminal, plain periodic lines otherwise), so library users can plug in their ow
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
+
+from agentopt.contracts.outcomes import OutcomeCounts
 
 
 @dataclass
@@ -13,11 +15,22 @@ class Progress:
 
     total: int
     done: int = 0
-    passed: int = 0
-    errors: int = 0
+    counts: OutcomeCounts = field(default_factory=OutcomeCounts)
+    """The run's tally so far (`RunTally.counts`): the classes the summary ends with."""
     cost_usd: float = 0.0
     skipped: int = 0
     """Already finished in the journal (resume)."""
+    source: str = ""
+    """Whose tally `counts` is when it is not agentopt's own (e.g. "Foundry")."""
+
+    @property
+    def passed(self) -> int:
+        return self.counts.passed
+
+    @property
+    def errors(self) -> int:
+        """Agent and evaluator calls that failed after retries, so far."""
+        return self.counts.failed_calls
 
 
 class ProgressSink(Protocol):

@@ -23,6 +23,7 @@ from agentopt.core.files.yaml_source import read_text
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 from agentopt.registry import default_dataset_name, default_evaluator_name
 from agentopt.workflows.detect import DetectedTarget
+from agentopt.workflows.eval_model import resolve_eval_model
 from agentopt.workflows.generate.config import find_rubric_entry
 from agentopt.workflows.generate.dataset import parse_categories
 from agentopt.workflows.generate.prompts import tool_summaries
@@ -130,13 +131,11 @@ def plan_suite(
     if wizard and asker is not None and not options.name:
         suite_name = asker.text("Suite name", suite_name).strip() or suite_name
     instruction = _instruction(options, asker, defn)
-    model_default = (
-        (existing.options.eval_model if existing else None)
-        or (target.foundry.model_deployment.value if target.foundry else None)
-        or (defn.model if defn else None)
-        or DEFAULT_EVAL_MODEL
-    )
-    eval_model = options.eval_model or model_default
+    # The same resolution as eval run and optimize; with nothing configured, the agent's own
+    # model is offered (and then written to eval.yaml, so every later command agrees).
+    fallback = (defn.model if defn else None) or DEFAULT_EVAL_MODEL
+    model_default = resolve_eval_model(None, existing, target, default=fallback).name
+    eval_model = resolve_eval_model(options.eval_model, existing, target, default=fallback).name
     if wizard and asker is not None and not options.eval_model:
         eval_model = asker.text("Eval model (judge and generator)", model_default).strip()
     max_samples = options.max_samples or (existing.max_samples if existing else None)

@@ -127,7 +127,10 @@ def test_bad_mocks_are_input_errors_naming_the_entry(tmp_path):
     defn = AgentDefinition(
         name="a", folder=tmp_path, model="mock:echo", tool_mocks={"get_order": [{"when": {}}]}
     )
-    with pytest.raises(InputError, match=r"tool_mocks.json:get_order\[0\]: expected"):
+    with pytest.raises(
+        InputError,
+        match=r"tool_mocks.json:get_order\[0\]: mock for tool \"get_order\": a list holds rules",
+    ):
         make_target("local", defn)
 
 

@@ -53,9 +53,16 @@ def test_all_problems_are_reported_with_their_key_path():
             source="tool_mocks.json",
         )
     message = str(caught.value)
-    assert "tool_mocks.json:a[0].when: expected an object, found str" in message
-    assert 'tool_mocks.json:a[1]: expected {"when"?, "return"}' in message
-    assert "tool_mocks.json:b[0]: unknown key(s) ['extra']" in message
+    # Each message names the file and key, the mock's tool, what is wrong and the fix.
+    assert (
+        'tool_mocks.json:a[0].when: mock for tool "a": "when" is a mapping of argument → value, '
+        'found "x"'
+    ) in message
+    assert (
+        'tool_mocks.json:a[1]: mock for tool "a": a list holds rules {"when"?, "return"}, found '
+        'a mapping; to answer every call with a list, write {"return": [...]}'
+    ) in message
+    assert 'tool_mocks.json:b[0]: mock for tool "b": unknown key(s) extra' in message
 
 
 def test_responses_citations_both_kinds():

@@ -85,6 +85,54 @@ def test_paths_are_relative_to_the_metadata_file_and_tool_file_alias(tmp_path: P
     assert defn.tool_mocks == {"get_order": [{"return": 1}]}  # beside tools.json; rule wrapped
 
 
+DOCUMENTED_MOCKS = {
+    # docs/file-formats.md "tool_mocks.json", plus a plain object as the canned answer
+    "get_order_status": [
+        {"when": {"order_id": "1001"}, "return": {"order_id": "1001", "status": "shipped"}},
+        {"return": {"error": "order not found"}},
+    ],
+    "get_time": "12:00",
+    "get_weather": {"city": "Oslo", "sky": "clear"},
+    "get_rate": {"when": {"currency": "EUR"}, "return": 1.1},
+}
+
+
+def test_documented_mock_shapes_load_and_answer_the_same_in_the_tool_loop(tmp_path: Path) -> None:
+    from agentopt.agents.tools.mocks import ToolMocks
+
+    meta = _config(tmp_path, "model: m\n", **{"tool_mocks.json": json.dumps(DOCUMENTED_MOCKS)})
+    defn, warnings = load_agent_config(meta)
+    assert warnings == []
+    assert defn.tool_mocks is not None
+    mocks = ToolMocks.parse(defn.tool_mocks)  # what the agent runs with
+    direct = ToolMocks.parse(DOCUMENTED_MOCKS)  # a task's own tool_mocks, same reading
+    for parsed in (mocks, direct):
+        hit = parsed.lookup("get_order_status", {"order_id": 1001})
+        assert hit is not None and hit.returns == {"order_id": "1001", "status": "shipped"}
+        hit = parsed.lookup("get_order_status", {"order_id": "7"})
+        assert hit is not None and hit.returns == {"error": "order not found"}
+        assert (h := parsed.lookup("get_time", {})) is not None and h.returns == "12:00"
+        hit = parsed.lookup("get_weather", {"city": "Rome"})
+        assert hit is not None and hit.returns == {"city": "Oslo", "sky": "clear"}
+        assert parsed.lookup("get_rate", {"currency": "USD"}) is None
+
+
+def test_a_list_answer_must_be_wrapped_and_the_message_says_how(tmp_path: Path) -> None:
+    from agentopt.agents.tools.mocks import ToolMocks
+    from agentopt.core.errors import InputError
+
+    mocks = {"list_orders": [{"id": 1}, {"id": 2}]}
+    meta = _config(tmp_path, "model: m\n", **{"tool_mocks.json": json.dumps(mocks)})
+    with pytest.raises(ConfigError) as loaded:
+        load_agent_config(meta)
+    with pytest.raises(InputError) as parsed:
+        ToolMocks.parse(mocks, "task 't1' tool_mocks")
+    for exc in (loaded.value, parsed.value):
+        text = str(exc)
+        assert 'mock for tool "list_orders"' in text and "list_orders[0]" in text
+        assert '{"return": [...]}' in text
+
+
 def test_non_function_and_flat_tools(tmp_path: Path) -> None:
     tools = [
         {"type": "code_interpreter"},
@@ -185,7 +233,8 @@ def test_non_function_and_flat_tools(tmp_path: Path) -> None:
             {"t.json": json.dumps([TOOL]), "tool_mocks.json": '{"get_order": [{"when": {}}]}'},
             "tool_mocks.json",
             "get_order[0]",
-            'expected a mapping with "return"',
+            'mock for tool "get_order": a list holds rules {"when"?, "return"}, found a mapping; '
+            'to answer every call with a list, write {"return": [...]}',
         ),
         ("- a list\n", {}, "metadata.yaml", "", "expected a mapping"),
     ],

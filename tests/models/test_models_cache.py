@@ -18,6 +18,7 @@ from agentopt.models import (
     CallSettings,
     ChatRequest,
     Message,
+    Price,
     cache_clear,
     cache_stats,
     chat_cache_key,
@@ -46,9 +47,10 @@ def complete_all(
 
 def test_a_repeated_call_makes_zero_requests(openai_env: FakeOpenAI, project: Path) -> None:
     openai_env.queue(text("first answer", usage=(100, 20)))
-    (first,), stats1 = complete_all(project, [("openai:gpt-4.1-mini", ask(), 0)])
+    priced = fast_settings(prices={"gpt-4.1-mini": Price(input=0.4, output=1.6)})
+    (first,), stats1 = complete_all(project, [("openai:gpt-4.1-mini", ask(), 0)], priced)
     # A new layer (a new run) in the same project, same request: served from the file.
-    (again,), stats2 = complete_all(project, [("openai:gpt-4.1-mini", ask(), 0)])
+    (again,), stats2 = complete_all(project, [("openai:gpt-4.1-mini", ask(), 0)], priced)
     assert openai_env.count() == 1
     assert first.text == again.text == "first answer"
     assert not first.cached and again.cached

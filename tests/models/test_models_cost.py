@@ -38,12 +38,17 @@ def run_calls(project: Path, settings: CallSettings, calls: list[tuple[str, str,
     return asyncio.run(main())
 
 
-def test_tokens_times_list_price_per_pool_and_total(openai_env: FakeOpenAI, project: Path) -> None:
-    openai_env.queue(text("a", usage=(1000, 500)), text("b", usage=(2000, 0)))
+def test_tokens_times_list_price_per_pool_and_total(
+    fake: FakeOpenAI, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An Azure deployment (the fake stands in for the vendor's endpoint): list prices apply.
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", fake.url)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-key-000000")
+    fake.queue(text("a", usage=(1000, 500)), text("b", usage=(2000, 0)))
     (r1, r2), stats = run_calls(
         project,
         fast_settings(),
-        [("openai:gpt-4.1-mini", "x", "agent"), ("openai:gpt-4.1-mini", "y", "judge")],
+        [("azure:gpt-4.1-mini", "x", "agent"), ("azure:gpt-4.1-mini", "y", "judge")],
     )
     assert r1.cost_usd == pytest.approx(1000 * 0.4 / 1e6 + 500 * 1.6 / 1e6)
     assert r2.cost_usd == pytest.approx(2000 * 0.4 / 1e6)
@@ -63,17 +68,45 @@ def test_served_snapshot_name_prices_an_azure_deployment(
     assert resp.cost_usd == pytest.approx(2.5)
 
 
-def test_unknown_models_cost_zero_and_are_listed(openai_env: FakeOpenAI, project: Path) -> None:
-    openai_env.queue(text("a", usage=(1_000_000, 1_000_000)), text("b", usage=(1_000_000, 0)))
+def test_a_server_of_ones_own_is_not_billed_at_the_vendors_price(
+    openai_env: FakeOpenAI, fake: FakeOpenAI, project: Path
+) -> None:
+    """OPENAI_BASE_URL on loopback, or a compat server, serving a model named like OpenAI's:
+    free unless options.prices names it, never listed as unpriced, shown with its server."""
+    openai_env.queue(*(text("a", usage=(1_000_000, 0)) for _ in range(4)))
+
+    async def main(settings: CallSettings) -> tuple[list[Any], Any, list[str]]:
+        async with CallLayer(project, settings) as layer:
+            out = [
+                await layer.complete(m, ask(m), pool="agent")
+                for m in ("gpt-4.1-mini", f"compat:gpt-4.1-mini@{fake.base_url}")
+            ]
+            names = [layer.identity("gpt-4.1-mini"), layer.identity(f"compat:x@{fake.base_url}")]
+            return out, layer.stats(), names
+
+    (bare, compat), stats, names = asyncio.run(main(fast_settings(cache_enabled=False)))
+    assert bare.cost_usd == 0 and compat.cost_usd == 0 and stats.unpriced_models == []
+    assert names == [f"openai:gpt-4.1-mini@{fake.base_url}", f"compat:x@{fake.base_url}"]
+    priced = fast_settings(cache_enabled=False, prices={"gpt-4.1-mini": Price(input=2, output=0)})
+    (bare, compat), _, _ = asyncio.run(main(priced))
+    assert bare.cost_usd == pytest.approx(2.0) and compat.cost_usd == pytest.approx(2.0)
+
+
+def test_unknown_models_cost_zero_and_are_listed(
+    fake: FakeOpenAI, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", fake.url)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-key-000000")
+    fake.queue(text("a", usage=(1_000_000, 1_000_000)), text("b", usage=(1_000_000, 0)))
     settings = fast_settings(prices={"house-model": Price(input=1.0, output=3.0)})
     (priced, unpriced), stats = run_calls(
         project,
         settings,
-        [("openai:house-model", "x", "agent"), ("openai:mystery-1", "y", "agent")],
+        [("azure:house-model", "x", "agent"), ("azure:mystery-1", "y", "agent")],
     )
     assert priced.cost_usd == pytest.approx(4.0)
     assert unpriced.cost_usd == 0.0
-    assert stats.unpriced_models == ["openai:mystery-1"]
+    assert stats.unpriced_models == ["azure:mystery-1"]
 
 
 def test_local_and_mock_models_are_free(project: Path) -> None:

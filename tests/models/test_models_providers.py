@@ -18,6 +18,7 @@ from agentopt.models import (
     ChatRequest,
     FunctionCall,
     Message,
+    Price,
     ProviderConfig,
     ToolCall,
     ToolDef,
@@ -302,7 +303,9 @@ def test_extra_headers_come_from_named_env_vars(
 
 def test_embeddings_through_the_openai_endpoint(openai_env: FakeOpenAI, project: Path) -> None:
     async def main() -> tuple[list[list[float]], Any]:
-        async with CallLayer(project, fast_settings(cache_enabled=False)) as layer:
+        # A loopback server stands in for OpenAI: it is priced only when options.prices says so.
+        price = {"text-embedding-3-small": Price(input=0.02, output=0)}
+        async with CallLayer(project, fast_settings(cache_enabled=False, prices=price)) as layer:
             vectors = await layer.embed(
                 ["alpha", "beta", "alpha"], model="openai:text-embedding-3-small"
             )

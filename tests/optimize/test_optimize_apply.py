@@ -81,3 +81,104 @@ def test_unknown_candidate_lists_the_known_ones(tmp_path: Path, models: Models) 
         apply_candidate(project, "cand_09", None)
     assert "cand_09" in str(err.value) and "baseline, cand_01" in str(err.value)
     assert not (project / ".agent_configs" / "cand_09").exists()
+
+
+def _tool(name: str) -> dict:
+    return {
+        "type": "function",
+        "function": {"name": name, "description": f"The {name} tool.", "parameters": {}},
+    }
+
+
+def tool_job(tmp_path: Path) -> Path:
+    """A real job over an agent with two tools it never calls: cand_01 drops one (toolset)
+    and is screened out (no better), cand_02 (rules) wins."""
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("train", 6),
+        validation=two_phrase_rows("val", 6),
+        tools=[_tool("lookup_order"), _tool("unused_tool")],
+        tool_mocks={"lookup_order": "ok", "unused_tool": "x"},
+    )
+    job = optimize(project, max_candidates=2, seed=1, targets=["toolset", "instructions"]).job
+    states = {c.id: (c.status, c.strategy, c.star) for c in job.candidates}
+    assert states["cand_01"] == ("screened_out", "toolset:-lookup_order", False)
+    assert states["cand_02"][0] == "evaluated" and states["cand_02"][2]
+    return project
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_a_tool_drop_is_named_confirmed_and_written_exactly_as_shown(
+    tmp_path: Path, models: Models
+) -> None:
+    from agentopt.workflows.optimize.apply import apply_plan, plan_apply
+
+    project = tool_job(tmp_path)
+    live = project / ".agent_configs" / "baseline"
+    (live / "notes.txt").write_text("kept: not the optimizer's file\n")  # added after the job
+    before = _tree(live)
+    plan = plan_apply(project, "cand_01", None, promote=True)
+    assert plan.dropped_tools == ["lookup_order"] and plan.added_tools == []
+    assert [c.path for c in plan.changes] == ["tool_mocks.json", "tools.json"]
+    removed = [line for line in plan.diff if line.startswith("-") and "lookup_order" in line]
+    assert removed and not any(x.startswith("+") and "lookup_order" in x for x in plan.diff)
+    assert any("screened out" in c for c in plan.concerns)
+    assert any("removes the tool(s) lookup_order" in c for c in plan.concerns)
+
+    # Not confirmed: refused, nothing written.
+    with pytest.raises(ConfigError) as refused:
+        apply_plan(plan)
+    assert "--force" in str(refused.value)
+    with pytest.raises(ConfigError):
+        apply_plan(plan, confirm=lambda question: "lookup_order" in question and False)
+    assert _tree(live) == before and not (project / ".agent_configs" / "cand_01").exists()
+
+    asked: list[str] = []
+    result = apply_plan(plan, confirm=lambda q: asked.append(q) or True)
+    assert len(asked) == 1 and "removes the tool(s) lookup_order" in asked[0]
+    assert result.promoted and result.baseline_backup is not None
+    assert _tree(result.baseline_backup) == before  # the old baseline, whole
+    # The new baseline is the old one with exactly the shown changes, nothing else.
+    expected = dict(before)
+    for change in plan.changes:
+        if change.after is None:
+            expected.pop(change.path)
+        else:
+            expected[change.path] = change.after
+    assert _tree(live) == expected
+    assert (live / "notes.txt").read_text() == "kept: not the optimizer's file\n"
+    defn, _ = load_agent_config(live)
+    assert [t["function"]["name"] for t in defn.tools] == ["unused_tool"]
+
+
+def test_the_cli_prints_every_changed_file_and_needs_force_under_no_prompt(
+    tmp_path: Path, models: Models
+) -> None:
+    from typer.testing import CliRunner
+
+    from agentopt.cli.app import app
+
+    project = tool_job(tmp_path)
+    args = ["-C", str(project), "--no-prompt", "optimize", "apply", "--candidate", "cand_01"]
+    refused = CliRunner().invoke(app, [*args, "--promote"])
+    assert refused.exit_code == 2, refused.output
+    out = refused.output
+    assert "Changes to the baseline (2 files: tool_mocks.json, tools.json)" in out
+    assert "tools.json: removes the tool 'lookup_order'" in out
+    assert "--- baseline/tools.json" in out and "+++ candidate/tools.json" in out
+    assert "--force" in out
+    assert not (project / ".agent_configs" / "cand_01").exists()
+    forced = CliRunner().invoke(app, [*args, "--promote", "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert "Promoted cand_01 to the baseline" in forced.output
+
+    winner = CliRunner().invoke(app, [*args[:-1], "cand_02", "--promote"])
+    assert winner.exit_code == 0, winner.output  # the winner needs no confirmation
+    assert "instructions.md" in winner.output and "+++ candidate/instructions.md" in winner.output

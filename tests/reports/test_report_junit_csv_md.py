@@ -23,16 +23,21 @@ def test_junit_counts_and_outcomes(mixed: RunResults) -> None:
     suite = _suite(mixed)
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert suite.get("tests") == "9" and len(cases) == 9
-    # fail ×3 + partial-with-a-failing-verdict (judge-broken) → failures
-    assert suite.get("failures") == "4"
-    # agent-down (agent error) + judge-only-errors (evaluator errors only) → errors
-    assert suite.get("errors") == "2"
+    # The summary's tally, one to one: fail ×3 → failures; partial ×2 (an evaluator could not
+    # decide) + error ×1 (the agent failed) → errors.
+    s = mixed.summary
+    assert suite.get("failures") == str(s.failed) == "3"
+    assert suite.get("errors") == str(s.partial + s.errors) == "3"
     assert suite.get("name") == "nightly"
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert [props[f"runs_{k}"] for k in ("passed", "failed", "partial", "error")] == [
+        str(s.passed), str(s.failed), str(s.partial), str(s.errors)
+    ]  # fmt: skip
 
-    failure = cases["judge-broken"].find("failure")
-    assert failure is not None
-    assert "relevance: Ignores the refund window" in failure.get("message", "")
-    assert "coherence: error" in (failure.text or "")  # the evaluator error is listed too
+    broken = cases["judge-broken"].find("error")  # partial: a failing verdict beside an error
+    assert broken is not None and cases["judge-broken"].find("failure") is None
+    assert "coherence: error" in broken.get("message", "")
+    assert "relevance: Ignores the refund window" in (broken.text or "")  # listed too
     error = cases["agent-down"].find("error")
     assert error is not None and error.get("type") == "agentRequestFailed"
     assert "HTTP 503" in error.get("message", "")
@@ -99,12 +104,12 @@ def test_markdown_summary(mixed: RunResults) -> None:
     md = render_markdown(mixed)
     assert md.startswith("### agentopt eval — nightly")
     assert "dataset support-eval v3" in md
-    assert "| **0.621** (95% CI 0.520–0.810) | 33.3% | 9 | 3 | 2 | 1 | $0.0579 |" in md
+    assert "| **0.621** (95% CI 0.520–0.810) | 33.3% | 9 | 3 | 3 | 2 | 1 | 3 | $0.0579 |" in md
     assert "| builtin.relevance | 50.0% | 0.536 | 4 | 3 | 1 |" in md
     assert "| builtin.task\\_adherence | 100.0% | 1.000 | 1 | 0 | 0 |" in md
     assert "Ignores the refund window" in md
     assert "Worst tasks" in md and "**Flaky tasks**" in md
-    assert "**Errors by kind:** agentRequestFailed 1" in md
+    assert "**Errors:** 3 failed calls (agent 1, evaluator 2) — by kind: agentRequestFailed 1" in md
 
 
 def test_markdown_escapes_untrusted_text(build: Callable[..., RunResults]) -> None:

@@ -27,14 +27,18 @@ def test_summary_shows_the_numbers(mixed: RunResults) -> None:
     text = _summary_text(mixed)
     assert "Score 0.621" in text or f"Score {mixed.summary.score:.3f}" in text
     assert "95% CI 0.520–0.810" in text
-    assert "Pass rate 33.3% (3/9)" in text
-    assert "errors 1" in text
+    assert "Pass rate 33.3% (3/9 task runs) · pass 3 · fail 3 · partial 2 · error 1" in text
+    assert "partial = an evaluator could not decide · error = the agent failed" in text
     # per-evaluator rows: pass rate, mean, errors
     rel = next(e for e in mixed.summary.evaluators if e.name == "builtin.relevance")
     row = next(line for line in text.splitlines() if "builtin.relevance" in line)
     assert f"{rel.pass_rate * 100:.1f}%" in row and f"{rel.mean:.3f}" in row
     assert row.split()[-1] == str(rel.errors)
-    assert "Errors by kind: agentRequestFailed 1, judgeParseFailed 1, judgeUnavailable 1" in text
+    flat = " ".join(text.split())
+    assert (
+        "Errors: 3 failed calls (agent 1, evaluator 2) — by kind: agentRequestFailed 1, "
+        "judgeParseFailed 1, judgeUnavailable 1"
+    ) in flat
     agent_row = next(line for line in text.splitlines() if line.strip().startswith("agent "))
     assert "$0.0123" in agent_row and "5,200" in agent_row
     judge_row = next(line for line in text.splitlines() if line.strip().startswith("judge "))
@@ -124,7 +128,8 @@ def test_run_list(mixed: RunResults) -> None:
     assert "2026-11-29 22:15" in text
     assert "support-eval (3)" in text
     row = next(line for line in text.splitlines() if "20261129-221500-a1b2c3" in line)
-    assert "0.621" in row and "33.3%" in row and row.split()[-1] == "1"
+    assert "0.621" in row and "33.3%" in row
+    assert row.split()[-1] == "3"  # failed calls: the summary's "Errors: 3 failed calls"
     assert "nightly" in text and "[interrupted]" in text
 
     narrow = _console(80)

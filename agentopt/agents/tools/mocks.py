@@ -3,8 +3,9 @@
 Shape (`tool_mocks.json` beside `tools.json`, or `tool_mocks:` on a task):
     {"get_order": [{"when": {"order_id": "12345"}, "return": {...}}, {"return": "not found"}]}
 A tool maps to a list of rules, one rule (`{"when"?, "return"}`), or any other value, which is
-returned for every call. The first rule whose `when` is a subset of the call's arguments wins;
-a rule without `when` matches anything. Scalars match across JSON types ("12345" matches
+returned for every call (`core.files.tools_json.mock_rules` reads the shape, for the loader
+too). The first rule whose `when` is a subset of the call's arguments wins; a rule without
+`when` matches anything. Scalars match across JSON types ("12345" matches
 12345) because models are loose about argument types.
 """
 
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentopt.core.errors import InputError, Problem
+from agentopt.core.files.problems import format_path
+from agentopt.core.files.tools_json import MOCK_SHAPES, mock_rules
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class ToolMocks:
         if not isinstance(data, dict):
             found = type(data).__name__
             raise InputError.at(
-                source, "", f"expected an object of tool name → mocks, found {found}"
+                source, "", f"expected an object of tool name → mock ({MOCK_SHAPES}), found {found}"
             )
         problems: list[Problem] = []
         rules: dict[str, list[MockRule]] = {}
@@ -76,31 +79,9 @@ class ToolMocks:
 
 
 def _parse_tool(name: str, spec: Any, source: str, problems: list[Problem]) -> list[MockRule]:
-    if isinstance(spec, dict) and "return" in spec:
-        spec = [spec]
-    elif not isinstance(spec, list):
-        return [MockRule(returns=spec)]
-    out: list[MockRule] = []
-    for i, entry in enumerate(spec):
-        where = f"{name}[{i}]"
-        if not isinstance(entry, dict) or "return" not in entry:
-            found = json.dumps(entry)[:80]
-            problems.append(
-                Problem(source, where, f'expected {{"when"?, "return"}}, found {found}')
-            )
-            continue
-        unknown = sorted(set(entry) - {"when", "return"})
-        if unknown:
-            problems.append(
-                Problem(source, where, f"unknown key(s) {unknown}; expected when, return")
-            )
-        when = entry.get("when")
-        if when is not None and not isinstance(when, dict):
-            found = type(when).__name__
-            problems.append(Problem(source, f"{where}.when", f"expected an object, found {found}"))
-            continue
-        out.append(MockRule(returns=entry["return"], when=when))
-    return out
+    rules, found = mock_rules(name, spec)
+    problems += [Problem(source, format_path(path), message) for path, message in found]
+    return [MockRule(returns=rule["return"], when=rule.get("when")) for rule in rules]
 
 
 def _subset(expected: Any, actual: Any) -> bool:

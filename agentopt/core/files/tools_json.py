@@ -137,41 +137,81 @@ def tool_names(tools: list[dict[str, Any]]) -> list[str]:
     return [t["function"]["name"] for t in tools if t.get("type") == "function"]
 
 
-def check_tool_mocks(c: Collector, data: Any, tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """Validate `tool_mocks.json`: `{tool: [{"when": {...}?, "return": ...}, ...]}`.
+MOCK_SHAPES = (
+    'a list of rules {"when"?, "return"}, one such rule, or any other value (returned for every '
+    "call)"
+)
+"""What a tool's entry in `tool_mocks.json` (or a task's `tool_mocks`) may be (file-formats.md)."""
 
-    A single rule may be given without the list; it is wrapped. Mocks for tools that are not
-    defined are kept with a warning (the agent never calls them, which is worth knowing).
+
+def mock_rules(tool: str, spec: Any) -> tuple[list[dict[str, Any]], list[tuple[KeyPath, str]]]:
+    """One tool's mock entry as a list of `{"when"?, "return"}` rules, and what is wrong with it.
+
+    The one reading of the shape, shared by the agent-config loader and the tool loop (so a file
+    the loader accepts is the file the agent runs): a list holds rules; a mapping with `return`
+    is one rule; anything else — a plain object, a string, a number — is the canned answer to
+    every call. Each problem is (key path under the tool, message naming the mock and the fix).
+    """
+    if isinstance(spec, dict) and "return" in spec:
+        spec = [spec]
+    elif not isinstance(spec, list):
+        return [{"return": spec}], []
+    rules: list[dict[str, Any]] = []
+    problems: list[tuple[KeyPath, str]] = []
+    for i, rule in enumerate(spec):
+        if not isinstance(rule, dict) or "return" not in rule:
+            problems.append(
+                (
+                    (tool, i),
+                    f'mock for tool "{tool}": a list holds rules {{"when"?, "return"}}, found '
+                    f"{describe(rule)}; to answer every call with a list, write "
+                    f'{{"return": [...]}}',
+                )
+            )
+            continue
+        unknown = sorted(set(rule) - {"when", "return"})
+        if unknown:
+            problems.append(
+                (
+                    (tool, i),
+                    f'mock for tool "{tool}": unknown key(s) {", ".join(unknown)}; a rule has '
+                    '"when" (optional) and "return"',
+                )
+            )
+            continue
+        when = rule.get("when")
+        if when is not None and not isinstance(when, dict):
+            problems.append(
+                (
+                    (tool, i, "when"),
+                    f'mock for tool "{tool}": "when" is a mapping of argument → value, found '
+                    f'{describe(when)}; e.g. {{"when": {{"order_id": "1001"}}, "return": ...}}',
+                )
+            )
+            continue
+        rules.append(rule)
+    return rules, problems
+
+
+def check_tool_mocks(c: Collector, data: Any, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """Validate `tool_mocks.json`: tool name → MOCK_SHAPES, kept as lists of rules.
+
+    Mocks for tools that are not defined are kept with a warning (the agent never calls them,
+    which is worth knowing).
     """
     if not isinstance(data, dict):
-        c.error((), f"expected a mapping of tool name → list of rules, found {describe(data)}")
+        c.error(
+            (), f"expected a mapping of tool name → mock ({MOCK_SHAPES}), found {describe(data)}"
+        )
         return {}
     known = set(tool_names(tools))
     out: dict[str, Any] = {}
-    for name, rules in data.items():
-        if isinstance(rules, dict):
-            rules = [rules]
-        if not isinstance(rules, list):
-            c.error(
-                (name,), f'expected a list of {{"when", "return"}} rules, found {describe(rules)}'
-            )
-            continue
-        ok = True
-        for i, rule in enumerate(rules):
-            if not isinstance(rule, dict) or "return" not in rule:
-                c.error(
-                    (name, i),
-                    f'expected a mapping with "return" (optional "when"), found {describe(rule)}',
-                )
-                ok = False
-            elif "when" in rule and not isinstance(rule["when"], dict):
-                c.error(
-                    (name, i, "when"),
-                    f"expected a mapping of argument → value, found {describe(rule['when'])}",
-                )
-                ok = False
+    for name, spec in data.items():
+        rules, problems = mock_rules(str(name), spec)
+        for path, message in problems:
+            c.error(path, message)
         if known and name not in known:
             c.warn((name,), f'mock for "{name}", which is not a defined tool')
-        if ok:
+        if not problems:
             out[name] = rules
     return out

@@ -21,8 +21,9 @@ from agentopt.evaluators.base import EvaluatorUse
 from agentopt.registry import Registry
 from agentopt.workflows.azure_eval.suite import load_suite
 from agentopt.workflows.detect import DetectedTarget, detect_target
+from agentopt.workflows.eval_model import DEFAULT_MODEL, resolve_eval_model
 from agentopt.workflows.optimize.options import TARGETS, OptimizeOptions
-from agentopt.workflows.run.inputs import DEFAULT_MODEL, evaluator_uses
+from agentopt.workflows.run.inputs import evaluator_uses
 from agentopt.workflows.suite_assets import verify_pinned_assets
 
 Ask = Callable[[str, bool], bool]
@@ -174,7 +175,7 @@ def resolve_optimize_inputs(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
             hint="pass --evaluator NAME (repeatable), or list `evaluators:` in eval.yaml",
         )
     options = config.options if config else None
-    judge = opts.eval_model or (options.eval_model if options else None) or DEFAULT_MODEL
+    judge = resolve_eval_model(opts.eval_model, config, detected).name
     optimization = opts.optimize_model or (options.optimization_model if options else None)
     targets = opts.targets or (list(options.targets) if options and options.targets else None)
     for name in targets or []:

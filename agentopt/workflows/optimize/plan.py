@@ -84,9 +84,12 @@ def plan_optimize(
     total = baseline + (per_candidate + reflection).times(settings.max_candidates) + test
     return OptimizePlan(
         agent=agent.name,
-        agent_model=agent.model,
-        eval_model=judge,
-        optimization_model=targets.optimization_model,
+        # As every view shows a model: resolved, with the user's own server (ModelRef.identity).
+        agent_model=layer.identity(agent.model) if agent.model else None,
+        eval_model=layer.identity(judge),
+        optimization_model=(
+            layer.identity(targets.optimization_model) if targets.optimization_model else None
+        ),
         targets=targets.targets,
         proposers=targets.proposers,
         model_search_space=settings.model_search_space,

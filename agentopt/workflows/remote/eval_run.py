@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.outcomes import OutcomeCounts
 from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RemoteRunInfo, UsageBucket
 from agentopt.core.errors import Interrupted
@@ -134,8 +135,14 @@ def _wait(
     def on_status(status: dict[str, Any]) -> None:
         counts = status.get("result_counts") or {}
         progress.done = int(counts.get("total") or 0)
-        progress.passed = int(counts.get("passed") or 0)
-        progress.errors = int(counts.get("errored") or 0)
+        # Foundry's own tally while it evaluates (its "errored": no verdict); agentopt's
+        # classes replace it once the results are read back.
+        progress.source = "Foundry"
+        progress.counts = OutcomeCounts(
+            passed=int(counts.get("passed") or 0),
+            failed=int(counts.get("failed") or 0),
+            partial=int(counts.get("errored") or 0),
+        )
         sink.update(progress, f"remote run {status.get('status')}")
 
     hint = f"follow it with `agentopt eval show {run_id} --watch`"
@@ -211,7 +218,8 @@ async def _journal(
             record = repeat_record(task, transcript, score)
             store.append(RunJournalEntry(task=pos, repeat=0, score=score, record=record))
             progress.done += 1
-            progress.passed += score.status == "pass"
+            progress.source = ""
+            progress.counts = store.tally.counts
             sink.update(progress, f"{task.name}: {score.status}")
     finally:
         sink.finish(progress)

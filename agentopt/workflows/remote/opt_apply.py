@@ -162,7 +162,9 @@ def apply_remote(
     fetch_candidate(store, project, cand)
     if cand != "baseline" and not store.candidate_dir("baseline").is_dir():
         fetch_candidate(store, project, "baseline")  # the diff is against it
-    result = apply_candidate(project_dir, cand, store.job_id, promote=promote)
+    # The Foundry job chose this candidate; its promotion is confirmed by the service's own
+    # flow (`force`), the local diff and tool names are still printed by the CLI.
+    result = apply_candidate(project_dir, cand, store.job_id, promote=promote, force=True)
     out = RemoteApply(result=result)
     environment = environment or remote.get("environment")
     service = service_for(

@@ -263,8 +263,7 @@ class RunEngine:
                     store.append_answer(pos, r, unit.transcript)
                 self._errors += len(score.errors())
                 progress.done += 1
-                progress.passed += score.status == "pass"
-                progress.errors = self._errors
+                progress.counts = store.tally.counts
                 progress.cost_usd = self.layer.ledger.spent_usd
                 self.sink.update(progress, f"{task.name}: {score.status}")
                 limit = self.spec.stop_after_errors

@@ -294,12 +294,12 @@ async def _execute(
     inputs = outcome.inputs
     store = store or RunStore(spec.project_dir)
     outcome.run_id = store.run_id
-    run_info = new_run_info(store, opts, inputs, spec, seed)
+    run_info = new_run_info(store, opts, inputs, spec, seed, layer)
     store.write_run(run_info)
     started = time.monotonic()
     total = len(spec.tasks) * spec.repeat
     done = len(store.done_keys())
-    progress = Progress(total=total, done=done, skipped=done)
+    progress = Progress(total=total, done=done, skipped=done, counts=store.tally.counts)
     engine = RunEngine(spec, target, layer, store, sink, cache)
     engine.runner = executor.runner(engine)
     if total > 1:

@@ -17,6 +17,7 @@ from agentopt.contracts.run_results import (
     UsageBucket,
 )
 from agentopt.contracts.task_record import TaskOutcome
+from agentopt.core.errors import AgentoptError
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.registry import canonical_name
 from agentopt.models.call import CallLayer
@@ -29,8 +30,15 @@ from agentopt.workflows.run.store import RunStore
 
 
 def new_run_info(
-    store: RunStore, opts: RunOptions, inputs: ResolvedInputs, spec: EngineSpec, seed: int
+    store: RunStore,
+    opts: RunOptions,
+    inputs: ResolvedInputs,
+    spec: EngineSpec,
+    seed: int,
+    layer: CallLayer | None = None,
 ) -> RunRecord:
+    """run.json at the start. `models` holds the resolved identities (`ModelRef.identity`:
+    provider, model and the user's own server), which every view shows as they are."""
     if store.run_json.exists():
         return store.read_run().model_copy(update={"status": "running"})
     ds = inputs.dataset
@@ -51,11 +59,27 @@ def new_run_info(
             name=ds.name, version=ds.version, sha256=ds.sha256, source=ds.source, format=ds.format
         ),
         evaluators=[canonical_name(u.name) for u in inputs.evaluators],
-        models=ModelsInfo(agent=spec.agent.model, judge=inputs.judge_model),
+        models=ModelsInfo(
+            agent=_identity(layer, spec.agent.model) if _local(spec) else spec.agent.model,
+            judge=_identity(layer, inputs.judge_model),
+        ),
         repeat=spec.repeat,
         seed=seed,
         cli_version=__version__,
     )
+
+
+def _local(spec: EngineSpec) -> bool:
+    return (spec.agent.target or default_target(spec.agent)) == "local"
+
+
+def _identity(layer: CallLayer | None, model: str | None) -> str | None:
+    if layer is None or not model:
+        return model
+    try:
+        return layer.identity(model)
+    except AgentoptError:
+        return model  # an unresolvable name fails the run where it is called, with its message
 
 
 OPTIONAL_POOLS = frozenset({"simulator"})

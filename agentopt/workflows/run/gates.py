@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from agentopt.contracts.outcomes import outcome_change
 from agentopt.contracts.run_results import RunResults, RunSummary
 from agentopt.contracts.task_record import TaskOutcome
 
@@ -40,6 +41,19 @@ class Regression:
     regressed: bool = False
     """The interval lies entirely below zero."""
     note: str | None = None
+    worse: list[str] = field(default_factory=list)
+    """Shared tasks whose outcome got worse (`contracts.outcomes.outcome_change`), as
+    "name: before → after"."""
+    better: list[str] = field(default_factory=list)
+    """Shared tasks whose outcome got better, likewise."""
+
+    def outcome_line(self) -> str:
+        """How many shared tasks changed outcome, e.g. "2 tasks worse (t3: partial → fail, …)"."""
+        if not self.worse and not self.better:
+            return "no task changed outcome"
+        shown = ", ".join(self.worse[:3]) + (", …" if len(self.worse) > 3 else "")
+        worse = f"{len(self.worse)} task(s) worse" + (f" ({shown})" if shown else "")
+        return f"{worse}, {len(self.better)} better"
 
 
 @dataclass
@@ -61,7 +75,7 @@ class GateOutcome:
 def count_errors(summary: RunSummary) -> int:
     """Agent and evaluator calls that still failed after retries. Turns skipped after a failed
     turn were never sent: they are not errors of their own (as in the mid-run count)."""
-    return sum(v for k, v in summary.errors_by_kind.items() if k != "turnSkipped")
+    return summary.counts.failed_calls
 
 
 def check_gates(
@@ -87,7 +101,8 @@ def check_gates(
         out.failures.append(
             f"score dropped {regression.delta:+.3f} against the baseline "
             f"{regression.baseline} (95% CI {regression.ci[0]:+.3f} … "
-            f"{regression.ci[1]:+.3f} over {regression.shared} shared tasks)"
+            f"{regression.ci[1]:+.3f} over {regression.shared} shared tasks; "
+            f"{regression.outcome_line()})"
         )
     return out
 
@@ -99,7 +114,16 @@ def compare_to_baseline(
     paired_ci: PairedCI,
     seed: int = 0,
 ) -> Regression:
-    """Paired bootstrap over shared task names; a regression is a CI entirely below zero."""
+    """Paired bootstrap over shared task names; a regression is a CI entirely below zero.
+    Each shared task's outcome change is listed by the one outcome order."""
+    before = {t.name: t.status for t in baseline.tasks}
+    changes = [
+        (t.name, before[t.name], t.status, outcome_change(before[t.name], t.status))
+        for t in current.tasks
+        if t.name in before
+    ]
+    worse = [f"{n}: {b} → {a}" for n, b, a, change in changes if change == "worse"]
+    better = [f"{n}: {b} → {a}" for n, b, a, change in changes if change == "better"]
     base_scores = {t.name: _task_score(t) for t in baseline.tasks if t.score is not None}
     pairs = [
         (score, base)
@@ -109,9 +133,11 @@ def compare_to_baseline(
         and (base := base_scores.get(t.name)) is not None
     ]
     if not pairs:
-        return Regression(baseline_ref, 0, note="no shared scored tasks")
+        return Regression(
+            baseline_ref, 0, note="no shared scored tasks", worse=worse, better=better
+        )
     delta, lo, hi = paired_ci([a for a, _ in pairs], [b for _, b in pairs], seed)
-    return Regression(baseline_ref, len(pairs), delta, (lo, hi), hi < 0)
+    return Regression(baseline_ref, len(pairs), delta, (lo, hi), hi < 0, worse=worse, better=better)
 
 
 def _task_score(task: TaskOutcome) -> float | None:

@@ -35,11 +35,8 @@ from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry
 from agentopt.workflows.azure_eval.suite import load_suite, suite_home
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
+from agentopt.workflows.eval_model import DEFAULT_MODEL, resolve_eval_model
 from agentopt.workflows.suite_assets import verify_pinned_assets
-
-DEFAULT_MODEL = "gpt-4.1-mini"
-"""Bare default for agent and judge: resolves to the configured provider, else the embedded
-model with a notice (models.md §1)."""
 
 
 @dataclass
@@ -276,13 +273,7 @@ def _resolve_inputs(
         if opts.evaluate_only
         else _agent(opts, cwd, adhoc, detected, config)
     )
-    deployment = detected.foundry.model_deployment.value if detected and detected.foundry else None
-    judge = (
-        opts.eval_model
-        or (config.options.eval_model if config else None)
-        or deployment  # AZURE_AI_MODEL_DEPLOYMENT_NAME, azd's default eval model
-        or DEFAULT_MODEL
-    )
+    judge = resolve_eval_model(opts.eval_model, config, detected).name
     return ResolvedInputs(
         project_dir=suite_home(config) or project,
         dataset=dataset,

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentopt.agents.base import default_target
 from agentopt.contracts.task import Dataset, Task
 from agentopt.core.files.agent_config import compose_system_prompt
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -44,6 +45,11 @@ class RunPlan:
     def cost_usd(self) -> float:
         parts = (self.agent, self.judge, self.simulator)
         return sum(float(p.get("cost_usd", 0.0)) for p in parts)
+
+
+def _calls_model(agent: AgentDefinition) -> bool:
+    """agentopt calls the agent's model itself (a local prompt agent)."""
+    return bool(agent.model) and (agent.target or default_target(agent)) == "local"
 
 
 def _is_judge(name: str) -> bool:
@@ -127,8 +133,8 @@ def plan_run(
         tasks=len(tasks),
         turns=turns,
         repeat=repeat,
-        agent_model=model,
-        judge_model=judge_model,
+        agent_model=layer.identity(agent.model) if agent.model and _calls_model(agent) else model,
+        judge_model=layer.identity(judge_model) if judge_calls else judge_model,
         agent=dict(a),
         judge=dict(j),
         evaluators=counts,
