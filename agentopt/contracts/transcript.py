@@ -56,6 +56,10 @@ class TurnResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
     error: TurnError | None = None
+    diagnostics: dict[str, Any] | None = None
+    """Evidence the agent's protocol returned beside its answer, in the M365 `Diagnostics`
+    shape (`retrieval_executions`, `tool_calls`): a captured document's in evaluate-only mode,
+    a command's or an endpoint's `diagnostics`. None: the protocol returned none."""
     cost_usd: float = 0.0
     simulated: bool = False
     """The user message was written by the simulated user (not by the dataset)."""

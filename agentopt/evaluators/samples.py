@@ -14,7 +14,8 @@ from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.errors import AgentoptError
 from agentopt.core.redaction import redact
-from agentopt.evaluators.base import EvalSample, Evaluator, HistoryTurn
+from agentopt.evaluators.base import EMPTY_RESPONSE, EvalSample, Evaluator, HistoryTurn
+from agentopt.evaluators.registry import reads_answer
 
 
 def samples_from_run(
@@ -129,12 +130,19 @@ def _sample(
 async def evaluate_sample(evaluators: Sequence[Evaluator], sample: EvalSample) -> list[EvalResult]:
     """Run evaluators on one sample concurrently; results in the evaluators' order.
 
-    A bug that escapes an evaluator becomes an `evaluatorCrashed` error result for that
-    evaluator (a failing task is data); agentopt's own systemic errors (budget, config)
-    propagate.
+    Every evaluator of eval run, optimize and remote runs passes through here, so this is
+    where an empty or whitespace-only answer becomes the `emptyAgentResponse` error (M365
+    schema 1.9+) for each evaluator that judges the answer, before any of them (or a judge)
+    sees it. Evaluators of what the agent did rather than said (tool calls, retrieval,
+    latency) still score the turn. A bug that escapes an evaluator becomes an
+    `evaluatorCrashed` error result for that evaluator (a failing task is data); agentopt's
+    own systemic errors (budget, config) propagate.
     """
+    blank = not sample.response.strip()
 
     async def one(ev: Evaluator) -> EvalResult:
+        if blank and reads_answer(ev):
+            return empty_answer(getattr(ev, "name", type(ev).__name__), sample.response)
         try:
             return await ev.evaluate(sample)
         except AgentoptError:
@@ -154,3 +162,11 @@ async def evaluate_sample(evaluators: Sequence[Evaluator], sample: EvalSample) -
         # Surface the first systemic error itself (e.g. BudgetExceeded), not a group.
         raise failed.exceptions[0] from None
     return [t.result() for t in running]
+
+
+def empty_answer(evaluator: str, response: str) -> EvalResult:
+    """The error of an evaluator that got no answer to judge (never a score)."""
+    what = "whitespace only" if response else "empty"
+    return EvalResult.failed_to_evaluate(
+        evaluator, EMPTY_RESPONSE, f"the agent's answer is {what}: nothing to judge"
+    )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.agents.base import default_target
+from agentopt.agents.captured import needs_response
 from agentopt.contracts.task import Dataset
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -322,13 +323,13 @@ def _agent(
 
 
 def _captured(dataset: Dataset, project: Path) -> AgentDefinition:
-    """Evaluate-only mode: every turn must carry its captured response (else exit 2 naming
-    each one); the `captured` target replays them, so no agent is resolved or run."""
+    """Evaluate-only mode: every turn must carry its captured response or a captured agent
+    failure (else exit 2 naming each one); the `captured` target replays them, so no agent
+    is resolved or run."""
     missing = [
         Problem(dataset.source, _turn_path(task.index, i, task.is_multi_turn), NO_RESPONSE)
         for task in dataset.tasks
-        for i, turn in enumerate(task.turns)
-        if turn.response is None
+        for i in needs_response(task)
     ]
     if missing:
         raise InputError(
@@ -339,7 +340,10 @@ def _captured(dataset: Dataset, project: Path) -> AgentDefinition:
     return AgentDefinition(name=str(name), folder=project, target="captured")
 
 
-NO_RESPONSE = 'expected a captured "response" to score (--evaluate-only), found none'
+NO_RESPONSE = (
+    'expected a captured "response" to score, or a captured agent error (--evaluate-only), '
+    "found neither"
+)
 
 
 def _turn_path(index: int, turn: int, thread: bool) -> str:
