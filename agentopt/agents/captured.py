@@ -90,7 +90,7 @@ class CapturedTarget:
             turns.append(redact_model(result, []))
             if result.error is not None and failed_at is None:
                 failed_at = i + 1
-        return Transcript(turns=turns, target=self.name)
+        return Transcript(turns=turns, target=self.name, tool_calls_known=False)
 
     async def aclose(self) -> None:
         return None
