@@ -152,15 +152,28 @@ def executions_from_diagnostics(
 
 
 def sample_executions(
-    diagnostics: Mapping[str, Any] | None, calls: Iterable[ToolCallRecord], capability: str
-) -> tuple[list[Execution], str]:
+    diagnostics: Mapping[str, Any] | None,
+    calls: Iterable[ToolCallRecord],
+    capability: str,
+    *,
+    calls_known: bool = True,
+) -> tuple[list[Execution] | None, str]:
     """The executions the retrieval evaluators check, and where they were read: the
     diagnostics the agent's protocol (or the captured document) reported, else its tool
-    calls."""
+    calls. (None, "none") when there is no evidence at all: answers replayed from a document
+    that captured no `retrieval_executions`."""
     reported = executions_from_diagnostics(diagnostics, capability)
     if reported is not None:
         return reported, "diagnostics"
+    if not calls_known:
+        return None, "none"
     return find_executions(calls, capability), "tool_calls"
+
+
+NO_EVIDENCE = (
+    "the captured turn reports no diagnostics.retrieval_executions, so whether the agent "
+    "searched is unknown"
+)
 
 
 def execution_diagnostics(executions: Sequence[Execution], capability: str) -> list[dict[str, Any]]:

@@ -13,8 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, verdict
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    EvaluatorBase,
+    missing_input,
+    verdict,
+)
 from agentopt.evaluators.deterministic.retrieval_executions import (
+    NO_EVIDENCE,
     Execution,
     contains,
     sample_executions,
@@ -67,8 +74,13 @@ class RetrievalQuery(EvaluatorBase):
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = query_options(self.name, self.options_for(sample))
         executions, source = sample_executions(
-            sample.diagnostics, sample.tool_calls, opts.capability
+            sample.diagnostics,
+            sample.tool_calls,
+            opts.capability,
+            calls_known=sample.tool_calls_known,
         )
+        if executions is None:
+            return missing_input(self.name, f"retrieval evidence: {NO_EVIDENCE}")
         queries = [q for e in executions for q in e.queries]
         matched = [q for q in queries if contains(q, opts.selector)]
         missing = [t for t in opts.includes if not any(contains(q, t) for q in matched)]

@@ -17,8 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalCost, EvalResult
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, verdict
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    EvaluatorBase,
+    missing_input,
+    verdict,
+)
 from agentopt.evaluators.deterministic.retrieval_executions import (
+    NO_EVIDENCE,
     Execution,
     Hit,
     contains,
@@ -92,8 +99,13 @@ class RetrievalResult(EvaluatorBase):
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = result_options(self.name, self.options_for(sample))
         executions, source = sample_executions(
-            sample.diagnostics, sample.tool_calls, opts.capability
+            sample.diagnostics,
+            sample.tool_calls,
+            opts.capability,
+            calls_known=sample.tool_calls_known,
         )
+        if executions is None:
+            return missing_input(self.name, f"retrieval evidence: {NO_EVIDENCE}")
         hits = within_rank(executions, opts.max_rank)
         items = opts.expected_items
         matching = Matching(
