@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import typer
 from rich.table import Table
 
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
+from agentopt.reports.outputs import OutputFile
 from agentopt.reports.terminal import render_summary
 from agentopt.workflows.run.eval_run import PreparedRun, RunOutcome, prepare_run, run_prepared
 from agentopt.workflows.run.inputs import RunOptions
@@ -92,8 +95,14 @@ def render_outcome(outcome: RunOutcome) -> None:
         )
 
 
-def execute_run(opts: RunOptions, *, interactive: bool = False) -> None:
-    """Run, render, and exit with the code of cli.md."""
+def execute_run(
+    opts: RunOptions,
+    *,
+    interactive: bool = False,
+    on_outputs: Callable[[list[OutputFile]], object] | None = None,
+) -> None:
+    """Run, render, and exit with the code of cli.md; `on_outputs` gets the files written
+    (eval run opens the HTML report), whatever the exit code."""
     if interactive:
         from agentopt.cli.interactive import interactive_loop
 
@@ -111,5 +120,7 @@ def execute_run(opts: RunOptions, *, interactive: bool = False) -> None:
     finally:
         sink.close()
     render_outcome(outcome)
+    if on_outputs is not None:
+        on_outputs(outcome.outputs)
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)

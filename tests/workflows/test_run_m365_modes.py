@@ -271,3 +271,61 @@ def test_task_completion_evaluator_is_refused_naming_the_version_that_dropped_it
             "--eval-model", f"compat:judge@{url}",
         )  # fmt: skip
     assert code in (0, 1), out  # a project that defines it runs its own
+
+
+def remote_tool_agent(plan: dict[str, str]):
+    """An endpoint whose answers report the tool it called (chat completions `tool_calls`
+    beside the text): agentopt only sees the call after it, and judges it all the same."""
+
+    def handler(req: RecordedRequest) -> Reply | None:
+        reply = judge_reply(req)
+        if reply is not None:
+            return reply
+        asked = req.body["messages"][-1]["content"]
+        called = tool_calls([(plan[asked], {})])
+        called.body["choices"][0]["message"]["content"] = f"answered {asked}"
+        return called
+
+    return handler
+
+
+def test_upstream_allowed_tools_example_against_an_endpoint_that_returns_tool_calls(
+    project: Path,
+) -> None:
+    shutil.copy(VALID / "allowed-tools.json", project / "evals.json")
+    docs, orgs = "learnmicro_microsoft_docs_search", "github_orgs_get"
+    plan = {
+        "Which GitHub orgs am I a member of?": orgs,  # the default list allows it
+        "Summarize the MIT license.": docs,  # extend: default + docs
+        "Answer from your own knowledge only.": orgs,  # replace with []: refused
+        "Search the docs for Adaptive Cards.": orgs,  # replace with [docs]: refused
+        "Now list my orgs.": orgs,
+    }
+    with FakeOpenAI() as srv:
+        srv.handler = remote_tool_agent(plan)
+        agent = {"name": "gh", "target": "endpoint", "endpoint": srv.base_url,
+                 "protocol": "chat_completions"}  # fmt: skip
+        (project / "eval.yaml").write_text(json.dumps({"name": "tools", "agent": agent}))
+        code, out = cli(
+            project, "--prompts-file", "evals.json", "--eval-model", f"compat:judge@{srv.base_url}",
+            "--output", "filled.json", "--max-errors", "10",
+        )  # fmt: skip
+        sent = [r.body["messages"][-1]["content"] for r in agent_requests_of(srv)]
+    assert code == 0, out
+    filled = json.loads((project / "filled.json").read_text())
+    validate_output(filled)
+    first, second, third, thread = filled["items"]
+    assert first["status"] != "error" and second["status"] != "error"
+    assert third["error"]["code"] == "toolCallNotAllowed"
+    assert f"'{orgs}'" in third["error"]["message"] and "allowed: none" in third["error"]["message"]
+    one, two = thread["turns"]
+    assert one["error"]["code"] == "toolCallNotAllowed" and docs in one["error"]["message"]
+    assert two["error"]["code"] == "turnSkipped"
+    assert "Now list my orgs." not in sent  # a skipped turn is never sent
+    assert one["diagnostics"]["tool_calls"]["selected_functions"] == [
+        {"plugin_name": "gh", "function_name": orgs}
+    ]
+
+
+def agent_requests_of(srv: FakeOpenAI) -> list[RecordedRequest]:
+    return [r for r in srv.chat_requests if not (r.body or {}).get("response_format")]

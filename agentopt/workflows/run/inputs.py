@@ -8,6 +8,7 @@ agent (azure.yaml, eval.yaml `agent:`, `.agent_configs/baseline/`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.azd_env import load_azd_environment
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
 from agentopt.core.files.eval_yaml_load import load_eval_config
+from agentopt.core.files.toolkit_env import JUDGE_MODEL_VAR
 from agentopt.core.files.yaml_source import read_text
 from agentopt.datasets import (
     STARTER_QUESTION,
@@ -84,6 +86,9 @@ class RunOptions:
     project_endpoint: str | None = None
     environment: str | None = None
     """`-e/--environment`: the azd environment."""
+    toolkit_env: str | None = None
+    """`--env NAME`: the M365 Agents Toolkit environment read for this command (its
+    `AZURE_AI_MODEL_NAME` is the default judge deployment, as in runevals)."""
     real_tools: bool | None = None
     """None: tool mocks first, then real tools (eval run); see agents.RunConfig."""
     remote: bool = False
@@ -279,6 +284,7 @@ def _resolve_inputs(
         opts.eval_model
         or (config.options.eval_model if config else None)
         or deployment  # AZURE_AI_MODEL_DEPLOYMENT_NAME, azd's default eval model
+        or _toolkit_judge(opts)
         or DEFAULT_MODEL
     )
     return ResolvedInputs(
@@ -291,6 +297,12 @@ def _resolve_inputs(
         detected=detected,
         warnings=warnings,
     )
+
+
+def _toolkit_judge(opts: RunOptions) -> str | None:
+    """With `--env NAME`: runevals' judge deployment `AZURE_AI_MODEL_NAME` on Azure OpenAI."""
+    name = os.environ.get(JUDGE_MODEL_VAR, "").strip() if opts.toolkit_env else ""
+    return f"azure:{name}" if name else None
 
 
 def _agent(
