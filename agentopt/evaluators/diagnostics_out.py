@@ -28,6 +28,8 @@ def turn_diagnostics(turn: TurnResult, results: Sequence[EvalResult]) -> dict[st
     """What a turn's record keeps: the diagnostics the agent's protocol (or the captured
     document) reported, plus the retrieval executions a retrieval evaluator read from the tool
     calls. None when there is neither (the tool calls themselves are recorded anyway)."""
+    if not turn.diagnostics and not turn.tool_calls:  # most turns: nothing to say, no work
+        return None
     out: dict[str, Any] = dict(turn.diagnostics or {})
     if RETRIEVAL not in out:
         derived: list[dict[str, Any]] = []
