@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -141,6 +142,7 @@ def test_mocked_tools_pass_and_fail_and_replay_from_the_written_evidence(project
     ]
 
 
+@pytest.mark.slow
 def test_a_real_mcp_server_names_the_plugin_and_its_failed_call_fails_execution(
     project: Path,
 ) -> None:

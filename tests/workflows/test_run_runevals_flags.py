@@ -179,7 +179,7 @@ def test_csv_keeps_the_normalized_score_the_document_keeps_the_1_to_5_one(projec
         url = srv.base_url
         code, out = cli(
             project, "--prompts-file", "evals.json", "--agent-model", f"compat:agent@{url}",
-            "--eval-model", f"compat:judge@{url}", "-o", "r.csv", "-o", "r.json",
+            "--eval-model", f"compat:judge@{url}", "--output", "r.csv", "--output", "r.json",
         )  # fmt: skip
     assert code == 0, out
     header, row = (project / "r.csv").read_text().splitlines()[:2]
