@@ -92,6 +92,10 @@ def test_mixed_errors_keep_every_captured_status_and_judge_no_failed_turn(projec
     expected = [(t["response"], kind) for t in answered for kind in ("relevance", "coherence")]
     assert requests == len(judge.judged) == 18  # 9 answered turns × 2
     assert sorted(judge.judged) == sorted(expected)
+    [run] = (project / ".agentopt" / "runs").iterdir()
+    usage = json.loads((run / "results.json").read_text())["summary"]["usage"]
+    assert usage["agent"]["calls"] == 0  # nothing was asked of an agent
+    assert usage["judge"]["calls"] == 18 - 4  # the 4 the judge refused are errors, not calls
 
 
 def test_a_turn_after_a_captured_failure_needs_no_response(project: Path) -> None:
