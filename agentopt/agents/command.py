@@ -3,8 +3,10 @@ standard input, the answer on standard output (agents.md §4).
 
 Input: `{"messages": [{"role": "user"|"assistant", "content": ...}, ...]}`.
 Output: plain text, or JSON `{"output": ..., "tool_calls"?: [...], "citations"?: [...],
-"usage"?: {...}}`. A non-zero exit fails the turn with the last lines of standard error; a
-turn that runs out of time has its process group killed.
+"usage"?: {...}, "diagnostics"?: {...}}` (`diagnostics` in the M365 output schema's shape:
+`retrieval_executions`, `tool_calls`; a tool call may name its `plugin_name`). A non-zero
+exit fails the turn with the last lines of standard error; a turn that runs out of time has
+its process group killed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from agentopt.agents.conversation import (
     run_turns,
 )
 from agentopt.agents.openai_wire import parse_arguments
+from agentopt.contracts.diagnostics import read_diagnostics
 from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import ToolCallRecord, Transcript, TurnResult
 from agentopt.contracts.usage import Usage
@@ -119,6 +122,7 @@ def parse_output(text: str, query: str, source: str = "command") -> TurnResult:
             _tool_call(c, source) for c in data.get("tool_calls") or [] if isinstance(c, dict)
         ],
         citations=citations_from_items(data.get("citations") or []),
+        diagnostics=read_diagnostics(data.get("diagnostics")),
         usage=Usage(
             input_tokens=int(usage.get("input_tokens") or usage.get("prompt_tokens") or 0),
             output_tokens=int(usage.get("output_tokens") or usage.get("completion_tokens") or 0),
@@ -129,10 +133,12 @@ def parse_output(text: str, query: str, source: str = "command") -> TurnResult:
 def _tool_call(raw: dict[str, Any], source: str) -> ToolCallRecord:
     nested = raw.get("function")
     function: dict[str, Any] = nested if isinstance(nested, dict) else raw
+    plugin = raw.get("plugin_name", raw.get("server_label"))
     return ToolCallRecord(
         name=str(function.get("name", "")),
         arguments=parse_arguments(function.get("arguments")),
         result=raw.get("result", raw.get("output")),
         error=raw.get("error") or None,
         source=source,
+        plugin=plugin if isinstance(plugin, str) and plugin else None,
     )

@@ -11,6 +11,7 @@ from typing import Any
 from agentopt.agents.citations import citations_from_annotations
 from agentopt.agents.conversation import AGENT_REQUEST_FAILED, TurnFailed
 from agentopt.agents.retrying import with_retries
+from agentopt.contracts.diagnostics import read_diagnostics
 from agentopt.contracts.transcript import ToolCallRecord, TurnResult
 from agentopt.contracts.usage import Usage
 
@@ -77,6 +78,7 @@ def turn_from_response(data: dict[str, Any], query: str, source: str) -> TurnRes
             if record_for is not None:
                 record_for.result = _maybe_json(item.get("output"))
         elif kind == "mcp_call":
+            label = item.get("server_label")
             calls.append(
                 ToolCallRecord(
                     name=str(item.get("name", "")),
@@ -84,6 +86,7 @@ def turn_from_response(data: dict[str, Any], query: str, source: str) -> TurnRes
                     result=_maybe_json(item.get("output")),
                     error=item.get("error") or None,
                     source=source,
+                    plugin=label if isinstance(label, str) and label else None,
                 )
             )
         elif kind.endswith("_call"):  # built-in tools: web_search_call, file_search_call, ...
@@ -95,6 +98,7 @@ def turn_from_response(data: dict[str, Any], query: str, source: str) -> TurnRes
         tool_calls=calls,
         citations=citations_from_annotations(annotations),
         usage=_usage(data.get("usage"), "input_tokens", "output_tokens"),
+        diagnostics=read_diagnostics(data.get("diagnostics")),
     )
 
 
@@ -118,6 +122,7 @@ def turn_from_chat_completion(data: dict[str, Any], query: str, source: str) -> 
         tool_calls=calls,
         citations=citations_from_annotations(message.get("annotations") or []),
         usage=_usage(data.get("usage"), "prompt_tokens", "completion_tokens"),
+        diagnostics=read_diagnostics(data.get("diagnostics")),
     )
 
 

@@ -16,6 +16,7 @@ from agentopt.cli.argv import expand_variadic_options
 from agentopt.cli.context import STATE
 from agentopt.cli.global_options import attach_global_options
 from agentopt.cli.lazy import Lazy, lazy_group
+from agentopt.cli.runevals_argv import fill_optional_values
 from agentopt.core import heap
 
 EPILOG = (
@@ -37,7 +38,8 @@ class _Group(TyperGroup):
         argv = list(sys.argv[1:] if args is None else args)
         attach_global_options(self)
         STATE.reset()
-        return super().main(expand_variadic_options(argv), *a, **kw)
+        argv = fill_optional_values(expand_variadic_options(argv))  # `--log-level` alone
+        return super().main(argv, *a, **kw)
 
 
 COMMANDS = {
@@ -71,7 +73,7 @@ def _version(value: bool) -> None:
 def root(
     version: Annotated[
         bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+        typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
     ] = False,
 ) -> None:
     """Build, run and optimize evaluation suites for LLM agents — locally, on any model.

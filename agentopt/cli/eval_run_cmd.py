@@ -12,6 +12,13 @@ from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.executor_options import ExecutorOpt, RayAddressOpt
 from agentopt.cli.run_render import execute_run
+from agentopt.cli.runevals_flags import (
+    LOG_LEVELS,
+    console_log,
+    open_reports,
+    print_version,
+    toolkit_environment,
+)
 from agentopt.core.errors import ConfigError
 from agentopt.workflows.run.inputs import RunOptions
 
@@ -27,7 +34,8 @@ def run_command(
         typer.Option("--expected", help="Expected answers, one per prompt.", show_default=False),
     ] = None,
     interactive: Annotated[
-        bool, typer.Option("--interactive", help="One prompt at a time; empty line ends.")
+        bool,
+        typer.Option("--interactive", "-i", help="One prompt at a time; empty line ends."),
     ] = False,
     prompts_file: Annotated[
         Path | None,
@@ -167,6 +175,35 @@ def run_command(
             help="azd's gate: any-failure | pass-rate=R (0–1); exit 1 when breached.",
         ),
     ] = None,
+    env_name: Annotated[
+        str | None,
+        typer.Option(
+            "--env",
+            metavar="NAME",
+            help="M365 Agents Toolkit environment: reads env/.env.NAME (+ .user), as runevals "
+            "does; its AZURE_AI_* variables configure the judge. (-e is the azd environment.)",
+            show_default=False,
+        ),
+    ] = None,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log-level",
+            metavar="[LEVEL]",
+            help="Log lines on stderr from LEVEL: debug | info | warning | error (bare: info).",
+            show_default=False,
+        ),
+    ] = None,
+    no_open: Annotated[
+        bool,
+        typer.Option("--no-open", help="Do not open the HTML report in the browser."),
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "-V", "--version", callback=print_version, is_eager=True, help="Show the version."
+        ),
+    ] = False,
 ) -> None:
     """Run an evaluation suite against the agent and score it.
 
@@ -214,14 +251,42 @@ def run_command(
         remote=remote,
         no_wait=no_wait,
         eval_name=eval_name,
+        toolkit_env=env_name,
     )
-    if no_wait and not remote:
+    if log_level is not None and log_level.lower() not in LOG_LEVELS:
+        raise ConfigError.at(
+            "", "--log-level", f"expected one of {', '.join(LOG_LEVELS)}, found {log_level!r}"
+        )
+    with toolkit_environment(STATE.cwd, env_name), console_log(log_level and log_level.lower()):
+        _run(
+            opts,
+            fail_on,
+            interactive=interactive,
+            poll_interval=poll_interval,
+            no_open=no_open,
+        )
+
+
+def _run(
+    opts: RunOptions,
+    fail_on: str | None,
+    *,
+    interactive: bool,
+    poll_interval: float | None,
+    no_open: bool,
+) -> None:
+    if opts.no_wait and not opts.remote:
         raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote runs")
     opts, gate = azure_eval_run.prepare(opts, fail_on, interactive=interactive)
-    if remote or resume:  # the Foundry modules load only for a --remote run
+    if opts.remote or opts.resume:  # the Foundry modules load only for a --remote run
         from agentopt.cli.remote_render import execute_remote, remote_run_id
 
-        if remote or remote_run_id(resume):
+        if opts.remote or remote_run_id(opts.resume):
             execute_remote(opts, poll_interval, gate)
             return
-    execute_run(opts, interactive=interactive, gate=gate)
+    execute_run(
+        opts,
+        interactive=interactive,
+        gate=gate,
+        on_outputs=lambda out: open_reports(out, no_open),
+    )

@@ -24,6 +24,8 @@ RUN_EXAMPLES = (
     '  agentopt eval run --prompts "What is 2+2?" --expected 4 --evaluator ExactMatch '
     "--agent-model gpt-4.1-mini\n\n"
     "  agentopt eval run --prompts-file evals/evals.json --strict\n\n"
+    "  agentopt eval run --env dev --log-level debug      # runevals' flags\n\n"
+    "  agentopt eval run --evaluate-only --prompts-file evals/results.json -o rescored.json\n\n"
     "  agentopt eval run --repeat 3 --baseline 20261129-210000-a1b2c3\n\n"
     "  agentopt eval run --remote --fail-under 0.7      # in the Foundry project\n\n"
     "  agentopt eval run --remote --no-wait\n\n"

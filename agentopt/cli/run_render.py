@@ -9,6 +9,7 @@ from rich.table import Table
 
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
+from agentopt.reports.outputs import OutputFile
 from agentopt.reports.terminal import render_summary
 from agentopt.workflows.run.eval_run import PreparedRun, RunOutcome, prepare_run, run_prepared
 from agentopt.workflows.run.inputs import RunOptions
@@ -98,10 +99,15 @@ def render_outcome(outcome: RunOutcome) -> None:
 
 
 def execute_run(
-    opts: RunOptions, *, interactive: bool = False, gate: OutcomeGate | None = None
+    opts: RunOptions,
+    *,
+    interactive: bool = False,
+    gate: OutcomeGate | None = None,
+    on_outputs: Callable[[list[OutputFile]], object] | None = None,
 ) -> None:
     """Run, render, and exit with the code of cli.md (`gate`: a further gate, given the
-    outcome and its exit code, returns the final one)."""
+    outcome and its exit code, returns the final one); `on_outputs` gets the files written
+    (eval run opens the HTML report), whatever the exit code."""
     if interactive:
         from agentopt.cli.interactive import interactive_loop
 
@@ -119,6 +125,8 @@ def execute_run(
     finally:
         sink.close()
     render_outcome(outcome)
+    if on_outputs is not None:
+        on_outputs(outcome.outputs)
     code = gate(outcome, outcome.exit_code) if gate else outcome.exit_code
     if code:
         raise typer.Exit(code)

@@ -35,7 +35,7 @@ class TokenCount(Record):
 class TurnOutcome(SparseRecord):
     """One turn of a multi-turn task: the exchange and its verdicts."""
 
-    sparse_keys = ("simulated",)
+    sparse_keys = ("simulated", "diagnostics")
 
     query: str = ""
     response: str = ""
@@ -49,12 +49,15 @@ class TurnOutcome(SparseRecord):
     tokens: TokenCount = Field(default_factory=TokenCount)
     simulated: bool = False
     """The user message was written by the simulated user."""
+    diagnostics: dict[str, Any] | None = None
+    """The M365 `diagnostics` of this turn: reported by the agent's protocol or the captured
+    document, or derived from its tool calls (evaluators/diagnostics_out.py)."""
 
 
 class RepeatOutcome(SparseRecord):
     """One (task, repeat): the last turn's exchange, every turn of a thread, the verdicts."""
 
-    sparse_keys = ("simulation", "evaluation_level")
+    sparse_keys = ("simulation", "evaluation_level", "diagnostics")
 
     repeat: int = 0
     status: TaskStatus = "pass"
@@ -76,6 +79,8 @@ class RepeatOutcome(SparseRecord):
     evaluation_level: Literal["conversation"] | None = None
     """"conversation" when `evaluators` judged the whole conversation (eval.yaml
     `options.evaluation_level`); absent when each turn was scored."""
+    diagnostics: dict[str, Any] | None = None
+    """A single-turn task's diagnostics (a thread's are on its turns)."""
 
 
 class UnitResult(Record):
@@ -98,7 +103,7 @@ class TaskOutcome(SparseRecord):
     scored as a whole (`evaluation_level: conversation`) has its verdicts in `evaluators` and
     only the exchanges in `turns`."""
 
-    sparse_keys = ("simulation", "evaluation_level", "description", "metadata")
+    sparse_keys = ("simulation", "evaluation_level", "description", "metadata", "diagnostics")
 
     name: str
     index: int = 0
@@ -133,6 +138,8 @@ class TaskOutcome(SparseRecord):
     """The task's `description`, kept for reports."""
     metadata: dict[str, Any] | None = None
     """The task's free `metadata` labels, kept for reports (absent when it has none)."""
+    diagnostics: dict[str, Any] | None = None
+    """A single-turn task's diagnostics, from its first repeat (a thread's are on its turns)."""
 
     def transcript_turns(self) -> list[TurnOutcome]:
         """The turns to show: a thread's own, or one turn made of the task's fields."""

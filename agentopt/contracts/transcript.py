@@ -10,21 +10,27 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.contracts.record import Record
+from agentopt.contracts.record import Record, SparseRecord
 from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.usage import Usage
 
 
-class ToolCallRecord(Record):
+class ToolCallRecord(SparseRecord):
     """A tool call the agent made, with what the tool answered."""
+
+    sparse_keys = ("plugin",)
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     result: Any = None
     error: str | None = None
     source: str = ""
-    """Which implementation answered: mock, python, mcp, skill (load_skill), none, or the
-    remote kind (hosted, endpoint, command, foundry) when the agent ran the tool itself."""
+    """Which implementation answered: mock, python, mcp, skill (load_skill), none, refused, or
+    the remote kind (hosted, endpoint, command, foundry) when the agent ran the tool itself."""
+    plugin: str | None = None
+    """The plugin the tool belongs to (M365 `plugin_name`): its MCP server (a Responses
+    `server_label`). None: one of the agent's own function tools, whose plugin is the agent
+    (its name stands in wherever an identity is written: contracts/diagnostics.py)."""
 
 
 class Citation(Record):
@@ -56,6 +62,10 @@ class TurnResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
     error: TurnError | None = None
+    diagnostics: dict[str, Any] | None = None
+    """Evidence the agent's protocol returned beside its answer, in the M365 `Diagnostics`
+    shape (`retrieval_executions`, `tool_calls`): a captured document's in evaluate-only mode,
+    a command's or an endpoint's `diagnostics`. None: the protocol returned none."""
     cost_usd: float = 0.0
     simulated: bool = False
     """The user message was written by the simulated user (not by the dataset)."""
@@ -78,6 +88,9 @@ class Transcript(BaseModel):
     system_prompt: str | None = None
     simulation: SimulationEnd | None = None
     """How a simulated conversation ended (None: the task's scripted turns)."""
+    tool_calls_known: bool = True
+    """False when the target cannot see the agent's tool calls (answers replayed from a
+    captured document): tool-call evidence then comes from the turns' diagnostics only."""
 
     @property
     def error(self) -> TurnError | None:

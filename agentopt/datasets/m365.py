@@ -23,7 +23,13 @@ from typing import Any
 
 from agentopt.contracts.task import EvaluatorRef, Task, Turn
 from agentopt.core.errors import Problem
-from agentopt.core.files.m365_schemas import newer_minor_warning, official_schema, version_problem
+from agentopt.core.files.m365_schemas import (
+    RETIRED_HINT,
+    newer_minor_warning,
+    official_schema,
+    retired_evaluator,
+    version_problem,
+)
 from agentopt.datasets.m365_schema import schema_problems
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
 
@@ -82,6 +88,10 @@ def check_document(document: Any, file: str, *, strict: bool = False) -> Problem
     elif newer:  # keys a newer minor added are kept, not refused (semver: same major)
         problems = [_as_warning(p) if _is_unknown_key(p) else p for p in problems]
     log.extend(problems)
+    for where, name in _evaluator_names(document):
+        why = retired_evaluator(name)
+        if why:
+            log.warn(join_path(where, name), f"{why}; {RETIRED_HINT}")
     known = [*official_schema()["properties"], *([] if strict else TOLERATED_ROOT_KEYS)]
     for key in document:
         if key not in known:
@@ -107,6 +117,21 @@ def read_document(
     tasks = [_task(item, index, allowed) for index, item in enumerate(document["items"])]
     _unique_names(tasks)
     return M365Content(tasks, _refs(defaults), name), log
+
+
+def _evaluator_names(document: dict[str, Any]) -> list[tuple[str, str]]:
+    """(path of the map, name) of every evaluator the document names."""
+    maps: list[tuple[str, Any]] = [("default_evaluators", document.get("default_evaluators"))]
+    items = document.get("items")
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(item, dict):
+            continue
+        maps.append((f"items[{i}].evaluators", item.get("evaluators")))
+        turns = item.get("turns")
+        for j, turn in enumerate(turns if isinstance(turns, list) else []):
+            if isinstance(turn, dict):
+                maps.append((f"items[{i}].turns[{j}].evaluators", turn.get("evaluators")))
+    return [(where, n) for where, m in maps if isinstance(m, dict) for n in m if isinstance(n, str)]
 
 
 def _is_unknown_key(problem: Problem) -> bool:

@@ -62,8 +62,16 @@ class EvalSample(BaseModel):
     """Tool calls the agent made in this turn, with the tools' answers."""
     tool_definitions: list[dict[str, Any]] = Field(default_factory=list)
     """The tools offered to the agent (chat-completions function tools)."""
+    agent_name: str = ""
+    """The agent's name: the plugin of its own function tools in tool-call evidence."""
+    tool_calls_known: bool = True
+    """False when `tool_calls` cannot be told from "no call" (answers replayed from a captured
+    document): tool-call evidence then comes from `diagnostics` only."""
     citations: list[Citation] = Field(default_factory=list)
     """Citations the agent returned next to its text (hosted agents, M365)."""
+    diagnostics: dict[str, Any] | None = None
+    """What the agent's protocol (or the captured document) reported beside the answer, in
+    the M365 `Diagnostics` shape (contracts/diagnostics.py); None: nothing reported."""
     latency_s: float | None = None
     """Wall time of the agent's answer to this turn, seconds."""
     tokens: int | None = None

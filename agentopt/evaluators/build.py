@@ -30,6 +30,7 @@ from agentopt.core.files.evaluator_yaml import (
     RubricDefinition,
     load_evaluator_yaml,
 )
+from agentopt.core.files.m365_schemas import RETIRED_HINT, retired_evaluator
 from agentopt.core.files.rubric import load_rubric
 from agentopt.core.files.yaml_source import read_text
 from agentopt.core.paths import registry_dir
@@ -105,6 +106,9 @@ def build_evaluator(
     working = ctx.project_dir / "evaluators" / use.name / RUBRIC_FILE
     if working.is_file():
         return _rubric(use, working, ctx)
+    retired = retired_evaluator(use.name)
+    if retired is not None:
+        raise ConfigError(retired, hint=RETIRED_HINT)
     raise unknown_evaluator(
         use.name,
         extra=f", a custom evaluator {CUSTOM_DIR}/{use.name}/{use.name}.py, or a registered "

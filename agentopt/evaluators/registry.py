@@ -134,6 +134,16 @@ def canonical_name(name: str) -> str:
     return info.name if info else name.strip()
 
 
+def reads_answer(ev: Evaluator) -> bool:
+    """Whether the evaluator judges the agent's answer. False only for a registered evaluator
+    whose declared inputs leave the answer out (tool calls, retrieval, latency, tokens, a
+    simulated user's goal): those still have something to score when the answer is empty.
+    Custom, rubric, prompt and code evaluators read the answer."""
+    inner = getattr(ev, "inner", ev)  # a builtin under a registered name (`Renamed`)
+    info = lookup(str(getattr(inner, "name", "")))
+    return info is None or not info.needs or "response" in info.needs
+
+
 def m365_score_key(name: str) -> str:
     """The key an M365 document's `scores` uses for this evaluator: the M365 camelCase key
     (`exactMatch`), else the canonical name (`builtin.fluency`), else the name as written."""

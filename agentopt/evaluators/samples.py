@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from agentopt.contracts.diagnostics import merge_diagnostics
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.errors import AgentoptError
 from agentopt.core.redaction import redact
-from agentopt.evaluators.base import EvalSample, Evaluator, HistoryTurn
+from agentopt.evaluators.base import EMPTY_RESPONSE, EvalSample, Evaluator, HistoryTurn
+from agentopt.evaluators.registry import reads_answer
 
 
 def samples_from_run(
@@ -23,6 +25,7 @@ def samples_from_run(
     *,
     instructions: str | None = None,
     repeat: int = 0,
+    agent_name: str = "",
 ) -> list[EvalSample]:
     """One sample per turn the agent answered (turns it never reached are left out).
 
@@ -31,6 +34,7 @@ def samples_from_run(
         transcript: what the agent did (responses, tool calls, citations, usage, latency).
         instructions: the agent's system prompt; defaults to the transcript's.
         repeat: the repeat index (judge calls are cached per repeat).
+        agent_name: the agent's name (the plugin of its own tools, for tool-call evidence).
     """
     samples: list[EvalSample] = []
     history: list[HistoryTurn] = []
@@ -45,7 +49,10 @@ def samples_from_run(
                 history=list(history),
                 tool_calls=list(result.tool_calls),
                 tool_definitions=list(transcript.tool_definitions),
+                agent_name=agent_name,
+                tool_calls_known=transcript.tool_calls_known,
                 citations=list(result.citations),
+                diagnostics=result.diagnostics,
                 latency_s=result.latency_s,
                 tokens=result.usage.total_tokens,
                 instructions=instructions if instructions is not None else transcript.system_prompt,
@@ -58,7 +65,9 @@ def samples_from_run(
     return samples
 
 
-def simulated_samples(task: Task, transcript: Transcript, *, repeat: int = 0) -> list[EvalSample]:
+def simulated_samples(
+    task: Task, transcript: Transcript, *, repeat: int = 0, agent_name: str = ""
+) -> list[EvalSample]:
     """One sample per agent turn of a simulated conversation, each with the turns before it
     as history. The task's ground truth and criteria are about where the conversation should
     end, so they go with its last turn only; its context goes with every turn."""
@@ -69,7 +78,9 @@ def simulated_samples(task: Task, transcript: Transcript, *, repeat: int = 0) ->
     for i, result in enumerate(transcript.turns):
         final = i == last
         samples.append(
-            _sample(task, transcript, [result], repeat, history=list(history)).model_copy(
+            _sample(
+                task, transcript, [result], repeat, history=list(history), agent=agent_name
+            ).model_copy(
                 update={
                     "ground_truth": turn.ground_truth if final else None,
                     "criteria": list(task.criteria) if final else [],
@@ -82,13 +93,17 @@ def simulated_samples(task: Task, transcript: Transcript, *, repeat: int = 0) ->
     return samples
 
 
-def conversation_sample(task: Task, transcript: Transcript, *, repeat: int = 0) -> EvalSample:
+def conversation_sample(
+    task: Task, transcript: Transcript, *, repeat: int = 0, agent_name: str = ""
+) -> EvalSample:
     """The whole conversation as one sample (`evaluation_level: conversation`): the last
     exchange with every earlier turn as history, and the tool calls, citations, latency and
     tokens of all turns, checked against all of the task's criteria."""
     turns = transcript.turns
     history = [HistoryTurn(query=t.query, response=t.response) for t in turns[:-1]]
-    return _sample(task, transcript, list(turns), repeat, history=history).model_copy(
+    return _sample(
+        task, transcript, list(turns), repeat, history=history, agent=agent_name
+    ).model_copy(
         update={
             "ground_truth": task.ground_truth,
             "context": task.turns[0].context if task.turns else None,
@@ -108,6 +123,7 @@ def _sample(
     repeat: int,
     *,
     history: list[HistoryTurn],
+    agent: str = "",
 ) -> EvalSample:
     """The last of `turns` as the exchange, with the measurements of all of them."""
     last = turns[-1]
@@ -117,7 +133,10 @@ def _sample(
         history=history,
         tool_calls=[c for t in turns for c in t.tool_calls],
         tool_definitions=list(transcript.tool_definitions),
+        agent_name=agent,
+        tool_calls_known=transcript.tool_calls_known,
         citations=[c for t in turns for c in t.citations],
+        diagnostics=merge_diagnostics([t.diagnostics for t in turns]),
         latency_s=sum(t.latency_s for t in turns),
         tokens=sum(t.usage.total_tokens for t in turns),
         instructions=transcript.system_prompt,
@@ -129,12 +148,19 @@ def _sample(
 async def evaluate_sample(evaluators: Sequence[Evaluator], sample: EvalSample) -> list[EvalResult]:
     """Run evaluators on one sample concurrently; results in the evaluators' order.
 
-    A bug that escapes an evaluator becomes an `evaluatorCrashed` error result for that
-    evaluator (a failing task is data); agentopt's own systemic errors (budget, config)
-    propagate.
+    Every evaluator of eval run, optimize and remote runs passes through here, so this is
+    where an empty or whitespace-only answer becomes the `emptyAgentResponse` error (M365
+    schema 1.9+) for each evaluator that judges the answer, before any of them (or a judge)
+    sees it. Evaluators of what the agent did rather than said (tool calls, retrieval,
+    latency) still score the turn. A bug that escapes an evaluator becomes an
+    `evaluatorCrashed` error result for that evaluator (a failing task is data); agentopt's
+    own systemic errors (budget, config) propagate.
     """
+    blank = not sample.response.strip()
 
     async def one(ev: Evaluator) -> EvalResult:
+        if blank and reads_answer(ev):
+            return empty_answer(getattr(ev, "name", type(ev).__name__), sample.response)
         try:
             return await ev.evaluate(sample)
         except AgentoptError:
@@ -154,3 +180,11 @@ async def evaluate_sample(evaluators: Sequence[Evaluator], sample: EvalSample) -
         # Surface the first systemic error itself (e.g. BudgetExceeded), not a group.
         raise failed.exceptions[0] from None
     return [t.result() for t in running]
+
+
+def empty_answer(evaluator: str, response: str) -> EvalResult:
+    """The error of an evaluator that got no answer to judge (never a score)."""
+    what = "whitespace only" if response else "empty"
+    return EvalResult.failed_to_evaluate(
+        evaluator, EMPTY_RESPONSE, f"the agent's answer is {what}: nothing to judge"
+    )

@@ -10,8 +10,10 @@ are left exactly as they were.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
+from agentopt.contracts.diagnostics import TOOL_CALLS, tool_call_evidence
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.run_results import RunResults
 from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
@@ -34,7 +36,8 @@ M365_SCORE_KEYS = {
     "builtin.retrieval_result": "retrievalResult",
 }
 ONE_TO_FIVE = {"relevance", "coherence", "groundedness", "similarity"}
-OUTPUT_FIELDS = ("response", "scores", "citations", "status", "error")
+OUTPUT_FIELDS = ("response", "scores", "citations", "diagnostics", "status", "error")
+TOOL_CALL_KEYS = ("toolCallSelection", "toolCallExecution")
 RETRIEVAL_CODES = {
     "retrievalQuery": (
         "pass",
@@ -70,20 +73,22 @@ def fill_m365_document(
     """A deep copy of `document` with this run's outputs filled in."""
     doc = copy.deepcopy(document)
     codes = error_codes(doc.get("schemaVersion"))
+    name = agent_name if agent_name is not None else results.run.agent.name
+    # a replayed run saw no tool call: its evidence is what the document reported, if any
+    out = _Out(codes, None if results.run.agent.target == "captured" else name or "")
     items = doc.get("items")
     if isinstance(items, list):
         for task in results.tasks:
             if 0 <= task.index < len(items) and isinstance(items[task.index], dict):
                 item = items[task.index]
                 if isinstance(item.get("turns"), list):
-                    _fill_thread(item, task, codes)
+                    _fill_thread(item, task, out)
                 else:
-                    _fill_outputs(item, _single_turn(task), codes)
+                    _fill_outputs(item, _single_turn(task), out)
     metadata = doc.get("metadata")
     if not isinstance(metadata, dict):
         metadata = doc["metadata"] = {}
     metadata["evaluatedAt"] = utc_iso(results.run.finished_at or results.run.started_at)
-    name = agent_name if agent_name is not None else results.run.agent.name
     if name:
         metadata["agentName"] = name
     version = cli_version if cli_version is not None else results.run.cli_version
@@ -106,10 +111,21 @@ def _single_turn(task: TaskOutcome) -> TurnOutcome:
         score=task.score,
         evaluators=task.evaluators,
         error=task.error,
+        diagnostics=task.diagnostics,
     )
 
 
-def _fill_thread(item: dict[str, Any], task: TaskOutcome, codes: ErrorCodes) -> None:
+@dataclass(frozen=True)
+class _Out:
+    """What every item's outputs are written with."""
+
+    codes: ErrorCodes
+    agent: str | None
+    """The agent's name (the plugin of its own tools in `tool_calls` evidence); None: a
+    replayed (evaluate-only) run, whose tool calls only the document's diagnostics know."""
+
+
+def _fill_thread(item: dict[str, Any], task: TaskOutcome, out: _Out) -> None:
     turns_out = task.turns or [_single_turn(task)]
     statuses = []
     for i, turn in enumerate(item["turns"]):
@@ -124,7 +140,7 @@ def _fill_thread(item: dict[str, Any], task: TaskOutcome, codes: ErrorCodes) -> 
                     code="turnSkipped", message="Turn not attempted: preceding turn failed"
                 ),
             )
-        _fill_outputs(turn, outcome, codes)
+        _fill_outputs(turn, outcome, out)
         statuses.append(turn["status"])
     if not statuses:
         return
@@ -138,7 +154,8 @@ def _fill_thread(item: dict[str, Any], task: TaskOutcome, codes: ErrorCodes) -> 
     }
 
 
-def _fill_outputs(target: dict[str, Any], turn: TurnOutcome, codes: ErrorCodes) -> None:
+def _fill_outputs(target: dict[str, Any], turn: TurnOutcome, out: _Out) -> None:
+    codes = out.codes
     for key in OUTPUT_FIELDS:
         target.pop(key, None)
     target["response"] = turn.response or ""
@@ -148,10 +165,24 @@ def _fill_outputs(target: dict[str, Any], turn: TurnOutcome, codes: ErrorCodes) 
     for res in turn.evaluators:
         scores.setdefault(m365_score_key(res.evaluator), _score(res, codes))
     target["scores"] = scores
+    diagnostics = _diagnostics(turn, out.agent)
+    if diagnostics:
+        target["diagnostics"] = diagnostics
     target["status"] = turn.status
     error = _item_error(turn, codes)
     if error:
         target["error"] = error
+
+
+def _diagnostics(turn: TurnOutcome, agent: str | None) -> dict[str, Any] | None:
+    """The turn's recorded diagnostics, plus the `tool_calls` evidence of its recorded tool
+    calls when its protocol reported none (M365 1.11, so `--evaluate-only` can replay the
+    tool-call evaluators)."""
+    out = dict(turn.diagnostics or {})
+    judged = any(m365_score_key(r.evaluator) in TOOL_CALL_KEYS for r in turn.evaluators)
+    if TOOL_CALLS not in out and agent is not None and (turn.tool_calls or judged):
+        out[TOOL_CALLS] = tool_call_evidence(turn.tool_calls, agent or None)
+    return out or None
 
 
 def _item_error(turn: TurnOutcome, codes: ErrorCodes) -> dict[str, str] | None:

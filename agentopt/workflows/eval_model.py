@@ -3,7 +3,8 @@
 `eval run`, `optimize`, `eval init` / `generate` and their `--dry-run`s all ask
 `resolve_eval_model`, so the same project and environment plan the same judge everywhere.
 First that applies: the `--eval-model` flag → eval.yaml `options.eval_model` → the azd
-environment's `AZURE_AI_MODEL_DEPLOYMENT_NAME` (azd's default eval model) → `gpt-4.1-mini`
+environment's `AZURE_AI_MODEL_DEPLOYMENT_NAME` (azd's default eval model) → an M365 Toolkit
+environment's `AZURE_AI_MODEL_NAME` (`eval run --env NAME`) → `gpt-4.1-mini`
 (which resolves to the configured provider, else the embedded model).
 """
 
@@ -35,6 +36,7 @@ def resolve_eval_model(
     config: EvalConfig | None,
     detected: DetectedTarget | None,
     *,
+    toolkit: str | None = None,
     default: str = DEFAULT_MODEL,
 ) -> EvalModel:
     """The judge/eval model for this project and environment (see the module docstring).
@@ -43,6 +45,8 @@ def resolve_eval_model(
         flag: `--eval-model` / `-m`, when given.
         config: the eval.yaml in use, if any.
         detected: what `detect_target` found (its azd environment holds the deployment name).
+        toolkit: the judge an M365 Toolkit environment names (`--env NAME`'s
+            `AZURE_AI_MODEL_NAME`), after the azd deployment.
         default: the last resort (`eval init` offers the agent's own model here).
     """
     if flag:
@@ -53,4 +57,6 @@ def resolve_eval_model(
     deployment = foundry.model_deployment.value if foundry is not None else None
     if deployment:
         return EvalModel(deployment, "AZURE_AI_MODEL_DEPLOYMENT_NAME")
+    if toolkit:
+        return EvalModel(toolkit, "--env AZURE_AI_MODEL_NAME")
     return EvalModel(default, "default")

@@ -71,3 +71,22 @@ def test_a_tolerated_error_count_does_not_exit_3(tmp_path: Path, models: Models)
     code, out = cli(project, "--targets", "model", "--max-candidates", "1", "--max-stalls", "1")
     assert code == 0, out
     assert "Errors: 3 evaluations failed" in " ".join(out.split())  # still shown
+
+
+def test_optimize_scores_an_empty_answer_as_an_error_with_no_judge_request(
+    tmp_path: Path, models: Models
+) -> None:
+    models.add("opt_blank", lambda req: "   ")
+    project = make_project(
+        tmp_path,
+        two_phrase_rows("t", 9),
+        model="mock:opt_blank",
+        options={"max_errors": 1000},
+    )
+    code, out = cli(
+        project, "--targets", "instructions", "--max-candidates", "1", "--max-stalls", "1"
+    )
+    assert code == 3, out  # nothing could be scored: an error, never a 0
+    assert "the agent's answer is whitespace only" in out
+    assert models["opt_judge"].requests == []  # the judge never saw an empty answer
+    assert len(models["opt_blank"].requests) == 6  # 3 validation tasks, each re-run once

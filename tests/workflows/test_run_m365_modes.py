@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from agentopt.cli.app import app
 from tests.conftest import M365_FIXTURES
+from tests.evaluators.test_evaluators_registry_code import FORBIDDEN_TERMS
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, text, tool_calls
 from tests.m365_output_check import validate_output
 from tests.workflows.fake_agent_server import judge_reply
@@ -144,6 +145,20 @@ def test_allowed_tools_fail_the_item_naming_the_tool_and_pass_otherwise(project:
 
 
 RUNNABLE = sorted(p.name for p in VALID.glob("*.json"))
+PROMPTY_EVALUATORS = ("professional_tone", "consistency_check", "answer_accuracy")
+
+
+def add_custom_evaluators(project: Path) -> None:
+    """What upstream's custom-evaluator examples resolve from the project: its three .prompty
+    judges, and a forbidden_terms code evaluator (upstream's .py is code, not copied: this
+    one is written for the test, with the constructor and call the upstream docs describe)."""
+    for name in PROMPTY_EVALUATORS:
+        folder = project / "custom-evaluators" / name
+        folder.mkdir(parents=True)
+        shutil.copy(M365_FIXTURES / "custom-evaluators" / name / f"{name}.prompty", folder)
+    folder = project / "custom-evaluators" / "forbidden_terms"
+    folder.mkdir(parents=True)
+    (folder / "forbidden_terms.py").write_text(FORBIDDEN_TERMS)
 
 
 @pytest.mark.slow
@@ -151,10 +166,10 @@ RUNNABLE = sorted(p.name for p in VALID.glob("*.json"))
 def test_every_current_valid_example_runs_and_its_output_validates(
     project: Path, example: str
 ) -> None:
-    """The upstream examples are eval documents as users write them; custom evaluators they
-    name (custom-evaluators/<name>/) are not here, so those come back as errors — still a
-    valid output document."""
+    """Every upstream example runs to the end against the fake server (with the custom
+    evaluators it names), and the filled document validates against its own schemaVersion."""
     shutil.copy(VALID / example, project / example)
+    add_custom_evaluators(project)
     with FakeOpenAI() as srv:
         srv.handler = judge_reply
         url = srv.base_url
@@ -163,24 +178,55 @@ def test_every_current_valid_example_runs_and_its_output_validates(
             "--eval-model", f"compat:judge@{url}", "--max-errors", "100000",
             "--output", "filled.json",
         )  # fmt: skip
-    assert code in (0, 2), out
-    if code == 2:  # a custom evaluator the example names is not in this project
-        assert "custom-evaluators" in out or "custom evaluator" in out, out
-        return
+    assert code in (0, 1), out
     filled = json.loads((project / "filled.json").read_text())
     validate_output(filled)
     source = json.loads((VALID / example).read_text())
     assert filled["schemaVersion"] == source["schemaVersion"]
+    assert [("turns" in i) for i in filled["items"]] == [("turns" in i) for i in source["items"]]
+
+
+CAPTURED = sorted(
+    p.name
+    for p in VALID.glob("*.json")
+    if any("response" in t for i in json.loads(p.read_text())["items"] for t in i.get("turns", [i]))
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", CAPTURED)
+def test_every_example_with_captured_responses_replays_under_evaluate_only(
+    project: Path, example: str
+) -> None:
+    """Upstream's output-shaped examples under --evaluate-only: no agent request, each
+    captured answer kept, and a captured agent failure kept as it was."""
+    shutil.copy(VALID / example, project / example)
+    source = json.loads((VALID / example).read_text())
+    with FakeOpenAI() as srv:
+        srv.handler = judge_reply
+        code, out = cli(
+            project, "--evaluate-only", "--prompts-file", example,
+            "--eval-model", f"compat:judge@{srv.base_url}", "--max-errors", "100000",
+            "--output", "filled.json",
+        )  # fmt: skip
+        assert agent_requests(srv) == []
+    assert code in (0, 1), out
+    filled = json.loads((project / "filled.json").read_text())
+    validate_output(filled)
+    for before, after in zip(source["items"], filled["items"], strict=True):
+        for turn_in, turn_out in zip(
+            before.get("turns", [before]), after.get("turns", [after]), strict=True
+        ):
+            assert turn_out["response"] == turn_in.get("response", "")
+            if (turn_in.get("error") or {}).get("code") in ("agentRequestFailed", "turnSkipped"):
+                assert turn_out["error"] == turn_in["error"]
 
 
 def test_upstream_custom_evaluators_example_runs_its_prompty_judges(project: Path) -> None:
     """runevals' own custom-evaluator example with its three .prompty files: each scores
     through the judge on the fake server, none needs the promptflow wrapper."""
     shutil.copy(VALID / "custom-evaluators.json", project / "evals.json")
-    for name in ("professional_tone", "consistency_check", "answer_accuracy"):
-        folder = project / "custom-evaluators" / name
-        folder.mkdir(parents=True)
-        shutil.copy(M365_FIXTURES / "custom-evaluators" / name / f"{name}.prompty", folder)
+    add_custom_evaluators(project)
     with FakeOpenAI() as srv:
         srv.handler = judge_reply
         url = srv.base_url
@@ -198,3 +244,88 @@ def test_upstream_custom_evaluators_example_runs_its_prompty_judges(project: Pat
         assert entry["result"] in ("pass", "fail") and 1 <= entry["score"] <= 5
     assert accuracy["answer_accuracy"]["threshold"] == 4
     assert len(judged) == 5  # relevance, coherence + the three prompty judges, one call each
+
+
+def test_task_completion_evaluator_is_refused_naming_the_version_that_dropped_it(
+    project: Path,
+) -> None:
+    """Upstream's own example naming it (schema/v1/examples/invalid/, until 1.6.0)."""
+    shutil.copy(M365_FIXTURES / "retired" / "multi-turn-unknown-evaluator.json", project / "e.json")
+    code, out = cli(project, "--prompts-file", "e.json", "--agent-model", "mock:echo")
+    flat = " ".join(out.split())
+    assert code == 2
+    assert "TaskCompletionEvaluator is not a runevals evaluator" in flat
+    assert "up to 1.5.0" in flat and "1.6.0 dropped that example" in flat
+    assert "builtin.task_adherence" in flat  # what to use instead
+    result = runner.invoke(app, ["-C", str(project), "eval", "validate", "--strict", "e.json"])
+    assert result.exit_code == 0  # schema-valid since 1.6.0 (a custom evaluator's name) ...
+    assert "TaskCompletionEvaluator is not a runevals evaluator" in result.output  # ... flagged
+    (project / "custom-evaluators" / "TaskCompletionEvaluator").mkdir(parents=True)
+    (project / "custom-evaluators" / "TaskCompletionEvaluator" / "TaskCompletionEvaluator.py")\
+        .write_text(FORBIDDEN_TERMS)  # fmt: skip
+    with FakeOpenAI() as srv:
+        srv.handler = judge_reply
+        url = srv.base_url
+        code, out = cli(
+            project, "--prompts-file", "e.json", "--agent-model", f"compat:agent@{url}",
+            "--eval-model", f"compat:judge@{url}",
+        )  # fmt: skip
+    assert code in (0, 1), out  # a project that defines it runs its own
+
+
+def remote_tool_agent(plan: dict[str, str]):
+    """An endpoint whose answers report the tool it called (chat completions `tool_calls`
+    beside the text): agentopt only sees the call after it, and judges it all the same."""
+
+    def handler(req: RecordedRequest) -> Reply | None:
+        reply = judge_reply(req)
+        if reply is not None:
+            return reply
+        asked = req.body["messages"][-1]["content"]
+        called = tool_calls([(plan[asked], {})])
+        called.body["choices"][0]["message"]["content"] = f"answered {asked}"
+        return called
+
+    return handler
+
+
+def test_upstream_allowed_tools_example_against_an_endpoint_that_returns_tool_calls(
+    project: Path,
+) -> None:
+    shutil.copy(VALID / "allowed-tools.json", project / "evals.json")
+    docs, orgs = "learnmicro_microsoft_docs_search", "github_orgs_get"
+    plan = {
+        "Which GitHub orgs am I a member of?": orgs,  # the default list allows it
+        "Summarize the MIT license.": docs,  # extend: default + docs
+        "Answer from your own knowledge only.": orgs,  # replace with []: refused
+        "Search the docs for Adaptive Cards.": orgs,  # replace with [docs]: refused
+        "Now list my orgs.": orgs,
+    }
+    with FakeOpenAI() as srv:
+        srv.handler = remote_tool_agent(plan)
+        agent = {"name": "gh", "target": "endpoint", "endpoint": srv.base_url,
+                 "protocol": "chat_completions"}  # fmt: skip
+        (project / "eval.yaml").write_text(json.dumps({"name": "tools", "agent": agent}))
+        code, out = cli(
+            project, "--prompts-file", "evals.json", "--eval-model", f"compat:judge@{srv.base_url}",
+            "--output", "filled.json", "--max-errors", "10",
+        )  # fmt: skip
+        sent = [r.body["messages"][-1]["content"] for r in agent_requests_of(srv)]
+    assert code == 0, out
+    filled = json.loads((project / "filled.json").read_text())
+    validate_output(filled)
+    first, second, third, thread = filled["items"]
+    assert first["status"] != "error" and second["status"] != "error"
+    assert third["error"]["code"] == "toolCallNotAllowed"
+    assert f"'{orgs}'" in third["error"]["message"] and "allowed: none" in third["error"]["message"]
+    one, two = thread["turns"]
+    assert one["error"]["code"] == "toolCallNotAllowed" and docs in one["error"]["message"]
+    assert two["error"]["code"] == "turnSkipped"
+    assert "Now list my orgs." not in sent  # a skipped turn is never sent
+    assert one["diagnostics"]["tool_calls"]["selected_functions"] == [
+        {"plugin_name": "gh", "function_name": orgs}
+    ]
+
+
+def agent_requests_of(srv: FakeOpenAI) -> list[RecordedRequest]:
+    return [r for r in srv.chat_requests if not (r.body or {}).get("response_format")]

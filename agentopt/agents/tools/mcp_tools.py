@@ -170,6 +170,10 @@ class McpTools:
     def has(self, name: str) -> bool:
         return name in self._by_tool
 
+    def server_of(self, name: str) -> str:
+        """The name of the server that serves tool `name` (its M365 `plugin_name`)."""
+        return self._by_tool[name].server.name
+
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[Any, str | None]:
         return await self._by_tool[name].call(name, arguments)
 

@@ -55,6 +55,7 @@ class Toolbox:
                 record.error = f"{type(exc).__name__}: {exc}"
         elif self.mcp is not None and self.mcp.has(name):
             record.source = "mcp"
+            record.plugin = self.mcp.server_of(name)
             try:
                 record.result, record.error = await self.mcp.call(name, arguments)
             except Exception as exc:

@@ -138,3 +138,23 @@ def error_codes(version: Any) -> ErrorCodes:
     item = defs["ErrorObject"]["properties"]["code"].get("enum", _ITEM_CODES_BEFORE_ENUM)
     scored = defs["ErroredScore"]["properties"].get("code", {}).get("enum", ())
     return ErrorCodes(frozenset(item), frozenset(scored))
+
+
+RETIRED_EVALUATORS = {
+    "taskcompletionevaluator": (
+        "TaskCompletionEvaluator is not a runevals evaluator: the schema refused it up to 1.5.0 "
+        "(upstream's example schema/v1/examples/invalid/multi-turn-unknown-evaluator.json) and "
+        "1.6.0 dropped that example, when any other name became a custom evaluator (a folder "
+        "custom-evaluators/TaskCompletionEvaluator/ would define one)"
+    ),
+}
+"""Names older runevals documents carry that no runevals version runs (lower-cased)."""
+RETIRED_HINT = (
+    "remove it, or use agentopt's builtin.task_adherence (per-task criteria) or "
+    "builtin.intent_resolution"
+)
+
+
+def retired_evaluator(name: str) -> str | None:
+    """Why `name` names no evaluator, when it is one of `RETIRED_EVALUATORS`."""
+    return RETIRED_EVALUATORS.get(name.strip().lower())

@@ -1,13 +1,16 @@
-"""Reading an agent's retrieval executions out of its tool calls (M365 RetrievalQuery and
-RetrievalResult).
+"""Reading an agent's retrieval executions out of its diagnostics or its tool calls (M365
+RetrievalQuery and RetrievalResult).
 
-Copilot reports retrievals as `CapabilityExecution`s; agentopt runs any agent, so a retrieval
-execution is a TOOL CALL whose name names the capability: `OneDriveAndSharePoint` matches the
-tools `OneDriveAndSharePoint`, `search_OneDriveAndSharePoint` and `onedrive_and_sharepoint_search`
-(case, `_`, `-` and spaces ignored; the capability may be part of the tool name). From each call
-we read the query the agent sent and the hits the tool returned, in the shapes search tools
-commonly use: a list, `{"results"|"hits"|"value"|"documents": [...]}`, Microsoft Graph search's
-`value[].hitsContainers[].hits[]`, JSON text of any of these, or plain text (one hit).
+Copilot reports retrievals as `CapabilityExecution`s, which runevals writes to
+`diagnostics.retrieval_executions`; when the agent's protocol (or a captured document) reports
+that block, those are the executions (`executions_from_diagnostics`). Otherwise — agentopt
+runs any agent — a retrieval execution is a TOOL CALL whose name names the capability:
+`OneDriveAndSharePoint` matches the tools `OneDriveAndSharePoint`, `search_OneDriveAndSharePoint`
+and `onedrive_and_sharepoint_search` (case, `_`, `-` and spaces ignored; the capability may be
+part of the tool name). From each call we read the query the agent sent and the hits the tool
+returned, in the shapes search tools commonly use: a list, `{"results"|"hits"|"value"|
+"documents": [...]}`, Microsoft Graph search's `value[].hitsContainers[].hits[]`, JSON text of
+any of these, or plain text (one hit).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentopt.contracts.diagnostics import RETRIEVAL
 from agentopt.contracts.transcript import ToolCallRecord
 
 QUERY_KEYS = ("queryString", "query", "q", "search", "searchQuery", "queries")
@@ -107,6 +111,97 @@ def find_executions(calls: Iterable[ToolCallRecord], capability: str) -> list[Ex
         for call in calls
         if matches_capability(call.name, capability)
     ]
+
+
+FAILED_STATUSES = frozenset({"failed", "failure", "error"})
+"""A diagnostics execution `status` that says the retrieval did not run (compared folded)."""
+
+
+def executions_from_diagnostics(
+    diagnostics: Mapping[str, Any] | None, capability: str
+) -> list[Execution] | None:
+    """The capability's executions a `diagnostics.retrieval_executions` block reports (the
+    capability named alike, ignoring case and separators); None when the block is absent, so
+    the tool calls are read instead."""
+    listed = (diagnostics or {}).get(RETRIEVAL)
+    if not isinstance(listed, list):
+        return None
+    wanted = _NOT_ALNUM.sub("", capability.casefold())
+    out: list[Execution] = []
+    for raw in listed:
+        name = raw.get("capability") if isinstance(raw, Mapping) else None
+        if not isinstance(name, str) or _NOT_ALNUM.sub("", name.casefold()) != wanted:
+            continue
+        queries = [q.get("queryString") for q in raw.get("queries") or [] if isinstance(q, Mapping)]
+        hits = [
+            _diagnostic_hit(h, position)
+            for position, h in enumerate(raw.get("retrievalHits") or [], start=1)
+            if isinstance(h, Mapping)
+        ]
+        status = raw.get("status")
+        failed = isinstance(status, str) and status.casefold() in FAILED_STATUSES
+        out.append(
+            Execution(
+                tool=name,
+                queries=tuple(q for q in queries if isinstance(q, str) and q.strip()),
+                hits=() if failed else tuple(hits),
+                error=f"the execution's status is {status!r}" if failed else None,
+            )
+        )
+    return out
+
+
+def sample_executions(
+    diagnostics: Mapping[str, Any] | None,
+    calls: Iterable[ToolCallRecord],
+    capability: str,
+    *,
+    calls_known: bool = True,
+) -> tuple[list[Execution] | None, str]:
+    """The executions the retrieval evaluators check, and where they were read: the
+    diagnostics the agent's protocol (or the captured document) reported, else its tool
+    calls. (None, "none") when there is no evidence at all: answers replayed from a document
+    that captured no `retrieval_executions`."""
+    reported = executions_from_diagnostics(diagnostics, capability)
+    if reported is not None:
+        return reported, "diagnostics"
+    if not calls_known:
+        return None, "none"
+    return find_executions(calls, capability), "tool_calls"
+
+
+NO_EVIDENCE = (
+    "the captured turn reports no diagnostics.retrieval_executions, so whether the agent "
+    "searched is unknown"
+)
+
+
+def execution_diagnostics(executions: Sequence[Execution], capability: str) -> list[dict[str, Any]]:
+    """Executions read from tool calls, as `diagnostics.retrieval_executions` entries for an
+    output document (what runevals writes from Developer Info)."""
+    return [
+        {
+            "capability": capability,
+            "status": "failure" if e.error else "success",
+            "totalResultCount": len(e.hits),
+            "queries": [{"queryString": q, "filterExpression": None} for q in e.queries],
+            "retrievalHits": [
+                {"rank": h.rank, "webUrl": h.url, "extracts": [{"text": h.text}]} for h in e.hits
+            ],
+        }
+        for e in executions
+    ]
+
+
+def _diagnostic_hit(raw: Mapping[str, Any], position: int) -> Hit:
+    extracts = raw.get("extracts")
+    texts = [e.get("text") for e in extracts or [] if isinstance(e, Mapping)]
+    text = "\n".join(t for t in texts if isinstance(t, str) and t.strip())
+    rank = raw.get("rank")
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        rank = position
+    url = raw.get("webUrl")
+    return Hit(rank=rank, text=text, url=url if isinstance(url, str) and url else None)
 
 
 def query_strings(arguments: Mapping[str, Any]) -> list[str]:

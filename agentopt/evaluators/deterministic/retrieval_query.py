@@ -1,6 +1,7 @@
 """builtin.retrieval_query (M365 `RetrievalQuery`): did the agent search with the right query?
 
-Among the agent's executions of the capability (tool calls, see `retrieval_executions`), the
+Among the agent's executions of the capability (its reported diagnostics, else its tool calls:
+see `retrieval_executions`), the
 queries containing `selector` are the matched queries. Every `includes` term must occur in some
 matched query and no `excludes` term in any (case- and whitespace-insensitive). Pass/fail, with
 a diagnostic code saying which check failed, so a failing run tells the optimizer what to fix
@@ -12,11 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, verdict
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    EvaluatorBase,
+    missing_input,
+    verdict,
+)
 from agentopt.evaluators.deterministic.retrieval_executions import (
+    NO_EVIDENCE,
     Execution,
     contains,
-    find_executions,
+    sample_executions,
 )
 from agentopt.evaluators.deterministic.retrieval_options import (
     PINNED_THRESHOLD,
@@ -65,7 +73,14 @@ class RetrievalQuery(EvaluatorBase):
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = query_options(self.name, self.options_for(sample))
-        executions = find_executions(sample.tool_calls, opts.capability)
+        executions, source = sample_executions(
+            sample.diagnostics,
+            sample.tool_calls,
+            opts.capability,
+            calls_known=sample.tool_calls_known,
+        )
+        if executions is None:
+            return missing_input(self.name, f"retrieval evidence: {NO_EVIDENCE}")
         queries = [q for e in executions for q in e.queries]
         matched = [q for q in queries if contains(q, opts.selector)]
         missing = [t for t in opts.includes if not any(contains(q, t) for q in matched)]
@@ -92,13 +107,16 @@ class RetrievalQuery(EvaluatorBase):
             "capability": opts.capability,
             "selector": opts.selector,
             "executions": [e.summary() for e in executions],
+            "source": source,
         }
         return verdict(
             self.name,
             score=1.0 if ok else 0.0,
             normalized=1.0 if ok else 0.0,
             threshold=PINNED_THRESHOLD,
-            reason=_reason(code, opts, executions, queries, matched, missing, found, sample),
+            reason=_reason(
+                code, opts, executions, queries, matched, missing, found, sample, source
+            ),
             details=details,
             is_pass=ok,
         )
@@ -113,8 +131,14 @@ def _reason(
     missing: list[str],
     found: list[str],
     sample: EvalSample,
+    source: str,
 ) -> str:
     cap = opts.capability
+    if code == "retrieval_failure" and source == "diagnostics":
+        listed = (sample.diagnostics or {}).get("retrieval_executions") or []
+        names = sorted({str(e.get("capability")) for e in listed if isinstance(e, dict)})
+        ran = f"executions reported: {', '.join(names)}" if names else "none was reported"
+        return f"The agent's diagnostics show no {cap} retrieval ({ran})."
     if code == "retrieval_failure":
         called = sorted({c.name for c in sample.tool_calls})
         tools = f"tools called: {', '.join(called)}" if called else "no tool was called"

@@ -2,7 +2,8 @@
 content it needed?
 
 The hits considered are those ranked `max_rank` or better in the agent's executions of the
-capability (tool calls, see `retrieval_executions`). An expected item matches when its text
+capability (its reported diagnostics, else its tool calls: see `retrieval_executions`). An
+expected item matches when its text
 occurs in a hit (case- and whitespace-insensitive, typographic dashes and quotes folded); an
 item not found verbatim goes, when a judge model is configured, to the entailment judge, which
 decides whether the hits support it in other words. Without a judge such an item is missing.
@@ -16,12 +17,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalCost, EvalResult
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, verdict
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    EvaluatorBase,
+    missing_input,
+    verdict,
+)
 from agentopt.evaluators.deterministic.retrieval_executions import (
+    NO_EVIDENCE,
     Execution,
     Hit,
     contains,
-    find_executions,
+    sample_executions,
     within_rank,
 )
 from agentopt.evaluators.deterministic.retrieval_options import (
@@ -90,7 +98,14 @@ class RetrievalResult(EvaluatorBase):
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = result_options(self.name, self.options_for(sample))
-        executions = find_executions(sample.tool_calls, opts.capability)
+        executions, source = sample_executions(
+            sample.diagnostics,
+            sample.tool_calls,
+            opts.capability,
+            calls_known=sample.tool_calls_known,
+        )
+        if executions is None:
+            return missing_input(self.name, f"retrieval evidence: {NO_EVIDENCE}")
         hits = within_rank(executions, opts.max_rank)
         items = opts.expected_items
         matching = Matching(
@@ -107,7 +122,8 @@ class RetrievalResult(EvaluatorBase):
             failed = await self._judge(sample, opts, model, hits, undecided, matching)
             if failed is not None:
                 return failed
-        return self._verdict(opts, executions, hits, matching)
+        result = self._verdict(opts, executions, hits, matching)
+        return result.model_copy(update={"details": {**result.details, "source": source}})
 
     async def _judge(
         self,
@@ -219,7 +235,7 @@ def _reason(
 ) -> str:
     cap = opts.capability
     if not executions:
-        parts = [f"The agent made no {cap} retrieval (no call to a tool named like it)."]
+        parts = [f"The agent made no {cap} retrieval."]
     elif all(e.error for e in executions):
         errors = "; ".join(sorted({e.error or "" for e in executions}))
         parts = [f"Every {cap} retrieval failed: {errors}."]

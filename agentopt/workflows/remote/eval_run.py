@@ -205,7 +205,9 @@ async def _journal(
                 wanted = [u for u in setup.local if canonical_name(u.name) in setup.selected[pos]]
                 evaluated: dict[str, EvalResult] = {}
                 if wanted:
-                    sample = samples_from_run(task, transcript)[0]
+                    sample = samples_from_run(task, transcript, agent_name=setup.agent_name or "")[
+                        0
+                    ]
                     got = await evaluate_sample([cache.get(u) for u in wanted], sample)
                     evaluated = {
                         canonical_name(u.name): r for u, r in zip(wanted, got, strict=True)

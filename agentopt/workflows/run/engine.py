@@ -204,6 +204,7 @@ class RunEngine:
             cache=self.evaluators,
             level=sim.level,
             simulated=simulated,
+            agent_name=self.spec.agent.name,
         )
         record = repeat_record(task, transcript, score, level=sim.level)
         return UnitResult(score=score, record=record, transcript=transcript)

@@ -45,6 +45,8 @@ from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
 from agentopt.workflows.run.task_filter import select_tasks
 
 PREFETCH_AFTER_S = 0.5
+RUNEVALS_CONCURRENCY = 5
+"""runevals runs 1–5 prompts at once (`--concurrency` is clamped to 5): so do M365 documents."""
 
 
 @dataclass
@@ -166,6 +168,14 @@ def _prepare(
         project, settings.model_copy(update={"cache_enabled": False}), on_notice=notices.append
     )
     asked = opts.concurrency or (options.max_concurrent_agent_runs if options else None)
+    if inputs.dataset.format == "m365" and settings.concurrency["agent"] > RUNEVALS_CONCURRENCY:
+        settings.concurrency["agent"] = RUNEVALS_CONCURRENCY
+        if asked:
+            notices.append(
+                f"agent concurrency {asked} → {RUNEVALS_CONCURRENCY}: an M365 eval document "
+                f"runs at most {RUNEVALS_CONCURRENCY} prompts at once, as runevals does (JSONL "
+                "and CSV datasets take any --concurrency)"
+            )
     if not asked and plays_on_the_embedded_model(inputs.agent, planner):
         settings.concurrency["agent"] = 1
     simulation = simulation_of(options, inputs.judge_model, seed)

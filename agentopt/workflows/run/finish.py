@@ -125,8 +125,9 @@ def finish_results(
     Returns the results.json path and the results as written, holding every task when
     `keep_all` (reports, a baseline comparison), else the terminal summary's few."""
     usage = _usage(layer, run_info.usage_before)
-    if (spec.agent.target or default_target(spec.agent)) != "local":
-        # As the answers reported it (the journal's every session, resumed ones too).
+    if (spec.agent.target or default_target(spec.agent)) not in ("local", "captured"):
+        # As the answers reported it (the journal's every session, resumed ones too); a
+        # replayed (evaluate-only) run asked no agent at all.
         usage["agent"] = usage["agent"].model_copy(update=store.agent_usage())
     if not store.tally.judged:
         models = run_info.models.model_copy(update={"judge": None})

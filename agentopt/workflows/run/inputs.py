@@ -8,17 +8,20 @@ agent (azure.yaml, eval.yaml `agent:`, `.agent_configs/baseline/`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentopt.agents.base import default_target
+from agentopt.agents.captured import needs_response
 from agentopt.contracts.task import Dataset
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.azd_env import load_azd_environment
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
+from agentopt.core.files.toolkit_env import JUDGE_MODEL_VAR
 from agentopt.core.files.yaml_source import read_text
 from agentopt.datasets import (
     STARTER_QUESTION,
@@ -81,6 +84,9 @@ class RunOptions:
     project_endpoint: str | None = None
     environment: str | None = None
     """`-e/--environment`: the azd environment."""
+    toolkit_env: str | None = None
+    """`--env NAME`: the M365 Agents Toolkit environment read for this command (its
+    `AZURE_AI_MODEL_NAME` is the default judge deployment, as in runevals)."""
     real_tools: bool | None = None
     """None: tool mocks first, then real tools (eval run); see agents.RunConfig."""
     remote: bool = False
@@ -273,7 +279,7 @@ def _resolve_inputs(
         if opts.evaluate_only
         else _agent(opts, cwd, adhoc, detected, config)
     )
-    judge = resolve_eval_model(opts.eval_model, config, detected).name
+    judge = resolve_eval_model(opts.eval_model, config, detected, toolkit=_toolkit_judge(opts)).name
     return ResolvedInputs(
         project_dir=suite_home(config) or project,
         dataset=dataset,
@@ -284,6 +290,12 @@ def _resolve_inputs(
         detected=detected,
         warnings=warnings,
     )
+
+
+def _toolkit_judge(opts: RunOptions) -> str | None:
+    """With `--env NAME`: runevals' judge deployment `AZURE_AI_MODEL_NAME` on Azure OpenAI."""
+    name = os.environ.get(JUDGE_MODEL_VAR, "").strip() if opts.toolkit_env else ""
+    return f"azure:{name}" if name else None
 
 
 def _agent(
@@ -316,13 +328,13 @@ def _agent(
 
 
 def _captured(dataset: Dataset, project: Path) -> AgentDefinition:
-    """Evaluate-only mode: every turn must carry its captured response (else exit 2 naming
-    each one); the `captured` target replays them, so no agent is resolved or run."""
+    """Evaluate-only mode: every turn must carry its captured response or a captured agent
+    failure (else exit 2 naming each one); the `captured` target replays them, so no agent
+    is resolved or run."""
     missing = [
         Problem(dataset.source, _turn_path(task.index, i, task.is_multi_turn), NO_RESPONSE)
         for task in dataset.tasks
-        for i, turn in enumerate(task.turns)
-        if turn.response is None
+        for i in needs_response(task)
     ]
     if missing:
         raise InputError(
@@ -333,7 +345,10 @@ def _captured(dataset: Dataset, project: Path) -> AgentDefinition:
     return AgentDefinition(name=str(name), folder=project, target="captured")
 
 
-NO_RESPONSE = 'expected a captured "response" to score (--evaluate-only), found none'
+NO_RESPONSE = (
+    'expected a captured "response" to score, or a captured agent error (--evaluate-only), '
+    "found neither"
+)
 
 
 def _turn_path(index: int, turn: int, thread: bool) -> str:

@@ -12,6 +12,7 @@ from agentopt.contracts.scores import TaskScore, TurnScore, worst
 from agentopt.contracts.task import Task
 from agentopt.contracts.task_record import RepeatOutcome, TaskOutcome, TokenCount, TurnOutcome
 from agentopt.contracts.transcript import Transcript
+from agentopt.evaluators.diagnostics_out import turn_diagnostics
 from agentopt.evaluators.run_stats import RepeatStats
 
 
@@ -26,6 +27,7 @@ def repeat_record(
         _turn(transcript, i, ts) if i < len(transcript.turns) else _skipped(task, i, ts)
         for i, ts in enumerate(score.turns)
     ]
+    single = turns[0].diagnostics if len(turns) == 1 else None
     last = turns[-1] if turns else TurnOutcome()
     conversation = task.is_multi_turn or transcript.simulation is not None
     whole = level == "conversation" and conversation
@@ -46,6 +48,7 @@ def repeat_record(
         tokens=TokenCount.of(transcript.usage),
         simulation=transcript.simulation,
         evaluation_level="conversation" if whole else None,
+        diagnostics=None if conversation else single,
     )
 
 
@@ -63,6 +66,7 @@ def _turn(transcript: Transcript, index: int, score: TurnScore) -> TurnOutcome:
         latency_s=round(turn.latency_s, 4),
         tokens=TokenCount.of(turn.usage),
         simulated=turn.simulated,
+        diagnostics=turn_diagnostics(turn, score.results),
     )
 
 
@@ -108,4 +112,5 @@ def task_record(
         evaluation_level=first.evaluation_level,
         description=task.description,
         metadata=dict(task.metadata) or None,
+        diagnostics=first.diagnostics,
     )

@@ -66,11 +66,14 @@ async def score_unit(
     cache: EvaluatorCache,
     level: EvaluationLevel,
     simulated: bool,
+    agent_name: str = "",
 ) -> TaskScore:
     """Evaluate a played unit and combine the verdicts into its `TaskScore`."""
     turns = len(transcript.turns)
     uses = unit_evaluators(task, configured, dataset, level=level, simulated=simulated, turns=turns)
-    samples = _samples(task, transcript, repeat, level=level, simulated=simulated)
+    samples = _samples(
+        task, transcript, repeat, level=level, simulated=simulated, agent_name=agent_name
+    )
     results: list[list[EvalResult]] = []
     if level == "conversation":
         results = [[] for _ in range(max(turns - 1, 0))]
@@ -90,12 +93,18 @@ async def score_unit(
 
 
 def _samples(
-    task: Task, transcript: Transcript, repeat: int, *, level: EvaluationLevel, simulated: bool
+    task: Task,
+    transcript: Transcript,
+    repeat: int,
+    *,
+    level: EvaluationLevel,
+    simulated: bool,
+    agent_name: str,
 ) -> list[EvalSample]:
     if not transcript.turns:
         return []
     if level == "conversation":
-        return [conversation_sample(task, transcript, repeat=repeat)]
+        return [conversation_sample(task, transcript, repeat=repeat, agent_name=agent_name)]
     if simulated:
-        return simulated_samples(task, transcript, repeat=repeat)
-    return samples_from_run(task, transcript, repeat=repeat)
+        return simulated_samples(task, transcript, repeat=repeat, agent_name=agent_name)
+    return samples_from_run(task, transcript, repeat=repeat, agent_name=agent_name)
