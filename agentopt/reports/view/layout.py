@@ -52,3 +52,18 @@ def table_head(columns: list[tuple[str, str, str]]) -> str:
         else:
             cells.append(f'<th scope="col"{num}>{esc(label)}</th>')
     return f"<thead><tr>{''.join(cells)}</tr></thead>"
+
+
+def sort_select(table_id: str, columns: list[tuple[str, str, str]]) -> str:
+    """A "Sort by" select doing what the header buttons do (narrow screens hide the header)."""
+    options = ['<option value="">as listed</option>']
+    for label, key, kind in columns:
+        if not key:
+            continue
+        up, down = ("low → high", "high → low") if kind == "num" else ("A → Z", "Z → A")
+        options.append(f'<option value="{esc(key)}:asc">{esc(label)}, {up}</option>')
+        options.append(f'<option value="{esc(key)}:desc">{esc(label)}, {down}</option>')
+    return (
+        f'<label>Sort by <select data-sort-for="{esc(table_id)}">{"".join(options)}'
+        "</select></label>"
+    )

@@ -20,7 +20,7 @@ from agentopt.reports.formatting import (
 )
 from agentopt.reports.html import report_summary
 from agentopt.reports.html_task import badge, task_detail_html
-from agentopt.reports.view.layout import page, table_head, text
+from agentopt.reports.view.layout import page, sort_select, table_head, text
 
 __all__ = ["live_run_page", "run_page"]
 
@@ -130,6 +130,7 @@ def _controls(results: RunResults) -> str:
         + _select("Error kind", "errors", errors)
         + _select("Tag", "tags", tags)
         + _select("Category", "cat", cats)
+        + sort_select("tasks", COLUMNS)
         + '<button type="button" data-expand="all">Expand all</button>'
         '<button type="button" data-expand="none">Collapse all</button>'
         f'<span class="muted" data-shown>{len(tasks)} tasks</span></div>'

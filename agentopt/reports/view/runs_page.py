@@ -12,7 +12,7 @@ from agentopt.contracts.run_results import RunResults
 from agentopt.reports.formatting import fmt_ci, fmt_cost, fmt_pct, fmt_score, fmt_seconds, fmt_when
 from agentopt.reports.view.charts import ScorePoint, score_over_time_svg
 from agentopt.reports.view.job_facts import candidate_line, stop_phrase
-from agentopt.reports.view.layout import page, table_head, text
+from agentopt.reports.view.layout import page, sort_select, table_head, text
 from agentopt.reports.view.state import RunEntry, ViewState
 
 __all__ = ["runs_page"]
@@ -197,7 +197,7 @@ def runs_page(state: ViewState) -> str:
             '<label>Search <input type="search" data-filter="search" '
             'placeholder="run, suite, model…"></label>'
             '<label>Status <select data-filter="status"><option value="">all</option>'
-            f"{options}</select></label>"
+            f"{options}</select></label>{sort_select('runs-table', RUN_COLUMNS)}"
             '<button type="button" id="compare-picked" disabled>Compare picked runs</button>'
             '<span class="muted" data-shown></span></div>'
         )

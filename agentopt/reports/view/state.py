@@ -130,7 +130,7 @@ class ViewState:
         return value
 
     def run(self, run_id: str) -> RunEntry | None:
-        """A run as the pages show it; None when there is no such folder."""
+        """A run as the pages show it; None when there is no such folder, or nothing in it."""
         folder = self.run_folder(run_id)
         if folder is None:
             return None
@@ -140,7 +140,7 @@ class ViewState:
                 return RunEntry(run_id, results=results)
             record_path = real_child(folder, "run.json")
             if record_path is None:
-                return RunEntry(run_id, problem="no run.json or results.json yet")
+                return None  # nothing agentopt wrote (yet), or only links: nothing to show
             return RunEntry(run_id, record=load_run_record(record_path))
         except (AgentoptError, OSError, ValueError, RecursionError) as exc:
             return RunEntry(run_id, problem=_reason(exc))

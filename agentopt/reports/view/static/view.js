@@ -21,31 +21,42 @@
     return cell.getAttribute('data-sort') !== null ? cell.getAttribute('data-sort') : cell.textContent.trim().toLowerCase();
   }
 
-  function initSort(table) {
+  function sortBy(table, th, dir) {
     var heads = Array.prototype.slice.call(table.querySelectorAll('thead th[data-key]'));
-    heads.forEach(function (th) {
+    var key = th.getAttribute('data-key');
+    var num = th.getAttribute('data-type') === 'num';
+    var index = Array.prototype.indexOf.call(th.parentNode.children, th);
+    heads.forEach(function (o) { o.removeAttribute('aria-sort'); });
+    th.setAttribute('aria-sort', dir > 0 ? 'ascending' : 'descending');
+    var groups = groupsOf(table);
+    var order = groups.map(function (g, i) { return [g, i]; });
+    order.sort(function (a, b) {
+      var x = sortValue(a[0], key, index), y = sortValue(b[0], key, index);
+      var c;
+      if (num) {
+        x = x === '' ? -Infinity : parseFloat(x); y = y === '' ? -Infinity : parseFloat(y);
+        c = x === y ? 0 : (x < y ? -1 : 1);
+      } else { c = String(x).localeCompare(String(y)); }
+      return c * dir || a[1] - b[1];
+    });
+    var parent = groups.length && groups[0].parentNode;
+    order.forEach(function (p) { parent.appendChild(p[0]); });
+  }
+
+  function initSort(table) {
+    Array.prototype.slice.call(table.querySelectorAll('thead th[data-key]')).forEach(function (th) {
       var button = th.querySelector('button.sort');
       if (!button) { return; }
       button.addEventListener('click', function () {
-        var key = th.getAttribute('data-key');
-        var num = th.getAttribute('data-type') === 'num';
-        var dir = th.getAttribute('aria-sort') === 'ascending' ? -1 : 1;
-        var index = Array.prototype.indexOf.call(th.parentNode.children, th);
-        heads.forEach(function (o) { o.removeAttribute('aria-sort'); });
-        th.setAttribute('aria-sort', dir > 0 ? 'ascending' : 'descending');
-        var groups = groupsOf(table);
-        var order = groups.map(function (g, i) { return [g, i]; });
-        order.sort(function (a, b) {
-          var x = sortValue(a[0], key, index), y = sortValue(b[0], key, index);
-          var c;
-          if (num) {
-            x = x === '' ? -Infinity : parseFloat(x); y = y === '' ? -Infinity : parseFloat(y);
-            c = x === y ? 0 : (x < y ? -1 : 1);
-          } else { c = String(x).localeCompare(String(y)); }
-          return c * dir || a[1] - b[1];
-        });
-        var parent = groups.length && groups[0].parentNode;
-        order.forEach(function (p) { parent.appendChild(p[0]); });
+        sortBy(table, th, th.getAttribute('aria-sort') === 'ascending' ? -1 : 1);
+      });
+    });
+    // The same sorts from a select: narrow screens show rows as cards, without the header.
+    Array.prototype.slice.call(document.querySelectorAll('select[data-sort-for="' + table.id + '"]')).forEach(function (sel) {
+      sel.addEventListener('change', function () {
+        var parts = sel.value.split(':');
+        var th = table.querySelector('thead th[data-key="' + parts[0] + '"]');
+        if (th) { sortBy(table, th, parts[1] === 'desc' ? -1 : 1); }
       });
     });
   }
