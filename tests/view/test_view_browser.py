@@ -46,8 +46,15 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI installs it)"),
 ]
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SIZES = ((390, 844), (1280, 800))
 TASKS = 12
 
@@ -123,9 +130,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     register_mock("view_agent", rule_agent)
     register_mock("view_judge", phrase_judge)
     try:
-        opt = make_project(root / "opt", two_phrase_rows("train", 6),
-                           validation=two_phrase_rows("val", 6), test=two_phrase_rows("test", 4),
-                           model="mock:view_agent", options={"eval_model": "mock:view_judge"})  # fmt: skip
+        opt = make_project(
+            root / "opt",
+            two_phrase_rows("train", 6),
+            validation=two_phrase_rows("val", 6),
+            test=two_phrase_rows("test", 4),
+            model="mock:view_agent",
+            options={"eval_model": "mock:view_judge"},
+        )
         outcome = optimize(opt, max_candidates=2, seed=3)
     finally:
         unregister_mock("view_agent")
@@ -186,9 +198,8 @@ class Page:
 
 
 def visible_rows(page: Any, selector: str) -> int:
-    return int(page.evaluate(
-        f"Array.from(document.querySelectorAll({json.dumps(selector)})).filter(r => !r.hidden).length"
-    ))  # fmt: skip
+    found = f"document.querySelectorAll({json.dumps(selector)})"
+    return int(page.evaluate(f"Array.from({found}).filter(r => !r.hidden).length"))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["390", "1280"])

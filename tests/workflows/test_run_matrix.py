@@ -140,3 +140,40 @@ def test_eval_yaml_variants_make_a_matrix(suite: Path) -> None:
 def test_matrix_refuses_flags_it_cannot_honour(suite: Path) -> None:
     code, out = matrix_run(suite, "http://127.0.0.1:9/v1", "--baseline", "x")
     assert code == 2 and "--baseline does not apply to a matrix run" in out
+
+
+def test_optimize_starts_from_the_best_variant(tmp_path: Path) -> None:
+    import yaml
+
+    from agentopt.models.providers.mock import register_mock, unregister_mock
+    from tests.optimize.conftest import make_project, optimize, phrase_judge, rule_agent
+    from tests.optimize.conftest import two_phrase_rows as rows
+
+    register_mock("mx_agent", rule_agent)
+    register_mock("mx_judge", phrase_judge)
+    try:
+        project = make_project(
+            tmp_path,
+            rows("train", 4),
+            validation=rows("val", 4),
+            model="mock:mx_agent",
+            options={"eval_model": "mock:mx_judge"},
+        )
+        config = yaml.safe_load((project / "eval.yaml").read_text())
+        ruled = "Answer. Mention 'refund window'. Mention 'tracking link'."
+        config["variants"] = [
+            {"name": "plain", "instruction": "Answer briefly."},
+            {"name": "ruled", "instruction": ruled},
+        ]
+        (project / "eval.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        result = runner.invoke(app, ["-C", str(project), "--no-prompt", "eval", "run"])
+        assert result.exit_code == 0, result.output
+        assert "Best variant: ruled" in result.output
+        outcome = optimize(project, from_matrix="latest", max_candidates=1, seed=1)
+    finally:
+        unregister_mock("mx_agent")
+        unregister_mock("mx_judge")
+    base = outcome.job.baseline
+    assert base is not None and base.validation is not None
+    assert base.validation.score == 1.0  # the ruled variant, not the project's own baseline
+    assert outcome.instructions["baseline"] == ruled

@@ -26,11 +26,13 @@ from agentopt.contracts.matrix import (
     VariantScore,
     VariantSpec,
     VariantTag,
+    load_matrix,
 )
 from agentopt.contracts.run_results import RunResults, load_results
 from agentopt.core.aio import run_loop
 from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import AgentoptError, ConfigError, Interrupted
+from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.ids import new_id, utc_now_iso
 from agentopt.core.paths import inside_project, state_dir
 from agentopt.evaluators.build import EvaluatorCache
@@ -410,3 +412,31 @@ def _finished(
             "best": best_variant([v.label for v in record.variants], results, seed),
         }
     )
+
+
+def start_from_best_variant(
+    project: Path, ref: str, agent: AgentDefinition, notices: list[str]
+) -> AgentDefinition:
+    """The agent with the best variant's model and instructions (`optimize --from-matrix`)."""
+    ids = list_matrix_ids(project)
+    matrix_id = ids[-1] if ref == "latest" and ids else ref
+    folder = Path(project) / ".agentopt" / MATRICES / matrix_id
+    if matrix_id not in ids:
+        known = ", ".join(ids[-5:]) or "none"
+        raise ConfigError.at(
+            "", "--from-matrix", f"no matrix run '{ref}' in {folder.parent} (recent: {known})"
+        )
+    record = load_matrix(folder / "matrix.json")
+    best = record.best
+    spec = record.spec_of(best.label) if best is not None else None
+    if best is None or spec is None:
+        raise ConfigError.at(
+            "", "--from-matrix", f"matrix {matrix_id} has no best variant (no variant scored)"
+        )
+    update: dict[str, object] = {}
+    if spec.model:
+        update["model"] = spec.model
+    if spec.instructions is not None:
+        update["instructions"] = spec.instructions
+    notices.append(f"Starting from variant '{spec.label}' of matrix {matrix_id}. {best.line()}")
+    return agent.model_copy(update=update)
