@@ -44,8 +44,8 @@ from agentopt.workflows.run.eval_run import _gate_settings, prepare_run
 from agentopt.workflows.run.finish import new_run_info
 from agentopt.workflows.run.inputs import RunOptions
 from agentopt.workflows.run.matrix import prepare_matrix
-from agentopt.workflows.run.variants import variants_from_config
 from agentopt.workflows.run.store import RunStore
+from agentopt.workflows.run.variants import variants_from_config
 
 BASE: dict[str, Any] = {
     "name": "cov",

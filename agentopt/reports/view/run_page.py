@@ -5,11 +5,11 @@ criteria, ground truth). A run still going shows what its journal holds so far, 
 
 from __future__ import annotations
 
+from agentopt.contracts.outcomes import outcome_rank
 from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RunRecord, RunResults
 from agentopt.contracts.task_record import TaskOutcome, iter_results
 from agentopt.reports.formatting import (
-    STATUS_ORDER,
     findings,
     fmt_int,
     fmt_score,
@@ -70,7 +70,7 @@ def _task(task: TaskOutcome) -> str:
         "name": task.name.lower(),
         "category": (task.category or "").lower(),
         "status": task.status,
-        "rank": str(STATUS_ORDER.get(task.status, 3)),
+        "rank": str(outcome_rank(task.status)),
         "score": "" if task.score is None else f"{task.score:.6f}",
         "latency": f"{task.latency_s:.3f}",
         "tokens": str(tokens),
