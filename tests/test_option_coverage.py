@@ -43,7 +43,9 @@ from agentopt.workflows.optimize.prepare import prepare_optimize
 from agentopt.workflows.run.eval_run import _gate_settings, prepare_run
 from agentopt.workflows.run.finish import new_run_info
 from agentopt.workflows.run.inputs import RunOptions
+from agentopt.workflows.run.matrix import prepare_matrix
 from agentopt.workflows.run.store import RunStore
+from agentopt.workflows.run.variants import variants_from_config
 
 BASE: dict[str, Any] = {
     "name": "cov",
@@ -132,6 +134,16 @@ VALUES.update(
         "options.desired_num_turns": 3,
         "options.executor": "ray",
         "max_samples": 7,
+        "variants[].name": [
+            {"name": "one", "model": "mock:cov_a"},
+            {"name": "two", "model": "mock:cov_b"},
+        ],
+        "variants[].model": [{"model": "mock:cov_a"}, {"model": "mock:cov_b"}],
+        "variants[].instruction": [{"instruction": "Be terse."}, {"instruction": "Be kind."}],
+        "variants[].instruction.file": [
+            {"instruction": {"file": "alt.md"}},
+            {"instruction": "Be kind."},
+        ],
     }
 )
 # A leaf of a dataset section needs the section: a local copy, and (for the label keys) the
@@ -207,10 +219,11 @@ def _is_model(value: Any) -> bool:
 
 
 def with_key(path: str, value: Any, base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """`base` (BASE) with `path` set to `value` (a list value replaces `evaluators`)."""
+    """`base` (BASE) with `path` set to `value` (a list value replaces `evaluators` or
+    `variants`)."""
     data = json.loads(json.dumps(BASE if base is None else base))
-    if path.startswith("evaluators[]"):
-        data["evaluators"] = value
+    if path.startswith(("evaluators[]", "variants[]")):
+        data[path.split("[]")[0]] = value
         return data
     parts = path.split(".")
     if parts[0] in ("validation_dataset", "test_dataset") and isinstance(value, dict):
@@ -272,6 +285,18 @@ def effects(project: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch
         simulation=asdict(spec.simulator),
         gates=_gate_settings(run.opts, inputs),
         name=new_run_info(RunStore(project), run.opts, inputs, spec, run.seed).name,
+        # eval.yaml `variants:` make `eval run` a matrix run: each variant's agent as built.
+        variants=[
+            a.model_dump(mode="json", exclude={"source"})
+            for a in (
+                r.spec.agent
+                for r in prepare_matrix(
+                    run.opts, variants_from_config(inputs.eval_config), project, None, base=run
+                ).runs
+            )
+        ]
+        if inputs.eval_config is not None and inputs.eval_config.variants
+        else None,
         concurrency=run.settings.concurrency,
         attempt_timeout=run.settings.attempt_timeout(),
         max_cost=run.settings.max_cost_usd,

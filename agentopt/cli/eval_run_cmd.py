@@ -21,6 +21,7 @@ from agentopt.cli.runevals_flags import (
 )
 from agentopt.core.errors import ConfigError
 from agentopt.workflows.run.inputs import RunOptions
+from agentopt.workflows.run.variants import VariantSpec, variants_from_flags
 
 
 @handle_errors
@@ -46,11 +47,20 @@ def run_command(
     ] = None,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="azd agent service.")] = None,
     agent_model: Annotated[
-        str | None, typer.Option("--agent-model", help="Model for an ad-hoc local agent.")
+        list[str] | None,
+        typer.Option(
+            "--agent-model",
+            help="Model for an ad-hoc local agent (repeat it: one column per model).",
+            show_default=False,
+        ),
     ] = None,
     instructions: Annotated[
-        str | None,
-        typer.Option("--instructions", help="Ad-hoc agent instructions: TEXT or @FILE."),
+        list[str] | None,
+        typer.Option(
+            "--instructions",
+            help="Ad-hoc agent instructions: TEXT or @FILE (repeat it: one column each).",
+            show_default=False,
+        ),
     ] = None,
     evaluator: Annotated[
         list[str] | None,
@@ -213,14 +223,16 @@ def run_command(
     in the project (FOUNDRY_PROJECT_ENDPOINT); results land in the same results.json.
     Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 errors beyond --max-errors, 130 Ctrl-C.
     """
+    # Several models and/or instructions: a matrix run, one column per variant.
+    variants = variants_from_flags(agent_model, instructions, STATE.cwd)
     opts = RunOptions(
         prompts=prompts,
         expected=expected,
         prompts_file=prompts_file,
         config=config,
         agent=agent,
-        agent_model=agent_model,
-        instructions=instructions,
+        agent_model=agent_model[0] if agent_model and not variants else None,
+        instructions=instructions[0] if instructions and not variants else None,
         evaluators=evaluator,
         eval_model=eval_model,
         target=target,
@@ -264,6 +276,8 @@ def run_command(
             interactive=interactive,
             poll_interval=poll_interval,
             no_open=no_open,
+            variants=variants,
+            flags=bool(agent_model or instructions),
         )
 
 
@@ -274,6 +288,8 @@ def _run(
     interactive: bool,
     poll_interval: float | None,
     no_open: bool,
+    variants: list[VariantSpec],
+    flags: bool,
 ) -> None:
     if opts.no_wait and not opts.remote:
         raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote runs")
@@ -284,9 +300,17 @@ def _run(
         if opts.remote or remote_run_id(opts.resume):
             execute_remote(opts, poll_interval, gate)
             return
+    if variants:
+        if interactive:
+            raise ConfigError.at("", "--interactive", "a matrix run takes its prompts up front")
+        from agentopt.cli.matrix_render import execute_matrix
+
+        execute_matrix(opts, variants, gate=gate)
+        return
     execute_run(
         opts,
         interactive=interactive,
         gate=gate,
         on_outputs=lambda out: open_reports(out, no_open),
+        flags=flags,
     )

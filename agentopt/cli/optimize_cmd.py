@@ -130,6 +130,13 @@ def optimize_command(
         str | None,
         typer.Option("--eval", help="The eval of evals/azure.eval.yaml to optimize against."),
     ] = None,
+    from_matrix: Annotated[
+        str | None,
+        typer.Option(
+            "--from-matrix",
+            help="Start from the best variant of a matrix run (ID or 'latest').",
+        ),
+    ] = None,
 ) -> None:
     """Score the baseline, propose candidates, screen them, evaluate the promising ones fully,
     rank them on quality and cost.
@@ -162,6 +169,7 @@ def optimize_command(
         executor=executor,
         ray_address=ray_address,
         eval_name=eval_name,
+        from_matrix=from_matrix,
     )
     if no_wait and not remote:
         raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote jobs")

@@ -104,10 +104,12 @@ def execute_run(
     interactive: bool = False,
     gate: OutcomeGate | None = None,
     on_outputs: Callable[[list[OutputFile]], object] | None = None,
+    flags: bool = False,
 ) -> None:
     """Run, render, and exit with the code of cli.md (`gate`: a further gate, given the
     outcome and its exit code, returns the final one); `on_outputs` gets the files written
-    (eval run opens the HTML report), whatever the exit code."""
+    (eval run opens the HTML report), whatever the exit code. eval.yaml `variants:` make it
+    a matrix run unless `flags` (--agent-model/--instructions) chose the agent."""
     if interactive:
         from agentopt.cli.interactive import interactive_loop
 
@@ -115,6 +117,13 @@ def execute_run(
         return
     ask = ask_yes_no if STATE.interactive else None
     prepared = prepare_run(opts, STATE.cwd, ask)
+    config = prepared.inputs.eval_config
+    if not flags and config is not None and config.variants:
+        from agentopt.cli.matrix_render import execute_matrix
+        from agentopt.workflows.run.variants import variants_from_config
+
+        execute_matrix(opts, variants_from_config(config), gate=gate, base=prepared)
+        return
     render_preamble(prepared)
     if opts.dry_run:
         render_plan(prepared.plan)

@@ -22,6 +22,7 @@ added or removed is listed, never counted as an improvement or a regression.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from agentopt.contracts.record import Record
@@ -114,3 +115,12 @@ class OutcomeCounts(Record):
     def failed_calls(self) -> int:
         """Agent and evaluator calls that failed after retries: what `--max-errors` limits."""
         return self.agent_errors + self.evaluator_errors
+
+    @classmethod
+    def total(cls, parts: Iterable[OutcomeCounts]) -> OutcomeCounts:
+        """Several runs' tallies as one (a matrix run's variants)."""
+        sums = dict.fromkeys(cls.model_fields, 0)
+        for part in parts:
+            for name in sums:
+                sums[name] += getattr(part, name)
+        return cls(**sums)

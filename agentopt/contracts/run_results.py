@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from agentopt.contracts.matrix import VariantTag
 from agentopt.contracts.outcomes import OutcomeCounts
 from agentopt.contracts.record import Record, SparseRecord, VersionedRecord, parse_record
 from agentopt.contracts.task_record import TaskOutcome
@@ -201,12 +202,15 @@ class RunInfo(Record):
     model_capabilities: dict[str, dict[str, str]] | None = None
     """Per `provider:model` called over HTTP: the structured-output mode used and whether tools
     were native or prompted (docs/providers.md); absent when no such server was called."""
+    variant: VariantTag | None = None
+    """Set when the run is one variant of a matrix run (contracts/matrix.py); absent
+    otherwise."""
 
     @model_serializer(mode="wrap")
     def _no_remote_key(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict):
-            for key in ("remote", "model_capabilities"):
+            for key in ("remote", "model_capabilities", "variant"):
                 if data.get(key) is None:
                     data.pop(key, None)
         return data

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agentopt.contracts.usage import Usage
 from agentopt.models.cache import ResponseCache
 from agentopt.models.calllog import log_limiter_event
 from agentopt.models.cost import Ledger
@@ -83,3 +84,49 @@ class CallState:
     def _on_event(self, event: LimiterEvent) -> None:
         self.events.append(event)
         log_limiter_event(event)
+
+
+class BranchLedger(Ledger):
+    """One part's own usage (a matrix run's variant), every record also counted by the
+    command's ledger, whose budget (`--max-cost`, the call cap) admits each new call."""
+
+    def __init__(self, parent: Ledger) -> None:
+        super().__init__()
+        self.parent = parent
+
+    def start_call(self) -> None:
+        self.parent.start_call()
+        self.started += 1
+
+    def record_call(self, pool: str, usage: Usage, cost: float, *, retries: int = 0) -> None:
+        super().record_call(pool, usage, cost, retries=retries)
+        self.parent.record_call(pool, usage, cost, retries=retries)
+
+    def record_hit(self, pool: str, count: int = 1) -> None:
+        super().record_hit(pool, count)
+        self.parent.record_hit(pool, count)
+
+    def record_error(self, pool: str, *, retries: int = 0) -> None:
+        super().record_error(pool, retries=retries)
+        self.parent.record_error(pool, retries=retries)
+
+
+class BranchState(CallState):
+    """A part of a command that shares the command's cache, limiters and budget but counts
+    its own usage: each variant of a matrix run, so one `--concurrency` pool and one cache
+    serve every variant while each variant's results.json shows its own calls and cost."""
+
+    def __init__(self, parent: CallState) -> None:  # no super().__init__: nothing of its own
+        self.settings = parent.settings
+        self.ledger = BranchLedger(parent.ledger)
+        self.cache = parent.cache
+        self.events = parent.events
+        self.limiters = parent.limiters
+        self._clock = parent._clock
+        self._parent = parent
+
+    def limiter(self, pool: str) -> PoolLimiter:
+        return self._parent.limiter(pool)
+
+    async def aclose(self) -> None:
+        """The command closes the shared state once; a branch holds nothing of its own."""

@@ -27,7 +27,7 @@ from agentopt.reports.html_assets import CSS, JS, content_security_policy
 from agentopt.reports.html_task import badge, esc, task_detail_html
 from agentopt.reports.svg import histogram_svg, status_bar_svg
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "report_summary"]
 
 RUN_STATUS_NOTE = {
     "interrupted": "Interrupted — these are partial results.",
@@ -65,6 +65,12 @@ def render_html(results: RunResults) -> str:
             f"<script>{JS}</script></body></html>\n",
         ]
     )
+
+
+def report_summary(results: RunResults) -> str:
+    """The report's first screen (header, cards, notes, evaluators and charts), which
+    `agentopt view` shows above its own task table."""
+    return "".join([_header(results), _cards(results), _notes(results), _evaluators(results)])
 
 
 def _header(results: RunResults) -> str:

@@ -24,8 +24,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agentopt.cli.app import app
+from agentopt.cli.view_server import Pages
 from agentopt.contracts import load_job, load_results
-from agentopt.reports.view_pages import index_page, job_page, run_page
 from tests.consistency.scenario import (
     CRITERIA,
     EXPECTED,
@@ -59,6 +59,13 @@ def tally(text: str) -> dict[str, int]:
     found = TALLY.findall(flat(text))
     assert found, text
     return dict(zip(CLASSES, map(int, found[-1]), strict=True))
+
+
+def view(state: Path, path: str) -> str:
+    """A page of `agentopt view`, as its server answers GET `path`."""
+    status, _, body = Pages(state).get(path, {})
+    assert status == 200, body
+    return body
 
 
 def html_cards(html: str) -> dict[str, str]:
@@ -164,12 +171,13 @@ def test_one_run_says_the_same_counts_in_every_view(project: Path, run: dict[str
 
     # view: the run list's row and the run's page (the HTML report of the record).
     state = project / ".agentopt"
-    index = index_page(state)
-    view_row = re.search(rf"<tr><td><a href='/runs/{first.name}'>.*?</tr>", index)
+    index = view(state, "/")
+    view_row = re.search(rf'<tr data-search="{first.name} .*?</tr>', index)
     assert view_row is not None
-    cells_ = re.findall(r"<td>([^<]*)</td>", view_row.group(0))
-    assert cells_[-4:] == [str(len(TASKS)), f"{s.score:.3f}", "28.6%", str(calls)]
-    page = run_page(state, first.name)
+    cells_ = dict(re.findall(r'<td data-label="([^"]+)"[^>]*>(.*?)</td>', view_row.group(0)))
+    assert cells_["Score"].startswith(f"<b>{s.score:.3f}</b>")
+    assert (cells_["Pass rate"], cells_["Errors"]) == ("28.6%", str(calls))
+    page = view(state, f"/runs/{first.name}")
     assert page is not None and html_cards(page) == html_cards(render_of(first))
 
 
@@ -216,7 +224,7 @@ def test_criteria_keep_their_words(project: Path, run: dict[str, Any]) -> None:
         assert f"{c['name']} “{c['instruction']}”" in flat(shown)
     # HTML report and the view's run page.
     state = project / ".agentopt"
-    for html in ((project / "r.html").read_text(), run_page(state, first.name) or ""):
+    for html in ((project / "r.html").read_text(), view(state, f"/runs/{first.name}")):
         for c in CRITERIA:
             assert f'<b>{c["name"]}</b> <span class="criterion">“{c["instruction"]}”</span>' in html
 
@@ -309,8 +317,10 @@ def test_one_optimize_job_says_the_same_counts_in_every_view(
     report = (job_dir / "report.html").read_text()
     assert f"<b>candidates</b> {line}" in report and f"<b>stopped</b> {stop}" in report
     state = project / ".agentopt"
-    index = index_page(state)
-    assert f"<td>{line}</td><td>{stop}</td>" in index
-    assert job_page(state, job.id) == report
+    index = view(state, "/")
+    assert f'<td data-label="Candidates">{line}</td><td data-label="Stopped">{stop}</td>' in index
+    page = view(state, f"/optimize/{job.id}")
+    assert f"<span>candidates <b>{line}</b></span>" in page
+    assert f"<span>stopped <b>{stop}</b></span>" in page
     shutil.rmtree(job_dir / "candidates")  # the record alone still says the same
     assert load_job(job_dir / "job.json").counts == c

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 
 import pytest
@@ -139,8 +140,8 @@ def _coloured_row(html: str, name: str) -> str:
 
 
 def test_partial_to_fail_is_red_in_terminal_html_and_view(partial_to_fail, tmp_path) -> None:
+    from agentopt.cli.view_server import Pages
     from agentopt.reports.compare import write_comparison
-    from agentopt.reports.view_pages import compare_page
 
     base, current = partial_to_fail
     comp = compare_runs(base, current)
@@ -159,13 +160,16 @@ def test_partial_to_fail_is_red_in_terminal_html_and_view(partial_to_fail, tmp_p
         folder = state / "runs" / results.run.id
         folder.mkdir(parents=True)
         (folder / "results.json").write_text(results.model_dump_json())
-    page = compare_page(state, base.run.id, current.run.id)
-    assert page is not None
-    for html in (exported, page):
-        t1, t2 = _coloured_row(html, "t1"), _coloured_row(html, "t2")
-        assert f'color: {RED}; text-decoration-color: {RED}">worse' in t1
-        assert f'color: {RED}; text-decoration-color: {RED}">fail' in t1
-        assert f'color: {GREEN}; text-decoration-color: {GREEN}">better' in t2
+    t1, t2 = _coloured_row(exported, "t1"), _coloured_row(exported, "t2")
+    assert f'color: {RED}; text-decoration-color: {RED}">worse' in t1
+    assert f'color: {RED}; text-decoration-color: {RED}">fail' in t1
+    assert f'color: {GREEN}; text-decoration-color: {GREEN}">better' in t2
+    # The view's compare page: the same words, the same colours (its stylesheet maps them).
+    status, _, page = Pages(state).get("/compare", {"run": [base.run.id, current.run.id]})
+    assert status == 200
+    rows = {m[0]: m[1] for m in re.findall(r"<b>(t\d)</b>(.*?)</tr>", page, re.S)}
+    assert '<span class="chg worse" data-colour="red">worse</span>' in rows["t1"]
+    assert '<span class="chg better" data-colour="green">better</span>' in rows["t2"]
 
 
 def test_repeated_tasks_change_only_past_their_noise(build: Callable[..., RunResults]) -> None:

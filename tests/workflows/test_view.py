@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import urllib.error
 import urllib.request
@@ -45,7 +46,7 @@ def test_view_serves_run_list_run_detail_and_comparison(project: Path) -> None:
         status, detail = get(f"{base}/runs/{a}")
         assert status == 200 and "<svg" in detail and "q0" in detail
         status, comp = get(f"{base}/compare?a={a}&b={b}")
-        assert status == 200 and "shared tasks" in comp
+        assert status == 200 and "Compare 2 runs" in comp and 'id="compare"' in comp
         assert get(f"{base}/runs/..%2F..%2Fetc")[0] == 404
         assert get(f"{base}/runs/nope")[0] == 404
     finally:
@@ -135,9 +136,32 @@ def test_a_run_folder_linked_from_outside_is_not_served(project: Path, tmp_path:
     assert raw_get(port, "/runs/20990101-000000-link00", f"127.0.0.1:{port}")[0] == 404
     status, index = raw_get(port, "/", f"127.0.0.1:{port}")
     assert status == 200 and "refused" in index
-    assert "href='/runs/20990101-000000-link00'" not in index
+    assert 'href="/runs/20990101-000000-link00"' not in index
     # a results.json that is itself a link out of .agentopt/ is not served either
     folder = runs / "20990101-000000-link01"
     folder.mkdir()
     (folder / "results.json").symlink_to(outside / "secret-run" / "results.json")
     assert raw_get(port, "/runs/20990101-000000-link01", f"127.0.0.1:{port}")[0] == 404
+
+
+def test_pages_and_assets_forbid_anything_from_elsewhere(served) -> None:
+    port, (run_id,) = served
+    import http.client
+
+    for path in ("/", f"/runs/{run_id}", "/static/view.css", "/static/view.js"):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read().decode()
+        conn.close()
+        assert resp.status == 200, path
+        csp = resp.getheader("Content-Security-Policy") or ""
+        assert "default-src 'none'" in csp and "script-src 'self'" in csp, path
+        assert "connect-src 'self'" in csp
+        assert "http://" not in body.replace(f"127.0.0.1:{port}", "") or path == "/", path
+    page = raw_get(port, "/", f"127.0.0.1:{port}")[1]
+    assert '<script src="/static/view.js"' in page and "<script>" not in page
+    assert raw_get(port, "/static/../view_cmd.py", f"127.0.0.1:{port}")[0] == 404
+    assert raw_get(port, "/static/other.js", f"127.0.0.1:{port}")[0] == 404
+    status, version = raw_get(port, f"/api/version?page=/runs/{run_id}", f"127.0.0.1:{port}")
+    assert status == 200 and json.loads(version)["live"] is False

@@ -253,6 +253,28 @@ class Options(BaseModel):
     """Most agent turns of a simulated conversation when its task sets none (default 5)."""
 
 
+class VariantEntry(BaseModel):
+    """One entry of `variants:` (agentopt): the suite's agent again with another model and/or
+    other instructions. Two or more entries make `eval run` a matrix run."""
+
+    model_config = _STRICT
+
+    name: str | None = None
+    """Column head (default: what the variant changes, e.g. the model name)."""
+    model: str | None = None
+    """The agent model for this variant (default: the agent's own)."""
+    instruction: str | InstructionFile | None = None
+    """Inline instructions or `{file: path}` (default: the agent's own)."""
+
+    def instruction_text(self) -> str | None:
+        """The instructions, reading the file form; None when not set."""
+        if isinstance(self.instruction, InstructionFile):
+            from agentopt.core.files.yaml_source import read_text
+
+            return read_text(self.instruction.file, kind="text")
+        return self.instruction
+
+
 class EvalConfig(BaseModel):
     """A loaded eval.yaml."""
 
@@ -274,6 +296,8 @@ class EvalConfig(BaseModel):
     """Models, limits and optimizer settings."""
     max_samples: int | None = Field(default=None, ge=1, le=1000)
     """Tasks `eval generate` writes (default 15)."""
+    variants: list[VariantEntry] = Field(default_factory=list)
+    """agentopt: run the tasks against each of these variants of the agent (a matrix run)."""
 
     path: Path | None = Field(default=None, exclude=True)
     """Where the file was read from (not a key of the file)."""

@@ -386,6 +386,9 @@ def _resolve_paths(config: EvalConfig, base: Path) -> None:
         config.agent.config = fix(config.agent.config)
         if isinstance(config.agent.instruction, InstructionFile):
             config.agent.instruction.file = fix(config.agent.instruction.file) or Path()
+    for variant in config.variants:
+        if isinstance(variant.instruction, InstructionFile):
+            variant.instruction.file = fix(variant.instruction.file) or Path()
 
 
 def _check_files(c: Collector, config: EvalConfig) -> None:
@@ -403,3 +406,6 @@ def _check_files(c: Collector, config: EvalConfig) -> None:
         need(config.agent.config, ("agent", "config"))
         if isinstance(config.agent.instruction, InstructionFile):
             need(config.agent.instruction.file, ("agent", "instruction", "file"))
+    for i, variant in enumerate(config.variants):
+        if isinstance(variant.instruction, InstructionFile):
+            need(variant.instruction.file, ("variants", i, "instruction", "file"))

@@ -24,6 +24,7 @@ from agentopt.workflows.detect import DetectedTarget, detect_target
 from agentopt.workflows.eval_model import DEFAULT_MODEL, resolve_eval_model
 from agentopt.workflows.optimize.options import TARGETS, OptimizeOptions
 from agentopt.workflows.run.inputs import evaluator_uses
+from agentopt.workflows.run.matrix import start_from_best_variant
 from agentopt.workflows.suite_assets import verify_pinned_assets
 
 Ask = Callable[[str, bool], bool]
@@ -149,6 +150,8 @@ def resolve_optimize_inputs(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
     if config is not None:
         verify_pinned_assets(config)
     agent = _agent(detected, opts)
+    if opts.from_matrix:
+        agent = start_from_best_variant(project, opts.from_matrix, agent, notices)
     if opts.dataset is not None:
         path = opts.dataset if opts.dataset.is_absolute() else cwd / opts.dataset
         dataset = load_dataset(path)

@@ -54,6 +54,9 @@ class OptimizeOptions:
     """`--executor local|ray` (None: eval.yaml `options.executor`, else local)."""
     ray_address: str | None = None
     """`--ray-address` (None: RAY_ADDRESS, else a local Ray instance)."""
+    from_matrix: str | None = None
+    """`--from-matrix ID|latest`: start from the best variant of a matrix run (its model and
+    instructions become the baseline's)."""
 
     def snapshot(self) -> dict[str, Any]:
         """The options as recorded in job.json (paths as text), for --resume."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from agentopt import __version__
 from agentopt.agents.base import AgentTarget, make_target
+from agentopt.contracts.matrix import VariantTag
 from agentopt.contracts.run_results import (
     RunResults,
     load_results,
@@ -300,11 +301,15 @@ async def _execute(
     seed: int,
     outputs: list[Path],
     executor: Executor,
+    *,
+    variant: VariantTag | None = None,
 ) -> None:
     inputs = outcome.inputs
     store = store or RunStore(spec.project_dir)
     outcome.run_id = store.run_id
     run_info = new_run_info(store, opts, inputs, spec, seed, layer)
+    if variant is not None:  # one variant of a matrix run (workflows/run/matrix.py)
+        run_info = run_info.model_copy(update={"variant": variant})
     store.write_run(run_info)
     started = time.monotonic()
     total = len(spec.tasks) * spec.repeat
