@@ -46,7 +46,7 @@ def test_evaluate_only_scores_a_whole_file_with_zero_agent_requests(project: Pat
         ],
     }
     (project / "evals.json").write_text(json.dumps(document))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge_reply
         url = srv.base_url
         code, out = cli(
@@ -125,7 +125,7 @@ def test_allowed_tools_fail_the_item_naming_the_tool_and_pass_otherwise(project:
         ],
     }
     (project / "evals.json").write_text(json.dumps(document))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = tool_agent
         url = srv.base_url
         code, out = cli(
@@ -155,7 +155,7 @@ def test_every_current_valid_example_runs_and_its_output_validates(
     name (custom-evaluators/<name>/) are not here, so those come back as errors — still a
     valid output document."""
     shutil.copy(VALID / example, project / example)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge_reply
         url = srv.base_url
         code, out = cli(
@@ -181,7 +181,7 @@ def test_upstream_custom_evaluators_example_runs_its_prompty_judges(project: Pat
         folder = project / "custom-evaluators" / name
         folder.mkdir(parents=True)
         shutil.copy(M365_FIXTURES / "custom-evaluators" / name / f"{name}.prompty", folder)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge_reply
         url = srv.base_url
         code, out = cli(
