@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import copy
 import json
+from functools import lru_cache
 from typing import Any, Literal
 
 Dialect = Literal["bounded", "strict"]
@@ -115,8 +116,13 @@ def to_strict(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` in the strict subset of OpenAI/Azure structured outputs (see the module
     docstring). The root becomes an object: a root `anyOf` of objects is merged into one
     object whose properties are each nullable (the branch is told by which are not null)."""
-    root = _merge_root(copy.deepcopy(schema))
-    return _strict(root)
+    return json.loads(_strict_text(json.dumps(schema, sort_keys=False)))  # a fresh copy
+
+
+@lru_cache(maxsize=512)
+def _strict_text(text: str) -> str:
+    """Memo of `to_strict` by schema text: a judge sends the same schema on every call."""
+    return json.dumps(_strict(_merge_root(json.loads(text))))
 
 
 def _merge_root(schema: dict[str, Any]) -> dict[str, Any]:
@@ -361,7 +367,9 @@ def keyed(schema: Any) -> Any:
     out = {k: keyed(v) for k, v in schema.items()}
     prefix = out.pop("prefixItems", None)
     if isinstance(prefix, list) and prefix:
-        out["items"] = {"anyOf": prefix} if len(prefix) > 1 else prefix[0]
+        entries = [e for e in prefix if isinstance(e, dict)]
+        merged = _merge_pinned(entries) if len(entries) == len(prefix) else None
+        out["items"] = merged or ({"anyOf": prefix} if len(prefix) > 1 else prefix[0])
         out.setdefault("minItems", len(prefix))
         out.setdefault("maxItems", len(prefix))
     return out
@@ -369,9 +377,9 @@ def keyed(schema: Any) -> Any:
 
 def reply_problems(value: Any, rich: dict[str, Any], *, limit: int = 3) -> list[str]:
     """What in `value` breaks the rich schema (read `keyed`), in words a model can act on."""
-    import jsonschema  # 0.1-0.3 s to import: only when a reply is checked
-
-    validator = jsonschema.Draft202012Validator(keyed(rich))
+    validator = _validator(json.dumps(rich))
+    if validator.is_valid(value):
+        return []
     problems = []
     for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in error.absolute_path) or "(root)"
@@ -379,6 +387,14 @@ def reply_problems(value: Any, rich: dict[str, Any], *, limit: int = 3) -> list[
         if len(problems) == limit:
             break
     return problems
+
+
+@lru_cache(maxsize=512)
+def _validator(text: str) -> Any:
+    """One validator per rich schema (building it costs more than using it)."""
+    import jsonschema  # 0.1-0.3 s to import: only when a reply is checked
+
+    return jsonschema.Draft202012Validator(keyed(json.loads(text)))
 
 
 def _describe(error: Any) -> str:
