@@ -198,7 +198,7 @@ def test_pool_limits_are_global_across_workers_and_a_429_halves_them_everywhere(
     429s the rest halves the cluster's judge pool, and the run's summary says so."""
     project = tmp_path / "p"
     write_tasks(project, 12)
-    with FakeOpenAI(schemas="any") as agent, FakeOpenAI(latency=0.2) as judge:
+    with FakeOpenAI(schemas="any") as agent, FakeOpenAI(latency=0.2, schemas="any") as judge:
         judge.handler = judge_reply
         suite = ["--prompts-file", "tasks.jsonl", "--agent-model", f"compat:fake@{agent.base_url}",
                  "--eval-model", f"compat:judge@{judge.base_url}", "--evaluator", "Relevance",
