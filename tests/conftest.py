@@ -8,6 +8,7 @@ import importlib.metadata
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +82,27 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _no_unexpected_schema_refusals() -> Any:
+    """A fake OpenAI/Azure server that refused a strict schema fails the test that sent it,
+    unless the test said it expects that (`srv.expect_refusals = True`): agentopt falls back
+    after a refusal, so without this a schema the real service refuses could pass unnoticed."""
+    from tests.fake_openai import STARTED
+
+    first = len(STARTED)
+    yield
+    refused = [
+        (srv, req) for srv in STARTED[first:] if not srv.expect_refusals for req in srv.refusals
+    ]
+    del STARTED[first:]
+    if refused:
+        srv, req = refused[0]
+        body = req.body if isinstance(req.body, dict) else {}
+        fmt = (body.get("response_format") or {}).get("json_schema") or {}
+        pytest.fail(
+            f"the fake {srv.schemas} server refused {len(refused)} request(s) for a schema "
+            f"outside the strict subset; first: response_format {fmt.get('name')!r} / tools "
+            f"{[t.get('function', {}).get('name') for t in body.get('tools') or []]}"
+        )

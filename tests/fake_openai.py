@@ -12,6 +12,12 @@ checked) and answers from a FIFO of scripted replies, falling back to a default 
         ...
         assert srv.count("/chat/completions") == 2
 
+Like the real service, it refuses a strict schema outside the structured-outputs subset
+(`schemas="openai"`, the default; `"azure"` is Azure OpenAI's narrower list; `"any"` accepts
+every schema, as llama.cpp's server does): HTTP 400 with OpenAI's error body naming
+`response_format` (or the strict tool's `parameters`), see `tests/strict_schema.py`. Every
+refusal is kept in `refusals`; a test that did not expect one fails (tests/conftest.py).
+
 Any path ending in `/chat/completions`, `/embeddings` or `/models` is served, so Azure
 deployment URLs (`/openai/deployments/<d>/chat/completions?api-version=...`) and Foundry project
 URLs (`/api/projects/<p>/openai/v1/chat/completions`) work against the same server.
@@ -28,8 +34,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
+
+from tests.strict_schema import refusal
 
 __all__ = [
     "FakeOpenAI",
@@ -71,6 +79,9 @@ class RecordedRequest:
 
 
 Handler = Callable[[RecordedRequest], "Reply | None"]
+Schemas = Literal["openai", "azure", "any"]
+STARTED: list[FakeOpenAI] = []
+"""Every fake made in this process, in order (the conftest checks their refusals per test)."""
 
 
 def text(
@@ -179,6 +190,7 @@ class FakeOpenAI:
         latency: float = 0.0,
         max_in_flight: int | None = None,
         retry_after: float | None = None,
+        schemas: Schemas = "openai",
     ) -> None:
         """
         Args:
@@ -188,6 +200,8 @@ class FakeOpenAI:
             max_in_flight: act like a rate-limited service: a request arriving while this many
                 are being served gets a 429 (with `retry_after` as `Retry-After` when given).
             retry_after: the `Retry-After` of those 429s.
+            schemas: which strict schemas are refused: OpenAI's subset, Azure's, or none
+                ("any": a llama.cpp-like server whose grammar takes any schema).
         """
         self.default_usage = usage
         self.model = model
@@ -198,6 +212,12 @@ class FakeOpenAI:
         self.peak_in_flight = 0
         self.rejected = 0
         self.requests: list[RecordedRequest] = []
+        self.schemas: Schemas = schemas
+        self.refusals: list[RecordedRequest] = []
+        """Chat requests refused for a schema outside the strict subset."""
+        self.expect_refusals = False
+        """Set by a test that sends such schemas on purpose."""
+        STARTED.append(self)
         self.handler: Handler | None = None
         """Optional function answering any request it returns a Reply for (after the queue)."""
         self._queue: deque[Reply] = deque()
@@ -283,8 +303,12 @@ class FakeOpenAI:
 
     def _next_reply(self, req: RecordedRequest) -> Reply:
         scriptable = req.path.endswith(("/chat/completions", "/embeddings"))
+        refused = self._refused(req)
         with self._lock:
             self.requests.append(req)
+            if refused is not None:
+                self.refusals.append(req)
+                return refused
             scripted = self._queue.popleft() if self._queue and scriptable else None
         if scripted is not None:
             if scripted.body is None and scripted.status == 200:
@@ -302,6 +326,15 @@ class FakeOpenAI:
             if answer is not None:
                 return answer
         return self._default(req)
+
+    def _refused(self, req: RecordedRequest) -> Reply | None:
+        """The service's 400 for a strict schema outside its subset (before any script)."""
+        if self.schemas == "any" or not req.path.endswith("/chat/completions"):
+            return None
+        if not isinstance(req.body, dict):
+            return None
+        body = refusal(req.body, self.schemas)
+        return None if body is None else Reply(status=400, body=body)
 
     def _default(self, req: RecordedRequest) -> Reply:
         body = req.body if isinstance(req.body, dict) else {}

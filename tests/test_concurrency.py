@@ -64,7 +64,7 @@ def test_eval_run_concurrency_bounds_agent_runs(project: Path) -> None:
     rows = [{"name": f"t{i}", "query": f"item {i}"} for i in range(9)]
     (project / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     peak = Peak()
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:  # a self-hosted server
         srv.handler = peak
         result = runner.invoke(
             app,
@@ -82,7 +82,7 @@ def test_optimize_concurrency_bounds_agent_runs_across_proposals(
     tmp_path: Path, flag: str | None
 ) -> None:
     peak = Peak()
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:  # a self-hosted server
         srv.handler = peak
         model = f"compat:fake@{srv.base_url}"
         rows = [task(f"t{i:02d}", ("refund window", "tracking link")[i % 2]) for i in range(8)]

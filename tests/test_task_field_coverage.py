@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agentopt.datasets.foundry import QUERY_KEYS, TASK_KEYS, TRUTH_KEYS, TURN_KEYS
+from agentopt.datasets.foundry import NAME_KEYS, QUERY_KEYS, TASK_KEYS, TRUTH_KEYS, TURN_KEYS
 from agentopt.datasets.simulation_fields import GOAL_KEYS, SIMULATION_KEYS
 from agentopt.models.providers.mock import register_mock, unregister_mock
 from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall
@@ -31,6 +31,7 @@ SINGLE: dict[str, Any] = {"name": "t1", "query": "where is order 7?", "ground_tr
 THREAD: dict[str, Any] = {"name": "t1", "turns": [{"prompt": "hello"}, {"prompt": "order 7?"}]}
 THREAD_KEY = "turns[]."
 ALIASES = {
+    **{k: "name" for k in NAME_KEYS[1:]},
     **{k: "query" for k in QUERY_KEYS[1:]},
     **{k: "ground_truth" for k in TRUTH_KEYS[1:]},
     **{k: "goal" for k in GOAL_KEYS[1:]},
@@ -54,6 +55,7 @@ VALUES: dict[str, tuple[dict[str, Any], Any]] = {
     "metadata": (SINGLE, {"owner": "team-a"}),
     "tool_mocks": (SINGLE, {"get_order": [{"return": {"status": "lost"}}]}),
     "description": (SINGLE, "Checks the order lookup."),
+    "candidate_response": (SINGLE, "Order 7 has shipped."),
     "evaluators": (SINGLE, {"builtin.partial_match": {}}),
     "evaluators_mode": (
         {**SINGLE, "evaluators": {"builtin.partial_match": {}}},

@@ -244,7 +244,13 @@ def _generate(
     from agentopt.workflows.detect import detect_target
     from agentopt.workflows.generate.suite import call_settings, run_generate
     from agentopt.workflows.generate.summary import next_steps_lines, shown_path, summary_lines
-    from agentopt.workflows.init import GenerateOptions, Kept, ensure_baseline, plan_suite
+    from agentopt.workflows.init import (
+        GenerateOptions,
+        Kept,
+        ensure_baseline,
+        plan_suite,
+        write_instruction_baseline,
+    )
 
     cwd = STATE.cwd
     asker = _RichAsker(STATE.console) if STATE.interactive else None
@@ -309,6 +315,10 @@ def _generate(
     if isinstance(plan, Kept):
         _say(plan.message)
         return
+    baseline = write_instruction_baseline(target, options)
+    if baseline is not None:  # as azd's eval generate: the -g text becomes the baseline
+        _say(f"Baseline: {shown_path(baseline, cwd)}")
+        plan = plan.model_copy(update={"agent_config": baseline})
     _say(_plan_line(plan, cwd))
     settings = call_settings(plan.config_path, target.project_endpoint)
     with _relative_paths(cwd):

@@ -21,9 +21,16 @@ from agentopt.datasets.simulation_fields import (
 )
 
 QUERY_KEYS = ("query", "prompt", "question")
+NAME_KEYS = ("name", "id")
+"""`id`: the task name in the rows Foundry's dataset generation writes (azd's
+`datasets/<name>/<suite>_dg.jsonl`: `{id, description, query, candidate_response}`)."""
+KEPT_KEYS = ("candidate_response",)
+"""Known keys kept in the task's `metadata` (recorded with its results), never scored:
+`candidate_response` is the dataset generator's sample answer, not a verified ground truth."""
 TRUTH_KEYS = ("ground_truth", "groundTruth", "expected_response")
 TASK_KEYS = (
-    "name",
+    *NAME_KEYS,
+    *KEPT_KEYS,
     *QUERY_KEYS,
     *TRUTH_KEYS,
     "context",
@@ -54,7 +61,6 @@ SYNONYMS = {
     "label": "category",
     "checks": "criteria",
     "rubric": "criteria",
-    "id": "name",
     "messages": "turns",
     "test_case_id": "name",
     "test_case_category": "category",
@@ -121,9 +127,10 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
     The name is left "" when absent; `assign_names` fills it once the whole file is read.
     """
     errors_before = len(ctx.log.errors)
-    name = _text(record, ("name",), ctx)
+    name_key = _pick_alias(record, NAME_KEYS, ctx) or "name"
+    name = _text(record, (name_key,), ctx, numbers=True)
     if name is not None and not name.strip():
-        ctx.error("name", f"expected a non-empty task name, found {describe(name)}")
+        ctx.error(name_key, f"expected a non-empty task name, found {describe(name)}")
     query_key = _pick_alias(record, QUERY_KEYS, ctx)
     truth_key = _pick_alias(record, TRUTH_KEYS, ctx)
     raw_turns = record.get("turns")
@@ -181,6 +188,9 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
     tags = _tags(record.get("tags"), ctx)
     metadata = _object(record.get("metadata"), "metadata", ctx)
     tool_mocks = _object(record.get("tool_mocks"), "tool_mocks", ctx)
+    kept = {k: record[k] for k in KEPT_KEYS if k in record}
+    if kept:
+        metadata = {**kept, **(metadata or {})}
     extra = {k: v for k, v in record.items() if k not in TASK_KEYS}
     for key in extra:
         ctx.unknown.add("task", key, ctx.line)

@@ -34,6 +34,7 @@ from agentopt.core.files.m365_schemas import RETIRED_HINT, retired_evaluator
 from agentopt.core.files.rubric import load_rubric
 from agentopt.core.files.yaml_source import read_text
 from agentopt.core.paths import registry_dir
+from agentopt.core.versions import find_version, latest_version, version_key
 from agentopt.evaluators.base import (
     BuildContext,
     EvalSample,
@@ -52,7 +53,7 @@ from agentopt.evaluators.code_worker import UserCode
 from agentopt.evaluators.registry import build_registered, lookup, unknown_evaluator
 
 RUBRIC_FILE = "rubric_dimensions.json"
-_VERSION = re.compile(r"^(?P<name>.+)\.v(?P<version>\d+)\.ya?ml$")
+_VERSION = re.compile(r"^(?P<name>.+)\.v(?P<version>[0-9A-Za-z][0-9A-Za-z._-]*)\.ya?ml$")
 
 
 def build_evaluator(
@@ -121,17 +122,18 @@ def registered_yaml(project_dir: Path, name: str, version: str | None) -> Path |
     folder = registry_dir(project_dir) / "evaluators"
     if not folder.is_dir():
         return None
-    versions: dict[int, Path] = {}
+    versions: dict[str, Path] = {}
     for path in folder.iterdir():
         m = _VERSION.match(path.name)
         if m and m.group("name") == name:
-            versions[int(m.group("version"))] = path
+            versions[m.group("version")] = path
     if not versions:
         return None
     if version is None:
-        return versions[max(versions)]
-    if not version.isdigit() or int(version) not in versions:
-        known = ", ".join(str(v) for v in sorted(versions))
+        return versions[str(latest_version(versions))]
+    found = find_version(versions, version)  # "1.0" (azd's) is "1"
+    if found is None:
+        known = ", ".join(sorted(versions, key=version_key))
         raise ConfigError(
             problems=[
                 Problem(
@@ -139,7 +141,7 @@ def registered_yaml(project_dir: Path, name: str, version: str | None) -> Path |
                 )
             ]
         )
-    return versions[int(version)]
+    return versions[found]
 
 
 def from_evaluator_yaml(spec: EvaluatorSpec, use: EvaluatorUse, ctx: BuildContext) -> Evaluator:

@@ -7,7 +7,12 @@ to the cache database (`capabilities` table), so the next run starts there with 
 While a mode is unconfirmed, structured calls to that server go one at a time, so sixteen
 concurrent judges cost one probe, not sixteen. The same memory holds the tool-calling mode
 (`native` until the server refuses, ignores or fakes tool calls, then `prompted`) and the
-parameters dropped because the server refused them (`seed`, `parallel_tool_calls`).
+parameters dropped because the server refused them (`seed`, `parallel_tool_calls`), and the
+schema dialect (`schema_dialect`): a self-hosted server takes the rich, bounded schemas callers
+write until it refuses one naming a schema keyword (a gateway to OpenAI or Azure refuses
+`prefixItems`); it then gets the strict form, once and from then on. Hosted APIs always get the
+strict form, and replies to it are restored to the rich shape (the nulls it introduced for
+optional properties dropped) before the caller reads them.
 
 Each change is said once per server as a notice ("llama: json_schema not supported (HTTP 500
 …); using json_object with the schema in the prompt"). `options.providers.<name>`
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -27,6 +33,14 @@ from agentopt.models.prompted_tools import (
     prompted_request,
     prompted_response,
     tool_calls_in_text,
+)
+from agentopt.models.schema_dialect import (
+    BOUNDED,
+    STRICT,
+    Dialect,
+    names_schema_keyword,
+    restore,
+    to_strict,
 )
 from agentopt.models.settings import ProviderConfig
 from agentopt.models.structured import (
@@ -44,6 +58,7 @@ Send = Callable[[ChatRequest], Awaitable[ChatResponse]]
 
 STRUCTURED = "structured_output"
 TOOLS = "tools"
+DIALECT = "schema_dialect"
 DROPPABLE = ("seed",)
 """Parameters that are safe to drop when a server refuses them: a seed is a determinism hint
 (agentopt never sends `parallel_tool_calls`, the other parameter servers refuse this way)."""
@@ -51,6 +66,8 @@ SELF_HOSTED_TYPES = frozenset({"compat", "ollama", "vllm"})
 """Servers people run themselves (llama.cpp, Ollama, vLLM, LM Studio, a LiteLLM proxy): no
 price table, and JSON decoded under a grammar compiled from the schema."""
 _STRUCTURED_PARAMS = frozenset({"response_format"})
+_SCHEMA_MODES = frozenset({"json_schema_strict", "json_schema"})
+"""Modes that send the schema as a parameter (the others quote the rich one in the prompt)."""
 _TOOL_PARAMS = frozenset({"tools", "tool_choice"})
 
 
@@ -83,6 +100,7 @@ class ServerCapabilities:
         self.confirmed = len(self._rungs) == 1
         self.tool_mode = "prompted" if config.tool_calling == "prompted" else "native"
         self.dropped: set[str] = set()
+        self.dialect: Dialect = initial_dialect(key[0])
         self._remembered: dict[str, str] = {}
         self._refusal: str | None = None
         self._lock = asyncio.Lock()
@@ -93,6 +111,7 @@ class ServerCapabilities:
         """What the run's metadata records about this server."""
         out = {STRUCTURED: self.mode if self.confirmed else f"{self.mode} (unprobed)"}
         out[TOOLS] = self.tool_mode
+        out[DIALECT] = self.dialect
         if self.dropped:
             out["dropped"] = ", ".join(sorted(self.dropped))
         return out
@@ -115,6 +134,8 @@ class ServerCapabilities:
         if not self._fixed_tools and found.get(TOOLS) in ("native", "prompted"):
             self.tool_mode = found[TOOLS]
         self.dropped = {p for p in DROPPABLE if found.get(f"drop:{p}") == "yes"}
+        if found.get(DIALECT) == STRICT:
+            self.dialect = STRICT
 
     # -- the request path --------------------------------------------------------------------
     async def complete(self, request: ChatRequest, send: Send) -> ChatResponse:
@@ -139,19 +160,80 @@ class ServerCapabilities:
         there sends in the mode the probe settled on."""
         spec = structured_spec(request)
         async with self._probe_gate(spec):
-            used = self.mode
+            used, dialect = self.mode, self.dialect
             wire = self._without_dropped(request)
             if spec is not None:
-                wire = apply_mode(wire, spec, used)
+                wire = apply_mode(wire, self._in_dialect(spec, used), used)
+            wire = self._strict_tools(wire)
             try:
                 response = await send(wire)
             except ModelCallError as exc:
-                if exc.kind == "unsupported" and await self._fall_back(exc, request, used):
+                if exc.kind == "unsupported" and await self._fall_back(exc, request, used, dialect):
                     return None
                 raise
             if spec is not None and not self.confirmed:
                 await self._confirm()
+            return self._restored(request, spec, used, response)
+
+    def _in_dialect(self, spec: StructuredSpec, mode: Mode) -> StructuredSpec:
+        """The spec as this server takes it: the strict form when it only takes that."""
+        if self.dialect != STRICT or spec.schema is None or mode not in _SCHEMA_MODES:
+            return spec
+        return StructuredSpec(spec.name, to_strict(spec.schema), spec.strict)
+
+    def _strict_tools(self, request: ChatRequest) -> ChatRequest:
+        """Tools declared `strict: true` get parameters in the strict form when needed."""
+        if self.dialect != STRICT or not request.tools:
+            return request
+        if not any(t.function.get("strict") is True for t in request.tools):
+            return request
+        tools = [
+            t.model_copy(
+                update={
+                    "function": {
+                        **t.function,
+                        "parameters": to_strict(t.function.get("parameters") or {}),
+                    }
+                }
+            )
+            if t.function.get("strict") is True
+            else t
+            for t in request.tools
+        ]
+        return request.model_copy(update={"tools": tools})
+
+    def _restored(
+        self, request: ChatRequest, spec: StructuredSpec | None, mode: Mode, response: ChatResponse
+    ) -> ChatResponse:
+        """The reply to a strict-form request read back in the rich shape (restore)."""
+        if self.dialect != STRICT:
             return response
+        message = response.message
+        update: dict[str, Any] = {}
+        if spec is not None and spec.schema is not None and mode in _SCHEMA_MODES:
+            text = _restored_json(message.content, spec.schema)
+            if text is not None:
+                update["content"] = text
+        strict = {
+            t.name: t.function.get("parameters") or {}
+            for t in request.tools or []
+            if t.function.get("strict") is True
+        }
+        if strict and message.tool_calls:
+            calls = []
+            for call in message.tool_calls:
+                args = call.function.arguments
+                params = strict.get(call.function.name)
+                fixed = _restored_json(args, params) if params is not None else None
+                if fixed is not None:
+                    call = call.model_copy(
+                        update={"function": call.function.model_copy(update={"arguments": fixed})}
+                    )
+                calls.append(call)
+            update["tool_calls"] = calls
+        if not update:
+            return response
+        return response.model_copy(update={"message": message.model_copy(update=update)})
 
     @contextlib.asynccontextmanager
     async def _probe_gate(self, spec: StructuredSpec | None) -> AsyncIterator[None]:
@@ -189,10 +271,14 @@ class ServerCapabilities:
         return response
 
     # -- falling back ------------------------------------------------------------------------
-    async def _fall_back(self, exc: ModelCallError, request: ChatRequest, used: Mode) -> bool:
+    async def _fall_back(
+        self, exc: ModelCallError, request: ChatRequest, used: Mode, dialect: Dialect
+    ) -> bool:
         """Adapt to a refused parameter; False when nothing is left to try."""
         param = exc.unsupported or ""
         cause = _cause(exc)
+        if await self._to_strict_dialect(param, cause, request, used, dialect):
+            return True
         if param in DROPPABLE and _sends(request, param):
             if param not in self.dropped:
                 self.dropped.add(param)
@@ -213,6 +299,26 @@ class ServerCapabilities:
             self.mode, self.confirmed = following, False
             return True
         return False
+
+    async def _to_strict_dialect(
+        self, param: str, cause: str, request: ChatRequest, used: Mode, dialect: Dialect
+    ) -> bool:
+        """A bounded schema refused for one of its keywords: send the strict form, once."""
+        if dialect != BOUNDED or not names_schema_keyword(cause):
+            return False
+        schema_sent = param in _STRUCTURED_PARAMS and used in _SCHEMA_MODES
+        if not (schema_sent and structured_spec(request) is not None) and not (
+            param == "tools" and any(t.function.get("strict") is True for t in request.tools or [])
+        ):
+            return False
+        if self.dialect == BOUNDED:  # another call may have stepped down already
+            self.dialect = STRICT
+            await self._remember(DIALECT, STRICT, cause)
+            self._notice(
+                f"{self.provider}: the bounded JSON schema was refused ({cause}); sending the "
+                "strict form OpenAI and Azure accept, and checking the rest on our side"
+            )
+        return True
 
     async def _confirm(self) -> None:
         self.confirmed = True
@@ -254,6 +360,24 @@ def grammar_decoded(provider_type: str, config: ProviderConfig) -> bool:
     if provider_type not in SELF_HOSTED_TYPES:
         return False
     return config.structured_output not in ("json_object", "prompt")
+
+
+def initial_dialect(provider_type: str) -> Dialect:
+    """Hosted APIs take the strict form; the embedded model and self-hosted servers decode
+    under a grammar and take the bounded one until they refuse it."""
+    return BOUNDED if provider_type == "local" or provider_type in SELF_HOSTED_TYPES else STRICT
+
+
+def _restored_json(text: str | None, schema: dict[str, Any]) -> str | None:
+    """`text` (JSON) restored to the rich shape, or None when it is not JSON or unchanged."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    fixed = restore(value, schema)
+    return None if fixed == value else json.dumps(fixed, ensure_ascii=False)
 
 
 def _sends(request: ChatRequest, param: str) -> bool:

@@ -108,17 +108,23 @@ def apply_mode(request: ChatRequest, spec: StructuredSpec, mode: Mode) -> ChatRe
     """`request` rewritten to ask for `spec` the way `mode` does (the strict rung: as written)."""
     schema = spec.schema
     if mode == "json_schema_strict" or (mode == "json_schema" and schema is None):
-        return request
+        if schema is None or structured_spec(request) == spec:
+            return request
+        # The same request with the schema in the server's dialect (`schema_dialect`).
+        body = {"name": spec.name, "schema": schema, "strict": spec.strict}
+        fmt = {"type": "json_schema", "json_schema": body}
+        return request.model_copy(update={"response_format": fmt})
     if mode == "json_schema" and schema is not None:
         body = {"name": spec.name, "schema": schema, "strict": False}
-        fmt: dict[str, Any] | None = {"type": "json_schema", "json_schema": body}
-        return request.model_copy(update={"response_format": fmt})
+        fmt_: dict[str, Any] | None = {"type": "json_schema", "json_schema": body}
+        return request.model_copy(update={"response_format": fmt_})
     if mode == "guided_json" and schema is not None:
-        fmt = {"type": "guided_json", "schema": schema}
-        return request.model_copy(update={"response_format": fmt})
-    fmt = None if mode == "prompt" else {"type": "json_object"}
+        return request.model_copy(
+            update={"response_format": {"type": "guided_json", "schema": schema}}
+        )
+    plain = None if mode == "prompt" else {"type": "json_object"}
     messages = with_schema_prompt(request.messages, schema)
-    return request.model_copy(update={"response_format": fmt, "messages": messages})
+    return request.model_copy(update={"response_format": plain, "messages": messages})
 
 
 def with_schema_prompt(messages: list[Message], schema: dict[str, Any] | None) -> list[Message]:

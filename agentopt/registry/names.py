@@ -11,7 +11,10 @@ from agentopt.core.errors import InputError
 AssetKind = Literal["datasets", "evaluators"]
 KINDS: tuple[AssetKind, ...] = ("datasets", "evaluators")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-VERSION_FILE_RE = re.compile(r"^(?P<name>.+)\.v(?P<version>[1-9][0-9]*)\.(?P<ext>[A-Za-z0-9]+)$")
+VERSION_FILE_RE = re.compile(
+    r"^(?P<name>.+)\.v(?P<version>[0-9A-Za-z][0-9A-Za-z._-]*)\.(?P<ext>[A-Za-z0-9]+)$"
+)
+"""`<name>.v<version>.<ext>`; versions as `agentopt.core.versions` reads them ("1", "1.0")."""
 EVALUATOR_EXT = "yaml"
 DATASET_EXT = "jsonl"
 

@@ -32,6 +32,8 @@ from agentopt.core.files.rubric import RubricDimension
 from agentopt.core.files.yaml_source import load_json, read_text
 from agentopt.core.ids import utc_now_iso
 from agentopt.core.paths import inside_project, registry_dir
+from agentopt.core.versions import find_version, latest_version, version_key
+from agentopt.core.versions import next_version as bump
 from agentopt.registry.hashing import (
     BYTES,
     CANONICAL,
@@ -139,8 +141,7 @@ class Registry:
 
     def next_version(self, kind: AssetKind, name: str) -> str:
         """One more than the highest version known to the index or present on disk."""
-        known = [int(v) for v in self.versions(kind, name)]
-        return str(max(known, default=0) + 1)
+        return bump(latest_version(self.versions(kind, name)))
 
     def entry(self, kind: AssetKind, name: str, version: str) -> VersionEntry:
         versions = self.index()[kind].get(name)
@@ -151,13 +152,14 @@ class Registry:
                 f"{kind}.{name}",
                 f'no registered {kind[:-1]} named "{name}" (registered: {known})',
             )
-        if str(version) not in versions:
+        found = find_version(versions, str(version))  # "1.0" (azd's) is "1"
+        if found is None:
             raise ConfigError.at(
                 str(self.index_path),
                 f"{kind}.{name}",
                 f'no version "{version}" of {name} (versions: {", ".join(versions)})',
             )
-        return versions[str(version)]
+        return versions[found]
 
     def lookup(
         self, kind: AssetKind, name: str, version: str | None = None, *, verify: bool = True
@@ -200,8 +202,11 @@ class Registry:
         source: dict[str, Any] | None = None,
         *,
         ext: str = DATASET_EXT,
+        after: str | None = None,
     ) -> Registered:
-        """Register dataset bytes as a new version unless they equal the latest version's."""
+        """Register dataset bytes as a new version unless they equal the latest version's.
+        `after`: a version eval.yaml pins that this registry may not hold (azd's "1.0",
+        registered in Foundry): a new version comes after it, in its style ("2.0")."""
         check_name(name)
         if not content.strip():
             raise InputError.at(name, "", "cannot register an empty dataset")
@@ -211,15 +216,18 @@ class Registry:
             return dataset_sha256(content, ext, scheme)
 
         with self._locked():
-            return self._register("datasets", name, sha, lambda v: content, ext, source)
+            return self._register("datasets", name, sha, lambda v: content, ext, source, after)
 
     def register_evaluator(
         self,
         name: str,
         spec: EvaluatorSpec | str,
         source: dict[str, Any] | None = None,
+        *,
+        after: str | None = None,
     ) -> Registered:
-        """Register an evaluator (a spec or its YAML text); name/version/time are set here."""
+        """Register an evaluator (a spec or its YAML text); name/version/time are set here
+        (`after` as in `register_dataset`)."""
         check_name(name)
         if isinstance(spec, str):
             spec = parse_evaluator_yaml(spec, f"{name} (evaluator YAML)")
@@ -241,7 +249,7 @@ class Registry:
             return dump_evaluator_yaml(final).encode("utf-8")
 
         with self._locked():
-            return self._register("evaluators", name, sha, render, EVALUATOR_EXT, src)
+            return self._register("evaluators", name, sha, render, EVALUATOR_EXT, src, after)
 
     def register_rubric(
         self,
@@ -313,6 +321,7 @@ class Registry:
         render: Callable[[str], bytes],
         ext: str,
         source: Any,
+        after: str | None = None,
     ) -> Registered:
         """Mint a version, unless some version (not only the latest) has this very content:
         reverting an asset to an earlier content reuses that version."""
@@ -328,11 +337,11 @@ class Registry:
             if adopted:
                 self._write_index(index)  # record what a crash left unindexed
             return Registered(existing, False)
-        version = str(max((int(v) for v in versions), default=0) + 1)
+        version = bump(latest_version([*versions, *([after] if after else [])]))
         rel = f"{kind}/{version_file_name(name, version, ext)}"
         path = self.root / rel
         while path.exists():  # never overwrite an immutable file, even an unindexed one
-            version = str(int(version) + 1)
+            version = bump(version)
             rel = f"{kind}/{version_file_name(name, version, ext)}"
             path = self.root / rel
         inside_project(self.project_dir, path, "the registry file")  # `datasets/` as a link
@@ -425,8 +434,8 @@ class Registry:
             os.close(fd)
 
 
-def _vkey(item: tuple[str, Any]) -> int:
-    return int(item[0]) if str(item[0]).isdigit() else 0
+def _vkey(item: tuple[str, Any]) -> tuple[int, float, str, int]:
+    return version_key(str(item[0]))
 
 
 def _source(source: Any) -> dict[str, Any]:

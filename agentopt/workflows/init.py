@@ -93,6 +93,49 @@ def ensure_baseline(target: DetectedTarget) -> Path | None:
     return folder
 
 
+INSTRUCTIONS_FILE = "instructions.md"
+AZD_SKILL_DIRS = ("skills", "skill")
+"""The skill folders azd's baseline picks up beside the agent (`writeBaselineConfig`)."""
+
+
+def write_instruction_baseline(target: DetectedTarget, options: GenerateOptions) -> Path | None:
+    """azd's `writeBaselineIfNeeded` (eval_helpers.go, azure.ai.agents in Azure/azure-dev):
+    for an azd project's agent (an azure.yaml service), when no agent configuration is
+    resolved (no eval.yaml `agent.config`, no
+    `.agent_configs/baseline/metadata.yaml`) and the agent's definition has no instructions
+    (a hosted agent; a prompt agent defined by a `config:` block), the `-g` text (or the
+    `--gen-instruction-file` content) becomes the baseline, written as azd writes it:
+    `instructions.md` holding the text as given, and `metadata.yaml` with `instruction_file`
+    and, when the agent folder has `skills/` (or `skill/`), `skill_dir` relative to it. An
+    existing baseline is never overwritten. Returns the metadata.yaml written, else None."""
+    defn = target.definition
+    if target.azure_yaml is None or target.baseline_dir is not None:
+        return None  # azd writes it for an azd project's agent only
+    if defn is not None and (defn.instructions or "").strip():
+        return None
+    text = options.gen_instruction or ""
+    if not text.strip() and options.gen_instruction_file is not None:
+        text = read_text(options.gen_instruction_file, shown=str(options.gen_instruction_file))
+    if not text.strip():
+        return None
+    folder = target.project_dir / AGENT_CONFIGS_DIR / "baseline"
+    if (folder / METADATA_FILE).is_file():
+        return None
+    lines = [f"instruction_file: {INSTRUCTIONS_FILE}"]
+    skills = next((d for d in AZD_SKILL_DIRS if (target.project_dir / d).is_dir()), None)
+    if skills is not None:
+        lines.append(f"skill_dir: ../../{skills}")
+    files = {
+        INSTRUCTIONS_FILE: text.encode("utf-8"),
+        METADATA_FILE: ("\n".join(lines) + "\n").encode("utf-8"),
+    }
+    # Files given: the definition only names the folder's agent; a folder without
+    # metadata.yaml (a half-made baseline) is kept beside it as `baseline.<time>`.
+    write_agent_config(folder, AgentDefinition(name="baseline"), overwrite=True, files=files)
+    target.baseline_dir = folder
+    return folder / METADATA_FILE
+
+
 def plan_suite(
     options: GenerateOptions,
     target: DetectedTarget,

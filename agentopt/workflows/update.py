@@ -33,6 +33,7 @@ from agentopt.core.files.evaluator_yaml import EvaluatorSpec, RubricDefinition, 
 from agentopt.core.files.problems import Collector, LineIndex
 from agentopt.core.files.rubric import RubricDimension, check_dimensions
 from agentopt.core.files.yaml_source import parse_json, parse_yaml, read_text
+from agentopt.core.versions import find_version, same_version
 from agentopt.datasets import resolve_dataset_path, validate_dataset
 from agentopt.evaluators.judges.rubric import DEFAULT_THRESHOLD
 from agentopt.registry import (
@@ -72,7 +73,7 @@ class AssetChange(BaseModel):
 
     @property
     def changed(self) -> bool:
-        return self.version != self.previous
+        return not same_version(self.version, self.previous)
 
     def line(self) -> str:
         """`✓ Dataset NAME → version N` or `= Evaluator NAME unchanged (version N)`."""
@@ -272,9 +273,10 @@ def _edited_pinned(
 ) -> Path | None:
     """The pinned (else latest) version's file, when it was edited by hand."""
     version = version or registry.latest(kind, name)
-    if version is None or version not in registry.versions(kind, name):
+    found = find_version(registry.versions(kind, name), version) if version else None
+    if found is None:
         return None
-    return dict(registry.edited_versions(kind, name)).get(version)
+    return dict(registry.edited_versions(kind, name)).get(found)
 
 
 def _two_edits(edited: Path, copy: Path) -> Problem:
@@ -346,10 +348,12 @@ def _apply(registry: Registry, item: _Planned, config: EvalConfig) -> AssetChang
     if item.kind == "Dataset":
         assert item.content is not None
         ext = item.path.suffix.lstrip(".").lower() or "jsonl"
-        version, _ = registry.register_dataset(item.name, item.content, source, ext=ext)
+        version, _ = registry.register_dataset(
+            item.name, item.content, source, ext=ext, after=item.pinned
+        )
     else:
         assert item.spec is not None
-        version, _ = registry.register_evaluator(item.name, item.spec, source)
+        version, _ = registry.register_evaluator(item.name, item.spec, source, after=item.pinned)
     notes = []
     if edited:
         notes.append(
@@ -400,7 +404,7 @@ def _is_registered_file(registry: Registry, path: Path) -> bool:
 def _entry(
     registry: Registry, kind: AssetKind, name: str, version: str | None
 ) -> VersionEntry | None:
-    if version is None or version not in registry.versions(kind, name):
+    if version is None or find_version(registry.versions(kind, name), version) is None:
         return None
     return registry.entry(kind, name, version)
 

@@ -120,7 +120,7 @@ def _run_once(
 def _warm_up(tools: list[Tool], root: Path) -> dict[str, str]:
     """Run each tool on a small dataset; the reason it failed, by tool name."""
     failures: dict[str, str] = {}
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = _handler(0.0)
         files = write_all(root / "warmup-data", WARMUP_TASKS, srv.base_url)
         for tool in tools:
@@ -144,7 +144,7 @@ def _case(
     tag = f"{case.workload}-{round(case.latency * 1000)}ms-{case.logging}-r{rep}"
     outcomes: dict[str, Outcome | str] = {}
     order = tools if rep % 2 == 0 else list(reversed(tools))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = _handler(case.latency)
         files = write_all(root / f"data-{tag}", tasks, srv.base_url, case.workload)
         for tool in order:

@@ -85,7 +85,7 @@ def test_200_tasks_match_local_a_rerun_is_served_by_the_cache_and_no_secret_leak
     results, cache."""
     monkeypatch.setenv("LAB_KEY", CLUSTER_SECRET)
     on_cluster, here = tmp_path / "ray", tmp_path / "local"
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = scripted
         lab_suite(on_cluster, srv.base_url, "LAB_KEY", SUITE)
         lab_suite(here, srv.base_url, "LAB_KEY", SUITE)
@@ -150,7 +150,7 @@ def test_a_worker_killed_mid_unit_loses_nothing_and_repeats_no_answered_call(
     folder = project / "custom-evaluators" / "crash_once"
     folder.mkdir(parents=True)
     (folder / "crash_once.py").write_text(CRASHING_EVALUATOR.format(mark=str(mark)))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = scripted
         # Two units in flight on two workers: the killed one holds only `item 5`, whose agent
         # call was answered (and cached) before its evaluator killed the process.
@@ -180,7 +180,7 @@ def test_a_key_the_workers_lack_is_a_clear_error_before_any_call(
 ) -> None:
     monkeypatch.setenv("OTHER_LAB_KEY", "sk-only-on-the-driver")
     project = tmp_path / "p"
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         lab_suite(project, srv.base_url, "OTHER_LAB_KEY")
         code, out = cli(project, *on_ray(ray_cluster))
         assert srv.count() == 0
@@ -198,7 +198,7 @@ def test_pool_limits_are_global_across_workers_and_a_429_halves_them_everywhere(
     429s the rest halves the cluster's judge pool, and the run's summary says so."""
     project = tmp_path / "p"
     write_tasks(project, 12)
-    with FakeOpenAI() as agent, FakeOpenAI(latency=0.2) as judge:
+    with FakeOpenAI(schemas="any") as agent, FakeOpenAI(latency=0.2, schemas="any") as judge:
         judge.handler = judge_reply
         suite = ["--prompts-file", "tasks.jsonl", "--agent-model", f"compat:fake@{agent.base_url}",
                  "--eval-model", f"compat:judge@{judge.base_url}", "--evaluator", "Relevance",

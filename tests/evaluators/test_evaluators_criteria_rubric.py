@@ -211,7 +211,8 @@ def test_registered_rubric_latest_or_pinned_version(harness, judge):
     registry_yaml(harness.project_dir, "quality", 1, 0.9, DIMS[:1])
     registry_yaml(harness.project_dir, "quality", 2, 0.2, DIMS[:2])
     reply = dims_reply(("refund_accuracy", True, 3), ("tone", True, 3))
-    j = judge(reply)
+    # Version 1 has no "tone": a reply naming it breaks that rubric's schema (its ids).
+    j = judge(reply, dims_reply(("refund_accuracy", True, 3)))
     latest = harness.run("quality", EvalSample(query="q", response="r"), judge_model=j.model)
     assert latest.threshold == 0.2 and "- id: tone" in j.prompt(0)
     pinned = harness.run(

@@ -203,7 +203,7 @@ def test_unknown_key_far_from_any_known_key_has_no_guess() -> None:
         (
             "evaluators:\n  - {name: q, version: latest}\n",
             "evaluators[0].version (line 2)",
-            'expected a version like "1", found "latest"',
+            'expected a version like "1" or "1.0" (leave it out for the latest), found "latest"',
         ),
         (
             "dataset:\n  version: '1'\n",

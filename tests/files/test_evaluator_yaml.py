@@ -116,9 +116,9 @@ def test_prompt_and_code_types() -> None:
         ),
         (BUILTIN_YAML.replace("name: mentions-refund\n", ""), "", 'missing "name"'),
         (
-            RUBRIC_YAML.replace('version: "1"', "version: one"),
+            RUBRIC_YAML.replace('version: "1"', 'version: "../1"'),
             "version (line 2)",
-            "positive integer",
+            'expected a version like "1" or "1.0"',
         ),
         ("name: x\ntype: code\n", "", 'missing "definition"'),
         ("- just\n- a list\n", "", "expected a mapping"),

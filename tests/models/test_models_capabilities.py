@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from agentopt.evaluators.judges.judge_base import SCORE_EXAMPLE, SCORE_SCHEMA, ScoreReply
 from agentopt.evaluators.judges.judge_call import JUDGE_TEXT_CHARS, call_judge
@@ -35,6 +38,14 @@ WEATHER = ToolDef(
         },
     }
 )
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    """Self-hosted servers: their grammar takes any schema (strict refusals are tested in
+    test_models_schema_dialect.py)."""
+    with FakeOpenAI(schemas="any") as srv:
+        yield srv
 
 
 def llama_cpp_python(req: RecordedRequest) -> Reply | None:

@@ -113,7 +113,7 @@ def units_journaled(jobs: Path) -> int:
 @pytest.mark.slow
 def test_sigkill_then_resume_finishes_and_repeats_no_answered_request(tmp_path: Path) -> None:
     script = Server()
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = script
         project = project_for(tmp_path / "killed", srv.base_url)
         jobs = project / ".agentopt" / "optimize"

@@ -70,7 +70,7 @@ def summary(job: JobRecord) -> list[tuple[str, str, float | None]]:
 
 def test_resume_after_a_crash_sends_no_request_twice(tmp_path: Path) -> None:
     settings: dict[str, Any] = {"max_candidates": 3, "parallel_proposals": 1, "seed": 11}
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = serve
         model = f"compat:fake@{srv.base_url}"
         project = project_for(tmp_path / "crashed", model)
@@ -97,7 +97,7 @@ def test_resume_after_a_crash_sends_no_request_twice(tmp_path: Path) -> None:
 
 
 def test_resuming_a_finished_job_is_refused_with_the_status_command(tmp_path: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = serve
         project = project_for(tmp_path, f"compat:fake@{srv.base_url}")
         done = optimize(project, max_candidates=1, parallel_proposals=1)
@@ -110,7 +110,7 @@ def test_resuming_a_finished_job_is_refused_with_the_status_command(tmp_path: Pa
 
 @pytest.mark.slow
 def test_ctrl_c_saves_the_job_and_resume_finishes_it_without_repeats(tmp_path: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = lambda req: slow(0.05, serve(req))
         project = project_for(tmp_path, f"compat:fake@{srv.base_url}")
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "CI": "1"}
@@ -148,7 +148,7 @@ def test_ctrl_c_saves_the_job_and_resume_finishes_it_without_repeats(tmp_path: P
 
 
 def test_max_cost_stops_the_job_and_costs_come_from_the_price_table(tmp_path: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = lambda req: serve(req, usage=(1000, 500))
         model = f"compat:fake@{srv.base_url}"
         project = project_for(tmp_path, model)

@@ -195,6 +195,6 @@ def recording_relay(upstream: str) -> FakeOpenAI:
         except urllib.error.HTTPError as exc:
             return Reply(status=exc.code, body=exc.read())
 
-    relay = FakeOpenAI()
+    relay = FakeOpenAI(schemas="any")  # the real server behind it decides
     relay.handler = forward
     return relay.start()

@@ -54,7 +54,7 @@ def scripted(req: RecordedRequest) -> Reply | None:
 
 def test_200_tasks_statuses_junit_and_html(project: Path) -> None:
     write_tasks(project, 200)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = scripted
         code, out = cli(
             project, "--prompts-file", "tasks.jsonl",
@@ -100,7 +100,7 @@ def console_errors(page: Path) -> list[str]:
 @pytest.mark.skipif(chromium() is None, reason="Chromium is not installed (CI installs it)")
 def test_html_report_opens_in_chromium_without_console_errors(project: Path) -> None:
     write_tasks(project, 30)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = scripted
         code, out = cli(
             project, "--prompts-file", "tasks.jsonl",
@@ -120,7 +120,7 @@ def test_sigkill_then_resume_repeats_no_answered_request(project: Path) -> None:
     hold = threading.Event()
     answered: list[str] = []
     lock = threading.Lock()
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
 
         def handler(req: RecordedRequest) -> Reply | None:
             query = last_user(req)
@@ -164,7 +164,7 @@ def test_sigkill_then_resume_repeats_no_answered_request(project: Path) -> None:
 
 def test_dry_run_sends_nothing_and_estimates(project: Path) -> None:
     write_tasks(project, 5)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         code, out = cli(
             project, "--prompts-file", "tasks.jsonl",
             "--agent-model", f"compat:fake@{srv.base_url}",
@@ -197,7 +197,7 @@ SAMPLES = sorted(
 def test_m365_samples_run_end_to_end_and_validate(project: Path, m365: Path, sample: str) -> None:
     src = m365 / "samples" / sample
     shutil.copy(src, project / sample)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge_reply
         url = srv.base_url
         code, out = cli(

@@ -42,7 +42,7 @@ def _project(project: Path, name: str, burn: float, n: int) -> None:
 
 
 def _run(project: Path, name: str) -> list[dict[str, object]]:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         args = ["-C", str(project), "--no-prompt", "eval", "run", "--prompts-file", "tasks.jsonl"]
         args += ["--agent-model", f"compat:fake@{srv.base_url}", "--evaluator", name]
         args += ["--concurrency", "1"]

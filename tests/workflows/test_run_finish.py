@@ -127,7 +127,7 @@ def test_eval_run_writes_results_once_and_never_reads_them_back(
     monkeypatch.setattr("agentopt.contracts.run_results.load_results", refuse)
     monkeypatch.setattr("agentopt.workflows.run.eval_run.load_results", refuse)
     monkeypatch.setattr("agentopt.reports.outputs.redacted", refuse)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         args = ["-C", str(project), "--no-prompt", "eval", "run", "--prompts-file", "tasks.jsonl"]
         args += ["--agent-model", f"compat:fake@{srv.base_url}", "--evaluator", "ExactMatch"]
         result = runner.invoke(app, args)
@@ -148,7 +148,7 @@ def test_a_secret_in_tasks_and_answers_reaches_no_file_of_the_run(
     monkeypatch.setenv("SHOP_API_KEY", secret)
     rows = [{"name": "t0", "query": f"my key is {secret}", "ground_truth": secret}]
     (project / "tasks.jsonl").write_text(json.dumps(rows[0]) + "\n")
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         args = ["-C", str(project), "--no-prompt", "eval", "run", "--prompts-file", "tasks.jsonl"]
         args += ["--agent-model", f"compat:fake@{srv.base_url}", "--evaluator", "ExactMatch"]
         result = runner.invoke(app, args)

@@ -47,7 +47,7 @@ def test_evaluate_only_scores_a_whole_file_with_zero_agent_requests(project: Pat
         ],
     }
     (project / "evals.json").write_text(json.dumps(document))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge_reply
         url = srv.base_url
         code, out = cli(
@@ -126,7 +126,7 @@ def test_allowed_tools_fail_the_item_naming_the_tool_and_pass_otherwise(project:
         ],
     }
     (project / "evals.json").write_text(json.dumps(document))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = tool_agent
         url = srv.base_url
         code, out = cli(
@@ -170,7 +170,7 @@ def test_every_current_valid_example_runs_and_its_output_validates(
     evaluators it names), and the filled document validates against its own schemaVersion."""
     shutil.copy(VALID / example, project / example)
     add_custom_evaluators(project)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge_reply
         url = srv.base_url
         code, out = cli(
@@ -227,7 +227,7 @@ def test_upstream_custom_evaluators_example_runs_its_prompty_judges(project: Pat
     through the judge on the fake server, none needs the promptflow wrapper."""
     shutil.copy(VALID / "custom-evaluators.json", project / "evals.json")
     add_custom_evaluators(project)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge_reply
         url = srv.base_url
         code, out = cli(

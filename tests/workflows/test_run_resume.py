@@ -41,7 +41,7 @@ def last_user(req: RecordedRequest) -> str:
 def test_resume_after_errors_reruns_only_unfinished_units(project: Path) -> None:
     write_tasks(project, 6)
     broken = {"on": True}
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
 
         def handler(req: RecordedRequest) -> Reply | None:
             if broken["on"] and last_user(req) == "item 3":
@@ -78,7 +78,7 @@ def test_resume_after_errors_reruns_only_unfinished_units(project: Path) -> None
 
 def test_ctrl_c_saves_progress_and_prints_the_resume_command(project: Path) -> None:
     write_tasks(project, 8)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = lambda req: slow(0.4)
         model = f"compat:fake@{srv.base_url}"
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "CI": "1"}

@@ -23,8 +23,8 @@ def cli(project: Path, *args: str) -> tuple[int, str]:
 
 class Servers:
     def __init__(self) -> None:
-        self.agent = FakeOpenAI()
-        self.judge = FakeOpenAI()
+        self.agent = FakeOpenAI(schemas="any")
+        self.judge = FakeOpenAI(schemas="any")
         self.storm = True
 
         def judge(req: RecordedRequest) -> Reply:

@@ -73,7 +73,7 @@ def task_result(project: Path, name: str = "refund") -> dict:
 
 
 def test_a_goal_reached_at_turn_two_stops_at_two(project: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         install(srv, lambda n: stop() if n >= 2 else continue_with("Order 42"), AGENT.get)
         write_suite(project, srv.base_url, [REFUND])
         code, out = run(project)
@@ -94,7 +94,7 @@ def test_a_goal_reached_at_turn_two_stops_at_two(project: Path) -> None:
 
 
 def test_a_goal_never_reached_stops_at_desired_num_turns(project: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         install(srv, lambda n: continue_with(f"still waiting ({n})"), lambda n: "Hmm.")
         write_suite(project, srv.base_url, [REFUND])
         code, out = run(project)
@@ -108,7 +108,7 @@ def test_a_goal_never_reached_stops_at_desired_num_turns(project: Path) -> None:
 
 
 def test_conversation_level_task_adherence_sees_every_turn(project: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         install(srv, lambda n: stop() if n >= 2 else continue_with("Order 42"), AGENT.get)
         write_suite(project, srv.base_url, [REFUND], evaluation_level="conversation")
         code, out = run(project)
@@ -146,7 +146,7 @@ def test_conversation_level_task_adherence_sees_every_turn(project: Path) -> Non
 def test_an_unchanged_rerun_makes_no_call_and_plays_the_same_conversation(
     project: Path,
 ) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         install(srv, lambda n: stop() if n >= 2 else continue_with("Order 42"), AGENT.get)
         write_suite(project, srv.base_url, [REFUND], evaluation_level="conversation")
         code, out = run(project)
@@ -168,7 +168,7 @@ def test_item_level_scores_each_turn_and_keeps_the_end_checks_for_the_last(
     project: Path,
 ) -> None:
     task = {**REFUND, "ground_truth": "Refund issued for order 42."}
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         install(srv, lambda n: stop() if n >= 2 else continue_with("Order 42"), AGENT.get)
         write_suite(project, srv.base_url, [task])
         (project / "eval.yaml").write_text(
@@ -193,7 +193,7 @@ def test_a_task_without_a_query_is_opened_by_the_simulated_user(project: Path) -
         "simulation_configuration": {"desired_num_turns": 2, "conversation_repetitions": 3},
     }
     opening = continue_with("Where is my parcel?")
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         install(srv, lambda n: opening if n == 0 else stop(), lambda n: "It ships today.")
         write_suite(project, srv.base_url, [{**foundry_row, "name": "late-parcel"}])
         code, out = run(project)
@@ -207,7 +207,7 @@ def test_a_task_without_a_query_is_opened_by_the_simulated_user(project: Path) -
 
 
 def test_a_simulated_user_that_gives_no_usable_reply_is_an_error(project: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         install(srv, lambda n: {"action": "maybe"}, AGENT.get)
         write_suite(project, srv.base_url, [REFUND])
         code, out = run(project)
@@ -225,7 +225,7 @@ def test_sigkill_after_turn_one_then_resume_continues_at_turn_two(project: Path)
     --no-cache: only the per-turn journal can keep the answered turn and the simulated user's
     reply from being asked again."""
     turn_two_arrived, release = threading.Event(), threading.Event()
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
 
         def agent(n: int) -> str:
             if n == 2 and not release.is_set():
@@ -278,7 +278,7 @@ def test_resume_rescores_a_conversation_whose_judge_failed_without_replaying_it(
     project: Path,
 ) -> None:
     judge_down = {"on": True}
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         install(srv, lambda n: stop() if n >= 2 else continue_with("Order 42"), AGENT.get)
         world = srv.handler
         assert world is not None
@@ -308,7 +308,7 @@ def test_resume_rescores_a_conversation_whose_judge_failed_without_replaying_it(
 
 
 def test_reports_show_the_conversation_with_its_simulated_turns_marked(project: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         install(srv, lambda n: stop() if n >= 2 else continue_with("Order 42"), AGENT.get)
         write_suite(project, srv.base_url, [REFUND], evaluation_level="conversation")
         code, out = run(project, "--output", "report.html")

@@ -28,6 +28,7 @@ from agentopt.core.files.eval_yaml import (
 from agentopt.core.files.problems import Collector, KeyPath, describe
 from agentopt.core.files.yaml_source import parse_yaml, read_text
 from agentopt.core.redaction import looks_like_secret
+from agentopt.core.versions import version_problem
 
 # (old path, new path): read the old spelling as the new one.
 ALIASES: tuple[tuple[KeyPath, KeyPath], ...] = (
@@ -41,7 +42,6 @@ ALIASES: tuple[tuple[KeyPath, KeyPath], ...] = (
         ("options", "optimization_config", "model_search_space"),
     ),
 )
-_VERSION_RE = re.compile(r"^[1-9][0-9]*$")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DATASET_KEYS = ("dataset", "validation_dataset", "test_dataset")
 
@@ -352,16 +352,16 @@ def _check_refs(c: Collector, config: EvalConfig) -> None:
             continue
         if not ref.name and ref.local_uri is None:
             c.error((key,), "expected name (registered dataset) or local_uri (a file or folder)")
-        if ref.version is not None and not _VERSION_RE.match(ref.version):
-            c.error((key, "version"), f'expected a version like "1", found "{ref.version}"')
+        problem = version_problem(ref.version) if ref.version is not None else None
+        if problem is not None:
+            c.error((key, "version"), problem)
     seen: set[str] = set()
     for i, ev in enumerate(config.evaluators):
         if not ev.name.strip():
             c.error(("evaluators", i, "name"), "expected an evaluator name, found an empty string")
-        if ev.version is not None and not _VERSION_RE.match(ev.version):
-            c.error(
-                ("evaluators", i, "version"), f'expected a version like "1", found "{ev.version}"'
-            )
+        problem = version_problem(ev.version) if ev.version is not None else None
+        if problem is not None:
+            c.error(("evaluators", i, "version"), problem)
         if ev.name in seen:
             c.warn(("evaluators", i), f'evaluator "{ev.name}" is listed twice; it runs once')
         seen.add(ev.name)

@@ -27,6 +27,7 @@ from agentopt.core.files.problems import (
 )
 from agentopt.core.files.rubric import RubricDimension, check_dimensions
 from agentopt.core.files.yaml_source import dump_yaml, parse_yaml, read_text
+from agentopt.core.versions import version_problem
 
 EvaluatorType = Literal["rubric", "prompt", "code", "builtin-config"]
 EVALUATOR_TYPES: tuple[str, ...] = ("rubric", "prompt", "code", "builtin-config")
@@ -162,8 +163,9 @@ def _check_spec(c: Collector, data: Any) -> EvaluatorSpec | None:
     if isinstance(name, str) and not NAME_RE.match(name):
         c.error(("name",), f"expected letters, digits, '.', '_' or '-', found {describe(name)}")
     version = str(data.get("version", "1"))
-    if not version.isdigit() or int(version) < 1:
-        c.error(("version",), f'expected a positive integer like "1", found {describe(version)}')
+    problem = version_problem(data.get("version", "1"))
+    if problem is not None:
+        c.error(("version",), problem)
     etype = data.get("type")
     if etype not in EVALUATOR_TYPES:
         c.error(("type",), f"expected one of {', '.join(EVALUATOR_TYPES)}, found {describe(etype)}")

@@ -7,6 +7,14 @@ tokens its schema needs; a reply cut off there (`finish_reason: length`), or one
 parse or has the wrong shape, is answered with the problem quoted, at most `MAX_REASKS` times;
 then the verdict is an error (`judgeParseFailed`). A call that fails in the call layer is an
 error too (`judgeUnavailable`). Never a guessed score.
+
+Every judge's free-text `reason` is bounded (`JUDGE_TEXT_CHARS`) for every provider: as
+`maxLength` in the schema (kept where the server's grammar takes it, said in words where the
+strict dialect drops it, `agentopt.models.schema_dialect`), and cut to that length on our side,
+so a small model cannot spend its whole token budget inside a reason. The parsed reply is then
+checked against the full schema the caller wrote (`reply_problems`: enums, pinned entries read
+by key, counts), whatever subset of it the server enforced; a breach is quoted back like a
+parse error.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
 from agentopt.models.providers.local_tools import capped_strings
+from agentopt.models.schema_dialect import reply_problems
 from agentopt.models.structured import cut_off, schema_max_tokens
 from agentopt.models.types import ChatRequest, Message, Pool
 
@@ -38,8 +47,10 @@ _JUDGE_CODES = {
     "deadline": "judgeTimeout",
 }
 JUDGE_TEXT_CHARS = 400
-"""A grammar-decoded judge's free texts (its reasons) are capped at this many characters: a
-small model's reason otherwise runs on until max_tokens and the verdict is lost with it."""
+"""A judge's reason is capped at this many characters (a grammar-decoded judge's other free
+texts too): a small model's reason otherwise runs on until max_tokens and the verdict is lost
+with it."""
+REASON_KEY = "reason"
 JUDGE_SEED = 42
 """Fixed seed for every judge call (providers that support seeds are then reproducible)."""
 
@@ -85,6 +96,55 @@ def pin_entries(array_schema: dict[str, Any], key: str, values: list[str]) -> No
         entries.append(entry)
     array_schema["prefixItems"] = entries
     array_schema["minItems"] = array_schema["maxItems"] = len(values)
+
+
+def capped_reasons(schema: Any, limit: int = JUDGE_TEXT_CHARS) -> Any:
+    """A copy of `schema` where every free-string `reason` property gets `maxLength: limit`."""
+    if isinstance(schema, list):
+        return [capped_reasons(s, limit) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: capped_reasons(v, limit) for k, v in schema.items()}
+    props = out.get("properties")
+    if not isinstance(props, dict):
+        return out
+    reason = props.get(REASON_KEY)
+    if isinstance(reason, dict) and reason.get("type") == "string" and "maxLength" not in reason:
+        props[REASON_KEY] = {**reason, "maxLength": limit}
+    return out
+
+
+def cut_reasons(value: M, limit: int = JUDGE_TEXT_CHARS) -> M:
+    """`value` with every `reason` longer than `limit` cut to it (on our side, whatever the
+    server enforced)."""
+    update: dict[str, Any] = {}
+    for name in type(value).model_fields:
+        item = getattr(value, name)
+        if name == REASON_KEY and isinstance(item, str) and len(item) > limit:
+            update[name] = item[: limit - 1].rstrip() + "…"
+        elif isinstance(item, BaseModel):
+            update[name] = cut_reasons(item, limit)
+        elif isinstance(item, list) and any(isinstance(i, BaseModel) for i in item):
+            update[name] = [cut_reasons(i, limit) if isinstance(i, BaseModel) else i for i in item]
+    return value.model_copy(update=update) if update else value
+
+
+def schema_problem(value: BaseModel, schema: dict[str, Any]) -> str | None:
+    """What in the parsed reply breaks the caller's full schema (read by key), or None."""
+    problems = reply_problems(_stripped(value.model_dump(mode="json")), schema)
+    if not problems:
+        return None
+    return "the JSON breaks its schema: " + "; ".join(problems)
+
+
+def _stripped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        return [_stripped(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _stripped(v) for k, v in value.items()}
+    return value
 
 
 def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -137,6 +197,7 @@ async def call_judge(
     """
     outcome: JudgeOutcome[M] = JudgeOutcome()
     conversation = list(messages)
+    schema = capped_reasons(schema)
     grammar = getattr(layer, "grammar_decoded", None)
     if grammar is not None and grammar(model):
         schema = capped_strings(schema, JUDGE_TEXT_CHARS)
@@ -169,8 +230,8 @@ async def call_judge(
             truncated = cut_off(response, max_tokens)
             if truncated:
                 raise JudgeParseError(truncated)
-            value = parse_reply(text, reply_model)
-            problem = check(value) if check else None
+            value = cut_reasons(parse_reply(text, reply_model))
+            problem = schema_problem(value, schema) or (check(value) if check else None)
             if problem is None:
                 outcome.value = value
                 return outcome

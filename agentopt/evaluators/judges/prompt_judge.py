@@ -36,6 +36,19 @@ class PromptReply(BaseModel):
     _no_bool = field_validator("score", mode="before")(reject_bool)
 
 
+def scale_schema(lo: int, hi: int) -> dict[str, Any]:
+    """The reply schema of a judge scoring from `lo` to `hi`."""
+    return {
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string"},
+            "score": {"type": "integer", "enum": list(range(lo, hi + 1))},
+        },
+        "required": ["reason", "score"],
+        "additionalProperties": False,
+    }
+
+
 class PromptJudge(JudgeEvaluator):
     """A judge defined by an evaluator YAML prompt; `threshold` is on the 0..1 scale."""
 
@@ -78,15 +91,7 @@ class PromptJudge(JudgeEvaluator):
                 "promptRenderFailed",
                 f"{self.name}: the judge prompt failed to render: {exc}",
             )
-        schema = {
-            "type": "object",
-            "properties": {
-                "reason": {"type": "string"},
-                "score": {"type": "integer", "enum": list(range(self.lo, self.hi + 1))},
-            },
-            "required": ["reason", "score"],
-            "additionalProperties": False,
-        }
+        schema = scale_schema(self.lo, self.hi)
         example = f'{{"reason": "<one or two sentences>", "score": <integer {self.lo}-{self.hi}>}}'
         outcome = await call_judge(
             self.layer,

@@ -26,7 +26,7 @@ from agentopt.core.files.prompty import Prompty
 from agentopt.evaluators.base import BuildContext, EvalSample, flat_options
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, sample_texts
 from agentopt.evaluators.judges.judge_call import call_judge
-from agentopt.evaluators.judges.prompt_judge import PromptReply
+from agentopt.evaluators.judges.prompt_judge import PromptReply, scale_schema
 from agentopt.evaluators.judges.prompting import judge_environment, render_user_sections
 
 LOW, HIGH = 1, 5
@@ -46,15 +46,7 @@ SAMPLE_INPUTS = {
     "tool_definitions": "tool_definitions",
     "instructions": "instructions",
 }
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "reason": {"type": "string"},
-        "score": {"type": "integer", "enum": list(range(LOW, HIGH + 1))},
-    },
-    "required": ["reason", "score"],
-    "additionalProperties": False,
-}
+SCHEMA = scale_schema(LOW, HIGH)
 
 
 class PromptyJudge(JudgeEvaluator):

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import EvalSample, missing_input
+from agentopt.evaluators.judges.foundry_scales import foundry_scale
 from agentopt.evaluators.judges.judge_base import (
     SCORE_EXAMPLE,
     SCORE_SCHEMA,
@@ -46,7 +47,15 @@ class ScaleJudge(JudgeEvaluator):
         return scoped(sample, {k: texts[k] for k in self.uses})
 
     def messages(self, sample: EvalSample, data: dict[str, str | None]) -> list[Message]:
-        return render_messages(self.template, data=data, params=scope_params(sample))
+        params = {**scope_params(sample), **self.scale_params(data)}
+        return render_messages(self.template, data=data, params=params)
+
+    def scale_params(self, data: dict[str, str | None]) -> dict[str, object]:
+        """The levels of Foundry's own evaluator of the same name (`foundry_scales`)."""
+        scale = foundry_scale(self.name, query=bool(data.get("query")))
+        assert scale is not None, f"{self.name} has no Foundry scale"
+        title = self.name.removeprefix("builtin.").replace("_", " ").title()
+        return {"scale": scale, "scale_name": title}
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         data = self.data(sample)
@@ -168,7 +177,7 @@ class Groundedness(ScaleJudge):
 
     def messages(self, sample: EvalSample, data: dict[str, str | None]) -> list[Message]:
         source = "given with the task" if sample.context else "what the agent's tools returned"
-        params = {"context_source": source, **scope_params(sample)}
+        params = {"context_source": source, **scope_params(sample), **self.scale_params(data)}
         return render_messages(self.template, data=data, params=params)
 
 
