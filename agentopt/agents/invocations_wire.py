@@ -197,12 +197,12 @@ async def _finish(client: LeanClient, accepted: Answer, session: str) -> Answer:
 def _events(text: str) -> list[tuple[str, str]]:
     """(event name, data) per server-sent event; comments (keep-alives) skipped."""
     events: list[tuple[str, str]] = []
-    name, data = "", []
+    name, data = "", list[str]()
     for line in [*text.replace("\r\n", "\n").split("\n"), ""]:
         if not line:
             if data:
                 events.append((name, "\n".join(data)))
-            name, data = "", []
+            name, data = "", list[str]()
         elif line.startswith(":"):
             continue
         else:
