@@ -164,6 +164,7 @@ def run_command(
     in the project (FOUNDRY_PROJECT_ENDPOINT); results land in the same results.json.
     Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 errors beyond --max-errors, 130 Ctrl-C.
     """
+    reports = _formats_out(list(output or []))
     opts = RunOptions(
         prompts=prompts,
         expected=expected,
@@ -180,7 +181,7 @@ def run_command(
         judge_concurrency=judge_concurrency,
         limit=limit,
         filter=filter_expr,
-        outputs=list(output or []),
+        outputs=reports,
         fail_under=fail_under,
         min_pass_rate=min_pass_rate,
         baseline=baseline,
@@ -211,3 +212,17 @@ def run_command(
             execute_remote(opts, poll_interval)
             return
     execute_run(opts, interactive=interactive)
+
+
+def _formats_out(values: list[Path]) -> list[Path]:
+    """`-o json|table` is azd's global output format; any other value is a report file (a
+    file literally named `json` is written when it exists already or is given as ./json)."""
+    reports = []
+    for value in values:
+        word = str(value).lower()
+        if str(value) == value.name and word in ("json", "table") and not value.exists():
+            STATE.output_format = word
+            STATE.quiet = STATE.quiet or word == "json"  # stdout holds the JSON alone
+        else:
+            reports.append(value)
+    return reports

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import typer
 from rich.table import Table
 
@@ -111,5 +113,7 @@ def execute_run(opts: RunOptions, *, interactive: bool = False) -> None:
     finally:
         sink.close()
     render_outcome(outcome)
+    if STATE.json_output and outcome.results_path is not None:
+        STATE.emit_json(json.loads(outcome.results_path.read_text(encoding="utf-8")))
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)

@@ -63,7 +63,7 @@ def prepare_remote_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
     """What azd validates before submitting (`OptimizeConfig.Validate`), exit 2 otherwise."""
     inputs = resolve_optimize_inputs(opts, cwd, ask)
     agent = inputs.agent
-    endpoint = require_endpoint(agent.project_endpoint)
+    endpoint = require_endpoint(opts.project_endpoint or agent.project_endpoint)
     if not agent.deployed_name:
         key = service_env_prefix(agent.name) + "NAME"
         raise ConfigError(
