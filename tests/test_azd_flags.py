@@ -122,11 +122,15 @@ def test_an_unknown_flag_is_still_refused() -> None:
     assert code == 2 and "No such option" in out + err
 
 
-def adhoc_run(root: Path, srv: FakeOpenAI, *extra: str) -> tuple[int, str, str]:
-    return invoke(
+def adhoc_args(root: Path, srv: FakeOpenAI) -> list[str]:
+    return [
         "eval", "run", "--prompts", "hello", "--expected", "hello", "--evaluator", "ExactMatch",
-        "--agent-model", f"compat:fake@{srv.base_url}", "--no-prompt", "-C", str(root), *extra,
-    )  # fmt: skip
+        "--agent-model", f"compat:fake@{srv.base_url}", "--no-prompt", "-C", str(root),
+    ]  # fmt: skip
+
+
+def adhoc_run(root: Path, srv: FakeOpenAI, *extra: str) -> tuple[int, str, str]:
+    return invoke(*adhoc_args(root, srv), *extra)
 
 
 def test_output_json_on_read_commands_and_eval_run(tmp_path: Path) -> None:
@@ -138,16 +142,19 @@ def test_output_json_on_read_commands_and_eval_run(tmp_path: Path) -> None:
         ran = json.loads(out)  # stdout is the JSON document alone
         code, out, err = adhoc_run(root, srv, "-o", "report.json")
         assert code == 0, out + err
+        code, out, err = invoke("-o", "json", *adhoc_args(root, srv))  # azd's global place
+        assert code == 0 and json.loads(out)["tasks"][0]["status"] == "pass", out + err
     assert ran["summary"] and [t["status"] for t in ran["tasks"]] == ["pass"]
     assert json.loads((root / "report.json").read_text())["run"]["id"]
     code, out, _ = invoke("-o", "json", "eval", "list", "-C", str(root))
     listed = json.loads(out)
-    assert code == 0 and len(listed) == 2 and listed[1]["id"] == ran["run"]["id"]
+    ids = [h["id"] for h in listed]
+    assert code == 0 and len(ids) == 3 and ran["run"]["id"] in ids
     code, out, _ = invoke("eval", "show", "--eval-run-id", ran["run"]["id"], "-o", "json",
                           "-C", str(root))  # fmt: skip
     assert code == 0 and json.loads(out)["run"]["id"] == ran["run"]["id"]
     code, out, _ = invoke("eval", "show", "--limit", "1", "-C", str(root))
-    assert code == 0 and listed[0]["id"] in out and ran["run"]["id"] not in out
+    assert code == 0 and sum(i in out for i in ids) == 1  # one run listed: --limit 1
     code, out, _ = invoke("eval", "show", ran["run"]["id"], "-O", "x.json", "-C", str(root))
     assert code == 0 and (root / "x.json").is_file()
     code, out, _ = invoke("cache", "stats", "-o", "json", "-C", str(root))

@@ -165,6 +165,8 @@ def run_command(
     Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 errors beyond --max-errors, 130 Ctrl-C.
     """
     reports = _formats_out(list(output or []))
+    if STATE.json_output:  # `agentopt -o json eval run`: stdout holds the JSON alone
+        STATE.quiet = True
     opts = RunOptions(
         prompts=prompts,
         expected=expected,
