@@ -254,7 +254,6 @@ def _generate(
     from agentopt.workflows.init import GenerateOptions, Kept, ensure_baseline, plan_suite
 
     cwd = STATE.cwd
-    _azd_notes(ctx, flags)
     asker = _RichAsker(STATE.console) if STATE.interactive else None
     detect = functools.partial(
         detect_target,
@@ -282,6 +281,7 @@ def _generate(
         if written is not None:
             STATE.say(f"✓ Wrote the baseline configuration to {shown_path(written, cwd)}/")
         STATE.say("")
+    _azd_notes(ctx, flags)  # after the target block, which `eval init` output starts with
     options = GenerateOptions(
         gen_instruction=flags["gen_instruction"],
         gen_instruction_file=_under(cwd, flags["gen_instruction_file"]),
