@@ -14,6 +14,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.agents.hosted_protocol import hosted_protocol
+from agentopt.agents.start_command import missing_start_hint
 from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.errors import ConfigError
@@ -145,6 +147,15 @@ def default_target(definition: AgentDefinition) -> str:
         return "command"
     if definition.deployed_name and definition.project_endpoint:
         return "foundry"
+    if definition.kind == "hosted":
+        # The fix `eval init` shows in its target block (a C# agent without the .NET SDK, a
+        # Python one without an entry point), not a generic "cannot tell"; a protocol agentopt
+        # cannot play (activity…) is said first, since a start command would not help.
+        hosted_protocol(definition)
+        raise ConfigError(
+            f"cannot start hosted agent '{definition.name}': it has no start command",
+            hint=missing_start_hint(definition),
+        )
     raise ConfigError.at(
         "",
         "agent",

@@ -3,10 +3,11 @@
 
 agentopt starts `startupCommand` in the agent folder with the candidate configuration in the
 environment (`OPTIMIZATION_CONFIG`, `OPTIMIZATION_LOCAL_DIR`, `OPTIMIZATION_CANDIDATE_ID`,
-`PORT`), waits for the port, and talks the Responses protocol to it; `previous_response_id`
-carries a conversation. One process per candidate, reused across tasks, and always stopped:
-on `aclose`, on cancellation (Ctrl-C), when it fails to start, and — through a finalizer —
-even when the target is dropped without being closed.
+`PORT`), waits for the port, and talks the protocol it declares (`hosted_protocol`): Responses
+(`previous_response_id` carries a conversation) or invocations (one agent session per
+conversation, `invocations_wire`). One process per candidate, reused across tasks, and
+always stopped: on `aclose`, on cancellation (Ctrl-C), when it fails to start, and — through a
+finalizer — even when the target is dropped without being closed.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import IO, Any
 from agentopt.agents import process_guard, processes
 from agentopt.agents.base import RunConfig, register_target
 from agentopt.agents.conversation import run_turns
+from agentopt.agents.hosted_protocol import hosted_protocol
+from agentopt.agents.invocations_wire import invocations_sender
 from agentopt.agents.openai_wire import responses_sender
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS
 from agentopt.agents.start_command import require_start_command
@@ -31,6 +34,7 @@ from agentopt.core.errors import AgentError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 from agentopt.core.redaction import redact
+from agentopt.models.http_client import LeanClient
 
 STARTUP_TIMEOUT_S = 60.0
 
@@ -52,7 +56,7 @@ def candidate_config(definition: AgentDefinition) -> dict[str, Any]:
 
 @register_target("hosted")
 class HostedTarget:
-    """Starts the agent's own server and talks Responses to it."""
+    """Starts the agent's own server and talks Responses or invocations to it."""
 
     name = "hosted"
 
@@ -65,6 +69,8 @@ class HostedTarget:
         stop_grace_s: float = processes.STOP_GRACE_S,
         retry_attempts: int = DEFAULT_ATTEMPTS,
     ) -> None:
+        self.wire = hosted_protocol(definition)
+        """`responses` or `invocations`; refused before anything starts otherwise."""
         command = (
             definition.startup_command or definition.command or require_start_command(definition)
         )
@@ -106,6 +112,9 @@ class HostedTarget:
         )
 
     def _sender(self, client: Any) -> Any:
+        if self.wire == "invocations":
+            io = self.definition.invocations_io
+            return invocations_sender(client, io=io, source=self.name), None
         fixed = {"model": self.definition.model} if self.definition.model else {}
         return responses_sender(client, source=self.name, attempts=self.retry_attempts, **fixed)
 
@@ -164,9 +173,11 @@ class HostedTarget:
             if output:
                 message += f"\nlast lines of its output:\n{output}"
             raise AgentError(redact(message))
-        self._client = AsyncOpenAI(
-            base_url=f"http://127.0.0.1:{port}", api_key="unused", max_retries=0
-        )
+        base_url = f"http://127.0.0.1:{port}"
+        if self.wire == "invocations":
+            self._client = LeanClient(base_url)
+        else:
+            self._client = AsyncOpenAI(base_url=base_url, api_key="unused", max_retries=0)
 
     async def _stop(self) -> None:
         process, self._process = self._process, None
@@ -178,7 +189,7 @@ class HostedTarget:
             finalizer.detach()
         if client is not None:
             with contextlib.suppress(Exception):
-                await client.close()
+                await (client.aclose() if isinstance(client, LeanClient) else client.close())
         self._close_log()
 
     def _close_log(self) -> None:

@@ -33,6 +33,9 @@ def _size(n: int) -> str:
 def stats_command() -> None:
     """Entries, size on disk, hits and a per-model breakdown of the cache."""
     stats = cache_stats(STATE.cwd)
+    if STATE.json_output:
+        STATE.emit_json(stats.model_dump(mode="json"))
+        return
     if not stats.exists:
         STATE.say(f"No cache yet ({stats.path}).")
         return

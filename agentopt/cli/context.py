@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -26,6 +27,12 @@ class CliState:
     no_prompt: bool = False
     debug: bool = False
     quiet: bool = False
+    output_format: str | None = None
+    """azd's global `-o json|table` (None: table, as without it)."""
+    project_endpoint: str | None = None
+    """`optimize … -p/--project-endpoint` (azd's optimize connection flags)."""
+    service_endpoint: str | None = None
+    """`optimize … --endpoint`: the optimization service itself (local development)."""
     console: Console = field(default_factory=make_console)
     err: Console = field(default_factory=lambda: make_console(stderr=True))
 
@@ -34,6 +41,16 @@ class CliState:
         self.cwd = Path.cwd()
         self.environment = None
         self.no_prompt = self.debug = self.quiet = False
+        self.output_format = None
+        self.project_endpoint = self.service_endpoint = None
+
+    @property
+    def json_output(self) -> bool:
+        return self.output_format == "json"
+
+    def emit_json(self, data: object) -> None:
+        """One JSON document on stdout: nothing else is printed around it."""
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
     @property
     def interactive(self) -> bool:
@@ -47,7 +64,8 @@ class CliState:
 
     def say(self, *objects: object) -> None:
         if not self.quiet:
-            self.console.print(*objects)
+            # Under -o json stdout holds the JSON document alone; people read stderr.
+            (self.err if self.json_output else self.console).print(*objects)
 
     def warn(self, message: str) -> None:
         self.err.print(f"[yellow]warning:[/] {redact(message)}")

@@ -35,8 +35,15 @@ GenInstructionFile = Annotated[
     Path | None, typer.Option("--gen-instruction-file", help="The same, from a file.")
 ]
 EvalModel = Annotated[str | None, typer.Option("--eval-model", help="Judge/generator model.")]
+AZD_MIN_SAMPLES = 15
 MaxSamples = Annotated[
-    int, typer.Option("--max-samples", min=1, max=1000, help="Tasks to generate.")
+    int,
+    typer.Option(
+        "--max-samples",
+        min=1,
+        max=1000,
+        help="Tasks to generate (azd: 15–1000; fewer makes a smoke-test suite, with a note).",
+    ),
 ]
 DatasetOpt = Annotated[
     Path | None,
@@ -100,7 +107,15 @@ TraceDays = Annotated[
     typer.Option("--trace-days", min=0, help="--from-traces: only the last N days (0: all)."),
 ]
 ProjectEndpoint = Annotated[
-    str | None, typer.Option("--project-endpoint", help="Foundry project endpoint.")
+    str | None, typer.Option("-p", "--project-endpoint", help="Foundry project endpoint.")
+]
+NoWait = Annotated[
+    bool,
+    typer.Option(
+        "--no-wait",
+        help="azd's flag: submit and return. Generation runs here, so the suite is written "
+        "before the command returns (a note says so).",
+    ),
 ]
 
 
@@ -126,6 +141,7 @@ def init_command(
     format: Format = "eval-yaml",
     from_traces: FromTraces = None,
     trace_days: TraceDays = 0,
+    no_wait: NoWait = False,
 ) -> None:
     """Guided first run: detect the agent, write the baseline, generate the suite."""
     _generate(ctx, wizard=True, agent=agent, project_endpoint=project_endpoint, flags=locals())
@@ -153,6 +169,7 @@ def generate_command(
     format: Format = "eval-yaml",
     from_traces: FromTraces = None,
     trace_days: TraceDays = 0,
+    no_wait: NoWait = False,
 ) -> None:
     """Generate a seed dataset and a rubric evaluator, register them and write eval.yaml."""
     _generate(ctx, wizard=False, agent=agent, project_endpoint=project_endpoint, flags=locals())
@@ -231,6 +248,22 @@ def _agent_eval_yaml() -> Path | None:
     return found if found.is_file() else None
 
 
+def _azd_notes(ctx: typer.Context, flags: dict[str, Any]) -> None:
+    """What differs from azd for its own flags, said before anything runs."""
+    samples = flags["max_samples"]
+    if _given(ctx, "max_samples") and samples < AZD_MIN_SAMPLES:
+        STATE.err.print(
+            f"[yellow]note:[/] --max-samples {samples} is under azd's range "
+            f"({AZD_MIN_SAMPLES}–1000): agentopt generates {samples} tasks, a smoke-test "
+            "suite; `azd ai agent eval generate` refuses fewer than 15"
+        )
+    if flags.get("no_wait"):
+        STATE.err.print(
+            "[yellow]note:[/] --no-wait: azd submits generation jobs to Foundry and returns; "
+            "agentopt generates here, so the suite is written before this command returns"
+        )
+
+
 def _generate(
     ctx: typer.Context,
     *,
@@ -293,6 +326,7 @@ def _generate(
         if written is not None:
             STATE.say(f"✓ Wrote the baseline configuration to {shown_path(written, cwd)}/")
         STATE.say("")
+    _azd_notes(ctx, flags)  # after the target block, which `eval init` output starts with
     options = GenerateOptions(
         gen_instruction=flags["gen_instruction"],
         gen_instruction_file=_under(cwd, flags["gen_instruction_file"]),

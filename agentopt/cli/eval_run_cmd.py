@@ -223,6 +223,9 @@ def run_command(
     in the project (FOUNDRY_PROJECT_ENDPOINT); results land in the same results.json.
     Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 errors beyond --max-errors, 130 Ctrl-C.
     """
+    reports = _formats_out(list(output or []))
+    if STATE.json_output:  # `agentopt -o json eval run`: stdout holds the JSON alone
+        STATE.quiet = True
     # Several models and/or instructions: a matrix run, one column per variant.
     variants = variants_from_flags(agent_model, instructions, STATE.cwd)
     opts = RunOptions(
@@ -241,7 +244,7 @@ def run_command(
         judge_concurrency=judge_concurrency,
         limit=limit,
         filter=filter_expr,
-        outputs=list(output or []),
+        outputs=reports,
         fail_under=fail_under,
         min_pass_rate=min_pass_rate,
         baseline=baseline,
@@ -314,3 +317,17 @@ def _run(
         on_outputs=lambda out: open_reports(out, no_open),
         flags=flags,
     )
+
+
+def _formats_out(values: list[Path]) -> list[Path]:
+    """`-o json|table` is azd's global output format; any other value is a report file (a
+    file literally named `json` is written when it exists already or is given as ./json)."""
+    reports = []
+    for value in values:
+        word = str(value).lower()
+        if str(value) == value.name and word in ("json", "table") and not value.exists():
+            STATE.output_format = word
+            STATE.quiet = STATE.quiet or word == "json"  # stdout holds the JSON alone
+        else:
+            reports.append(value)
+    return reports

@@ -33,7 +33,18 @@ def list_command(
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many recent runs.")] = 20,
 ) -> None:
     """List recent runs: id, name, date, dataset version, score, pass rate, errors."""
-    headers = []
+    headers = _headers(limit)
+    if STATE.json_output:
+        STATE.emit_json([h.model_dump(mode="json") for h in headers])
+        return
+    if not headers:
+        STATE.say("No runs yet. Start one with `agentopt eval run`.")
+        return
+    render_run_list(headers, STATE.console)
+
+
+def _headers(limit: int) -> list[RunHeader]:
+    headers: list[RunHeader] = []
     for run_id in reversed(list_run_ids(STATE.cwd)):
         path = runs_dir(STATE.cwd) / run_id / "results.json"
         if not path.exists():
@@ -45,10 +56,7 @@ def list_command(
                 headers.append(RunHeader(id=run_id, status="unreadable"))
         if len(headers) >= limit:
             break
-    if not headers:
-        STATE.say("No runs yet. Start one with `agentopt eval run`.")
-        return
-    render_run_list(headers, STATE.console)
+    return headers
 
 
 @handle_errors
@@ -62,7 +70,17 @@ def show_command(
     ] = None,
     out_file: Annotated[
         Path | None,
-        typer.Option("--out-file", help="Export (.json, .html, .csv, .xml, .md by extension)."),
+        typer.Option(
+            "--out-file", "-O", help="Export (.json, .html, .csv, .xml, .md by extension)."
+        ),
+    ] = None,
+    eval_run_id: Annotated[
+        str | None,
+        typer.Option("--eval-run-id", help="The run to show (azd's spelling of RUN_ID)."),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Without a run id: list this many recent runs."),
     ] = None,
     watch: Annotated[
         bool,
@@ -74,6 +92,12 @@ def show_command(
     ] = None,
 ) -> None:
     """Show the summary of one run (default: the latest)."""
+    if eval_run_id is not None and run_id is not None and eval_run_id != run_id:
+        raise InputError.at("", "--eval-run-id", f"names {eval_run_id}, the argument {run_id}")
+    run_id = eval_run_id or run_id
+    if limit is not None and run_id is None and not (task or compare or out_file or watch):
+        list_command(limit)  # azd: `eval show` without a run lists the eval's runs
+        return
     if watch:
         ids = list_run_ids(STATE.cwd)
         ref = run_id or (ids[-1] if ids else None)
@@ -86,12 +110,23 @@ def show_command(
     if compare:
         base = load_results(resolve_run_ref(STATE.cwd, compare))
         comparison = compare_runs(base, results, paired_ci=paired_bootstrap_ci)
-        render_comparison(comparison, STATE.console)
+        if STATE.json_output:
+            STATE.emit_json(comparison.model_dump(mode="json"))
+        else:
+            render_comparison(comparison, STATE.console)
         if out_file is not None:
             target = out_file if out_file.is_absolute() else STATE.cwd / out_file
             STATE.say(f"Wrote {write_comparison(comparison, target)}")
         return
-    if task:
+    if STATE.json_output:
+        data = results.model_dump(mode="json")
+        if task:
+            found = [t for t in data["tasks"] if t.get("name") == task]
+            if not found:
+                raise InputError.at("", "--task", f"no task named {task!r} in run {run_id}")
+            data = found[0]
+        STATE.emit_json(data)
+    elif task:
         render_task(results, task, STATE.console)
     else:
         render_summary(results, STATE.console)

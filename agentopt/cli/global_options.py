@@ -1,5 +1,6 @@
 """The global options of cli.md — `-C/--cwd`, `-e/--environment`, `--no-prompt`, `--debug`,
-`-q/--quiet` — accepted before or after the command, on every command.
+`-q/--quiet`, and azd's `-o/--output json|table` — accepted before or after the command, on
+every command.
 
 azd declares them as cobra persistent flags, and scripts copied from its docs put them last
 (`azd ai agent eval run --no-prompt -e dev`); promptfoo and most CLIs accept them anywhere.
@@ -65,6 +66,20 @@ def _set_quiet(value: bool) -> bool:
     return value
 
 
+OUTPUT_FORMATS = ("json", "table")
+
+
+def _set_output(value: str | None) -> str | None:
+    if _given(value):
+        assert value is not None
+        if value.lower() not in OUTPUT_FORMATS:
+            raise typer.BadParameter(
+                f"expected json or table, found {value!r}", param_hint="-o/--output"
+            )
+        STATE.output_format = value.lower()
+    return value
+
+
 def _declarations(
     cwd: Annotated[
         Path | None,
@@ -115,6 +130,19 @@ def _declarations(
             "-q", "--quiet", help="Print less.", callback=_set_quiet, rich_help_panel=PANEL
         ),
     ] = False,
+    output_format: Annotated[
+        str | None,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="json|table",
+            help="Output format of read commands (azd's global -o). On `eval run`, -o FILE "
+            "writes a report; -o json prints the results as JSON.",
+            show_default=False,
+            callback=_set_output,
+            rich_help_panel=PANEL,
+        ),
+    ] = None,
 ) -> None:
     """Never called: typer turns this signature into the global click parameters."""
 
@@ -137,7 +165,11 @@ def attach_global_options(command: Any) -> None:
     if getattr(command, _ATTACHED, False):
         return
     own = {p.name for p in command.params}
-    command.params.extend(p for p in GLOBAL_PARAMS if p.name not in own)
+    taken = {opt for p in command.params for opt in getattr(p, "opts", [])}
+    # A command's own option of the same spelling wins (`eval run -o FILE` writes a report).
+    command.params.extend(
+        p for p in GLOBAL_PARAMS if p.name not in own and not taken.intersection(p.opts)
+    )
     setattr(command, _ATTACHED, True)
     for sub in getattr(command, "commands", {}).values():
         attach_global_options(sub)

@@ -13,6 +13,13 @@ from rich.markup import escape
 from rich.text import Text
 
 from agentopt.cli import azure_eval_run, optimize_remote
+from agentopt.cli.azd_flags import (
+    OptimizeGroup,
+    ProjectEndpointOpt,
+    ServiceEndpointOpt,
+    endpoint_override,
+    positional_agent,
+)
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.executor_options import ExecutorOpt, RayAddressOpt
@@ -40,7 +47,9 @@ from agentopt.workflows.optimize import (
 from agentopt.workflows.optimize.apply import FileChange, apply_plan, plan_apply
 
 optimize_app = typer.Typer(
-    help="Search for a better agent configuration and apply the winner.",
+    cls=OptimizeGroup,
+    help="Search for a better agent configuration and apply the winner.\n\n"
+    "Usage: agentopt optimize [AGENT-NAME] [OPTIONS], or a subcommand.",
     invoke_without_command=True,
     rich_markup_mode="rich",
     epilog="Examples:\n\n  agentopt optimize\n\n"
@@ -137,6 +146,8 @@ def optimize_command(
             help="Start from the best variant of a matrix run (ID or 'latest').",
         ),
     ] = None,
+    project_endpoint: ProjectEndpointOpt = None,
+    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Score the baseline, propose candidates, screen them, evaluate the promising ones fully,
     rank them on quality and cost.
@@ -147,7 +158,8 @@ def optimize_command(
         return
     opts = OptimizeOptions(
         config=config,
-        agent=agent,
+        agent=positional_agent(ctx, agent),
+        project_endpoint=endpoint_override(),
         environment=STATE.environment,
         dataset=dataset,
         eval_model=eval_model,
@@ -227,9 +239,11 @@ def status_command(
     poll_interval: Annotated[
         float | None, typer.Option("--poll-interval", min=0.0, help="--watch: seconds.")
     ] = None,
+    project_endpoint: ProjectEndpointOpt = None,
+    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Progress of an optimization job (default: the latest); a Foundry job is read from the
-    service."""
+    service. With -o json: the job record as JSON."""
     found = optimize_remote.remote_store(job_id)
     if found is not None:
         optimize_remote.status(found, watch_it=watch, poll_interval=poll_interval)
@@ -237,6 +251,9 @@ def status_command(
     if watch:
         raise ConfigError.at("", "--watch", "--watch follows Foundry jobs (optimize --remote)")
     _, job = job_status(find_project(STATE.cwd), job_id)
+    if STATE.json_output:
+        STATE.emit_json(job.model_dump(mode="json"))
+        return
     _say(status_renderables(job))
 
 
@@ -244,7 +261,11 @@ def status_command(
     "cancel", epilog="Example:\n\n  agentopt optimize cancel   # the latest Foundry job"
 )
 @handle_errors
-def cancel_command(job_id: Annotated[str | None, typer.Argument()] = None) -> None:
+def cancel_command(
+    job_id: Annotated[str | None, typer.Argument()] = None,
+    project_endpoint: ProjectEndpointOpt = None,
+    endpoint: ServiceEndpointOpt = None,
+) -> None:
     """Cancel a running Foundry optimization job (default: the latest)."""
     found = optimize_remote.remote_store(job_id)
     if found is None:
@@ -255,30 +276,73 @@ def cancel_command(job_id: Annotated[str | None, typer.Argument()] = None) -> No
     optimize_remote.cancel(found)
 
 
-@optimize_app.command("deploy", epilog="Example:\n\n  agentopt optimize deploy --candidate cand_02")
+@optimize_app.command(
+    "deploy",
+    epilog="Examples:\n\n  agentopt optimize deploy --candidate cand_02\n\n"
+    "  agentopt optimize deploy support-agent --candidate cand_02",
+)
 @handle_errors
 def deploy_command(
     candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],
+    agent_name: Annotated[
+        str | None, typer.Argument(help="Agent service or Foundry agent (default: the job's).")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Same as AGENT-NAME (azd's flag).")
+    ] = None,
     job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
     poll_interval: Annotated[
         float | None, typer.Option("--poll-interval", min=0.0, help="Seconds between reads.")
     ] = None,
+    project_endpoint: ProjectEndpointOpt = None,
+    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Deploy a Foundry job's candidate as a new version of the deployed agent."""
+    if agent_name and agent and agent_name != agent:
+        raise ConfigError(f"the agent is given twice: {agent_name!r} and --agent {agent!r}")
     found = optimize_remote.remote_store(job)
     if found is None:
         raise ConfigError(
             "deploy creates a Foundry agent version from a Foundry job's candidate "
             "(optimize --remote); apply a local job's candidate with `optimize apply`"
         )
-    optimize_remote.deploy(found, candidate, poll_interval)
+    optimize_remote.deploy(found, candidate, poll_interval, agent=agent_name or agent)
 
 
-@optimize_app.command("list", epilog="Example:\n\n  agentopt optimize list")
+STATUS_ALIASES = {
+    "pending": "running",
+    "queued": "running",
+    "in_progress": "running",
+    "succeeded": "completed",
+    "canceled": "cancelled",
+}
+"""azd's (and Foundry's) status names → the local job's."""
+
+
+@optimize_app.command(
+    "list",
+    epilog="Examples:\n\n  agentopt optimize list\n\n"
+    "  agentopt optimize list --status completed --limit 5 -o json",
+)
 @handle_errors
-def list_command() -> None:
-    """List optimization jobs."""
+def list_command(
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Most recent N jobs.")] = 20,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="Only jobs in this status (running, completed, failed…)."),
+    ] = None,
+    project_endpoint: ProjectEndpointOpt = None,
+    endpoint: ServiceEndpointOpt = None,
+) -> None:
+    """List optimization jobs, newest last."""
     jobs = job_records(find_project(STATE.cwd))
+    if status:
+        wanted = STATUS_ALIASES.get(status.strip().lower(), status.strip().lower())
+        jobs = [j for j in jobs if j.status == wanted]
+    jobs = jobs[-limit:]
+    if STATE.json_output:
+        STATE.emit_json([j.model_dump(mode="json") for j in jobs])
+        return
     if not jobs:
         STATE.say("No optimization jobs yet: start one with `agentopt optimize`.")
         return
@@ -306,17 +370,24 @@ def apply_command(
             "the baseline, drops a tool or overwrites edits made since the job.",
         ),
     ] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="azd agent service to write it to (when there are several)."),
+    ] = None,
+    project_endpoint: ProjectEndpointOpt = None,
+    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Write a candidate's changes to .agent_configs/<id>/ (and with --promote, to the
     baseline), printing the diff of every file it changes first."""
-    found = optimize_remote.remote_store(job)
+    project = agent_project(agent)
+    found = optimize_remote.remote_store(job, project)
     if found is not None:
-        done = optimize_remote.apply(found, candidate, promote=promote)
+        done = optimize_remote.apply(found, candidate, promote=promote, project_dir=project)
         result = done.result
         result.notes.extend(done.notes)
         _say(apply_changes(result.changes, [], []))
     else:
-        plan = plan_apply(find_project(STATE.cwd), candidate, job, promote=promote)
+        plan = plan_apply(project, candidate, job, promote=promote)
         _say(apply_changes(plan.changes, plan.dropped_tools, plan.added_tools))
         confirm = (lambda q: ask_yes_no(q, False)) if STATE.interactive else None
         result = apply_plan(plan, force=force, confirm=confirm)
@@ -364,10 +435,32 @@ def show_diff(lines: list[str]) -> list[RenderableType]:
 def show_command(
     candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],
     job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
+    project_endpoint: ProjectEndpointOpt = None,
+    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """A candidate's full configuration and its diff against the baseline."""
     found = optimize_remote.remote_store(job)
     if found is not None:
         optimize_remote.download(found, candidate)
     view = show_candidate(find_project(STATE.cwd), candidate, job)
+    if STATE.json_output:
+        STATE.emit_json(
+            {
+                "job": view.job.id,
+                "candidate": view.record.model_dump(mode="json"),
+                "files": view.files,
+                "diff": view.diff,
+            }
+        )
+        return
     _say(show_renderables(view.job, view.record, view.files, view.diff))
+
+
+def agent_project(agent: str | None) -> Path:
+    """The project folder of `--agent SERVICE` (azd `optimize apply --agent`), else where the
+    jobs are."""
+    if agent is None:
+        return find_project(STATE.cwd)
+    from agentopt.workflows.detect import detect_target
+
+    return detect_target(STATE.cwd, agent=agent, no_prompt=True).project_dir

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.console import RenderableType
 from rich.text import Text
 
+from agentopt.cli.azd_flags import endpoint_override
 from agentopt.cli.context import STATE
 from agentopt.cli.run_render import ask_yes_no
 from agentopt.contracts.optimize_job import BASELINE_ID, JobRecord
@@ -46,10 +49,12 @@ def poll_settings(interval: float | None) -> PollSettings:
     return PollSettings(interval_s=seconds, max_interval_s=max(seconds, 1.0) * 3)
 
 
-def remote_store(job_id: str | None) -> tuple[JobStore, JobRecord] | None:
+def remote_store(
+    job_id: str | None, project: Path | None = None
+) -> tuple[JobStore, JobRecord] | None:
     """The job `job_id` (default: the latest) when it is a Foundry job, else None."""
     try:
-        store = resolve_job(find_project(STATE.cwd), job_id)
+        store = resolve_job(project or find_project(STATE.cwd), job_id)
         job = store.read_job()
     except ConfigError:
         return None
@@ -57,8 +62,9 @@ def remote_store(job_id: str | None) -> tuple[JobStore, JobRecord] | None:
 
 
 def _project(job: JobRecord) -> FoundryProject:
+    """The job's project, unless `-p/--project-endpoint` or `--endpoint` names another."""
     remote = remote_section(job) or {}
-    return FoundryProject(str(remote["endpoint"]))
+    return FoundryProject(endpoint_override() or str(remote["endpoint"]))
 
 
 def summary(job: JobRecord) -> list[RenderableType]:
@@ -173,7 +179,21 @@ def status(
     store, job = found
     with _project(job) as project:
         job = refresh_job(store, project)
+    if STATE.json_output:
+        STATE.emit_json(job.model_dump(mode="json"))
+        return
     _say(summary(job))
+
+
+def _deployed_name(agent: str) -> str:
+    """azd: an agent service name from azure.yaml, or a Foundry agent name outside one."""
+    from agentopt.workflows.detect import detect_target
+
+    try:
+        found = detect_target(STATE.cwd, agent=agent, no_prompt=True, environment=STATE.environment)
+    except ConfigError:
+        return agent
+    return found.deployed_name or agent
 
 
 def cancel(found: tuple[JobStore, JobRecord]) -> None:
@@ -187,12 +207,19 @@ def cancel(found: tuple[JobStore, JobRecord]) -> None:
     STATE.say(f"  Check status with:\n    agentopt optimize status {job.id}")
 
 
-def apply(found: tuple[JobStore, JobRecord], candidate: str, *, promote: bool) -> RemoteApply:
+def apply(
+    found: tuple[JobStore, JobRecord],
+    candidate: str,
+    *,
+    promote: bool,
+    project_dir: Path | None = None,
+) -> RemoteApply:
     store, job = found
     with _project(job) as project:
         done = apply_remote(
-            find_project(STATE.cwd), store.job_id, candidate, project, promote=promote
-        )
+            project_dir or find_project(STATE.cwd), store.job_id, candidate, project,
+            promote=promote,
+        )  # fmt: skip
     for path in (done.definition_file, done.env_file):
         if path is not None:
             STATE.say(f"  Updated {path}")
@@ -212,13 +239,22 @@ def download(found: tuple[JobStore, JobRecord], candidate: str) -> None:
             fetch_candidate(store, project, cand)
 
 
-def deploy(found: tuple[JobStore, JobRecord], candidate: str, poll_interval: float | None) -> None:
+def deploy(
+    found: tuple[JobStore, JobRecord],
+    candidate: str,
+    poll_interval: float | None,
+    *,
+    agent: str | None = None,
+) -> None:
+    """`agent`: an azd service (its deployed agent name is used) or a Foundry agent name."""
     store, job = found
     STATE.say(Text(f"Deploying candidate {candidate}...", style="bold"))
+    name = _deployed_name(agent) if agent else None
     with _project(job) as project:
         done = deploy_remote(
-            find_project(STATE.cwd), store.job_id, candidate, project, poll_settings(poll_interval)
-        )
+            find_project(STATE.cwd), store.job_id, candidate, project,
+            poll_settings(poll_interval), agent_name=name,
+        )  # fmt: skip
     STATE.say(f"  ✓ Successfully deployed candidate {candidate} as version {done.version}")
     STATE.say(f"  Agent:   {done.agent}\n  Version: {done.version}")
     for note in done.notes:

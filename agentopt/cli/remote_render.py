@@ -30,9 +30,8 @@ def remote_run_id(run_id: str | None) -> bool:
 
 
 def _poll(interval: float | None) -> PollSettings:
-    if interval is None:
-        return PollSettings()
-    return PollSettings(interval_s=interval, max_interval_s=max(interval, 1.0) * 6)
+    """azd's cadence for runs: every 5 s (or --poll-interval), at most 360 reads."""
+    return PollSettings.eval_run(interval)
 
 
 def _render_plan(setup: RemoteSetup) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import typer
@@ -136,6 +137,8 @@ def execute_run(
     render_outcome(outcome)
     if on_outputs is not None:
         on_outputs(outcome.outputs)
+    if STATE.json_output and outcome.results_path is not None:
+        STATE.emit_json(json.loads(outcome.results_path.read_text(encoding="utf-8")))
     code = gate(outcome, outcome.exit_code) if gate else outcome.exit_code
     if code:
         raise typer.Exit(code)

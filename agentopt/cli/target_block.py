@@ -13,6 +13,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from agentopt.agents.hosted_protocol import hosted_protocol
+from agentopt.core.errors import ConfigError
+from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.workflows.detect import DetectedTarget
 
 NOT_FOUND = "(not found)"
@@ -68,7 +71,19 @@ def target_rows(target: DetectedTarget, cwd: Path | None = None) -> list[Row]:
                 src.get("startup_command", src.get("definition.startup_command", "")),
             )
         )
+    if target.kind == "hosted" and defn is not None and target.target == "hosted":
+        rows.append(_protocol_row(defn))
     return rows
+
+
+def _protocol_row(defn: AgentDefinition) -> Row:
+    """The protocol a hosted agent is played through, or why it cannot be (activity…)."""
+    try:
+        chosen = hosted_protocol(defn)
+    except ConfigError as exc:
+        return Row("Protocol", None, f"{exc.message}; {exc.hint}")
+    declared = ", ".join(defn.protocols)
+    return Row("Protocol", chosen, f"declared: {declared}" if declared else "none declared")
 
 
 def render_target_block(target: DetectedTarget, cwd: Path | None = None) -> RenderableType:

@@ -291,8 +291,20 @@ class LeanClient:
 
     async def post(self, path: str, payload: bytes) -> Answer:
         """POST `payload` (JSON bytes) to base URL + `path`; any status comes back as is."""
+        return await self.request("POST", path, payload)
+
+    async def request(
+        self, method: str, path: str, payload: bytes = b"", *, content_type: str | None = None
+    ) -> Answer:
+        """Any method (a hosted agent's invocation, its status poll, its cancel); the body is
+        sent as `content_type` (default JSON)."""
+        if any(ch in f"{method}{path}{content_type or ''}" for ch in "\r\n\0 "):
+            raise ValueError("method, path and content type must be one token each")
+        head = self._head_tail
+        if content_type is not None:
+            head = head.replace("content-type: application/json", f"content-type: {content_type}")
         request = (
-            f"POST {self._prefix}{path} HTTP/1.1\r\n{self._head_tail}"
+            f"{method} {self._prefix}{path} HTTP/1.1\r\n{head}"
             f"content-length: {len(payload)}\r\n\r\n"
         ).encode("latin-1") + payload
         while self._idle:

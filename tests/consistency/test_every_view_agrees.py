@@ -78,7 +78,8 @@ def run(project: Path) -> dict[str, Any]:
     """The run, played once, with every output written."""
     write_project(project)
     outputs = ("r.html", "r.xml", "r.csv", "r.md", "r.json")
-    with FakeOpenAI() as agent_srv, FakeOpenAI() as judge_srv:
+    # Servers of the user's own (llama.cpp-like: any schema), so a run costs nothing.
+    with FakeOpenAI(schemas="any") as agent_srv, FakeOpenAI(schemas="any") as judge_srv:
         agent_srv.handler, judge_srv.handler = agent, judge
         code, out = cli(
             project, "eval", "run", *run_args(agent_srv, judge_srv),
@@ -238,7 +239,8 @@ def test_the_m365_output_counts_what_the_run_counts(project: Path, m365: Path) -
             items.append({"prompt": t["query"], "expected_response": "30 days"})
     doc = {"schemaVersion": "1.0.0", "items": items}
     (project / "evals.json").write_text(json.dumps(doc), encoding="utf-8")
-    with FakeOpenAI() as agent_srv, FakeOpenAI() as judge_srv:
+    # Servers of the user's own (llama.cpp-like: any schema), so a run costs nothing.
+    with FakeOpenAI(schemas="any") as agent_srv, FakeOpenAI(schemas="any") as judge_srv:
         agent_srv.handler, judge_srv.handler = agent, judge
         code, out = cli(
             project, "eval", "run", "--prompts-file", "evals.json",

@@ -21,6 +21,7 @@ from agentopt.workflows.detect import DetectedTarget, detect_target
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 PYTHON = "python3" if shutil.which("python3") else "python"
 NO_START = "set `startupCommand: python main.py`"
+DOTNET = ["dotnet", "run"] if shutil.which("dotnet") else "the .NET SDK (`dotnet`)"
 
 
 @dataclass
@@ -39,6 +40,10 @@ class Row:
     start: list[str] | str | None = None
     warning: str | None = None
     sources: dict[str, str] = field(default_factory=dict)
+    protocols: list[str] = field(default_factory=list)
+    """The declared hosted protocols, as read."""
+    plays: str | None = None
+    """What the target block says of the protocol: the one played, or the start of why not."""
 
 
 ROWS = [
@@ -76,30 +81,57 @@ ROWS = [
         target="local",
     ),
     Row("azd-testdata-hosted", "hosted", "hosted-test-agent", None, target="hosted",
-        start=NO_START),
+        start=NO_START, protocols=["responses", "invocations"], plays="responses"),
     Row("azd-simple", "hosted", "assistant", "gpt-4o-mini", service="assistant",
-        target="hosted", start=NO_START, sources={"definition.model": "azure.yaml deployments"}),
+        target="hosted", start=NO_START, sources={"definition.model": "azure.yaml deployments"},
+        plays="responses"),
     Row("azd-complex", "hosted", "researcher", "gpt-4o", service="researcher", agent="researcher",
         target="hosted", start="python main.py",
-        sources={"startup_command": "", "definition.startup_command": "azure.yaml (inline)"}),
+        sources={"startup_command": "", "definition.startup_command": "azure.yaml (inline)"},
+        protocols=["a2a"], plays="hosted agent 'researcher' declares only the a2a protocol"),
     Row("azd-complex", "hosted", "writer", "gpt-4o", service="writer", agent="writer",
-        target="hosted", start=NO_START, warning='instructions file "./skills/summarize.md"'),
+        target="hosted", start=NO_START, warning='instructions file "./skills/summarize.md"',
+        plays="responses"),
     Row(
         "fs-hosted-py-egress-controls", "hosted", "agent-framework-egress-controls-responses",
         "gpt-5.4-mini", service="agent-framework-egress-controls-responses", target="hosted",
         start=[PYTHON, "main.py"],
         sources={"startup_command": "derived from codeConfiguration.entryPoint (python_3_13)"},
+        protocols=["responses"], plays="responses",
     ),
     Row(
         "fs-hosted-cs-hello-world", "hosted", "hello-world-dotnet-agent-framework",
         "gpt-5.4-mini", service="hello-world-dotnet-agent-framework", target="hosted",
-        start=["dotnet", "run"] if shutil.which("dotnet") else "the .NET SDK (`dotnet`)",
+        start=DOTNET, protocols=["responses"], plays="responses",
     ),
-    Row("fs-hosted-py-echo", "hosted", "echo-agent", None, target="hosted", start=NO_START),
+    Row("fs-hosted-py-echo", "hosted", "echo-agent", None, target="hosted", start=NO_START,
+        protocols=["responses"], plays="responses"),
     Row("fs-hosted-py-calculator", "hosted", "CalculatorAgentLG", "gpt-4o-mini",
-        target="hosted", start=NO_START),
+        target="hosted", start=NO_START, protocols=["responses"], plays="responses"),
     Row("fs-hosted-cs-agent-with-tools", "hosted", "AgentWithTools", "gpt-4o-mini",
-        target="hosted", start=NO_START),
+        target="hosted", start=NO_START, protocols=["responses"], plays="responses"),
+    # The invocations, activity and C# layouts the foundry-samples added in 2026.
+    Row(
+        "fs-hosted-py-invocations-chat", "hosted", "state-store-chat-python-invocations",
+        "gpt-5.4-mini", service="state-store-chat-python-invocations", target="hosted",
+        start=[PYTHON, "main.py"], protocols=["invocations"], plays="invocations",
+    ),
+    Row(
+        "fs-hosted-py-invocations-guardrail", "hosted",
+        "agent-framework-content-safety-guardrail-invocations", "gpt-5.4-mini",
+        service="agent-framework-content-safety-guardrail-invocations", target="hosted",
+        start=[PYTHON, "main.py"], protocols=["invocations"], plays="invocations",
+    ),
+    Row(
+        "fs-hosted-py-activity-autopilot", "hosted", "autopilot", None, service="autopilot",
+        target="hosted", start=NO_START, protocols=["activity"],
+        plays="hosted agent 'autopilot' declares only the activity protocol",
+    ),
+    Row(
+        "fs-hosted-cs-invocations-echo", "hosted", "invocations-echo-agent", None,
+        service="invocations-echo-agent", target="hosted", start=DOTNET,
+        protocols=["invocations"], plays="invocations",
+    ),
 ]  # fmt: skip
 
 
@@ -159,6 +191,15 @@ def test_real_fixture_is_detected(row: Row, tmp_path: Path) -> None:
         assert any(row.warning in w.message for w in found.warnings), found.warnings
     for key, value in row.sources.items():
         assert found.sources.get(key, "") == value, (key, found.sources)
+    assert defn.protocols == row.protocols
+    protocol = {r.label: r for r in target_rows(found, root)}.get("Protocol")
+    if row.plays is None:
+        assert protocol is None
+    elif row.plays in ("responses", "invocations"):
+        assert protocol is not None and protocol.value == row.plays
+    else:
+        assert protocol is not None and protocol.value is None
+        assert protocol.source.startswith(row.plays), protocol.source
 
 
 def test_agent_schema_parameters_become_json_schema(tmp_path: Path) -> None:

@@ -51,31 +51,63 @@ def _error(status: int, code: str, message: str) -> Reply:
     return _reply(status, {"error": {"code": code, "message": message}})
 
 
-def _validate(inputs: Any) -> str | None:
+def _validate(inputs: Any, datasets: dict[tuple[str, str], Any]) -> str | None:
+    """azd's request shapes (optimize_api/models.go at ae35809f): `Dataset` is
+    `{type: inline, items}` or `{type: reference, name, version?}` — a reference must name a
+    dataset version the project has; `EvaluatorRef` is `{name, version?,
+    initialization_parameters?}`; `OptimizeOptions` fields are omitted when unset."""
     if not isinstance(inputs, dict):
         return 'the body must be {"inputs": AgentOptimizationJobInputs}'
     agent = inputs.get("agent")
     if not isinstance(agent, dict) or not agent.get("agent_name"):
         return "inputs.agent.agent_name is required"
-    train = inputs.get("train_dataset")
-    if not isinstance(train, dict) or train.get("type") not in ("inline", "reference"):
+    if not isinstance(inputs.get("train_dataset"), dict):
         return "inputs.train_dataset must be {type: inline|reference, ...}"
-    if train["type"] == "inline":
-        items = train.get("items")
-        if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
-            return "inputs.train_dataset.items must be a non-empty list of objects"
-    elif not train.get("name"):
-        return "inputs.train_dataset.name is required for a reference"
+    for key in ("train_dataset", "validation_dataset"):
+        problem = _dataset(key, inputs.get(key), datasets)
+        if problem:
+            return problem
     evaluators = inputs.get("evaluators")
     if not isinstance(evaluators, list) or not evaluators:
         return "inputs.evaluators needs at least one evaluator"
-    if not all(isinstance(e, dict) and e.get("name") for e in evaluators):
-        return "every evaluator needs a name"
+    for e in evaluators:
+        if not isinstance(e, dict) or not e.get("name"):
+            return "every evaluator needs a name"
+        extra = set(e) - {"name", "version", "initialization_parameters"}
+        if extra:
+            return f"unknown evaluator field(s): {', '.join(sorted(extra))}"
+        if "initialization_parameters" in e and not isinstance(
+            e["initialization_parameters"], dict
+        ):
+            return "evaluators[].initialization_parameters must be an object"
     options = inputs.get("options") or {}
     for key in ("max_candidates", "max_stalls", "max_concurrent_agent_runs"):
-        value = options.get(key)
-        if value is not None and (not isinstance(value, int) or value < 1):
-            return f"options.{key} must be >= 1"
+        value = options.get(key, 1)
+        if not isinstance(value, int) or value < 1:
+            return f"options.{key} must be an integer >= 1 when given"
+    return None
+
+
+def _dataset(key: str, data: Any, datasets: dict[tuple[str, str], Any]) -> str | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict) or data.get("type") not in ("inline", "reference"):
+        return f"inputs.{key} must be {{type: inline|reference, ...}}"
+    if data["type"] == "inline":
+        items = data.get("items")
+        if set(data) - {"type", "items"}:
+            return f"inputs.{key}: an inline dataset has only type and items"
+        if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
+            return f"inputs.{key}.items must be a non-empty list of objects"
+        return None
+    if set(data) - {"type", "name", "version"}:
+        return f"inputs.{key}: a reference has only type, name and version"
+    name, version = data.get("name"), data.get("version")
+    if not isinstance(name, str) or not name:
+        return f"inputs.{key}.name is required for a reference"
+    known = [v for (n, v) in datasets if n == name]
+    if (version is None and not known) or (version is not None and version not in known):
+        return f"inputs.{key}: dataset {name} version {version} is not in the project"
     return None
 
 
@@ -123,7 +155,7 @@ class OptimizeRoutes:
             job = self.jobs[self._by_operation[operation]]
             return _reply(201, self._public(job), self._locations(job["id"]))
         body = req.body if isinstance(req.body, dict) else {}
-        problem = _validate(body.get("inputs"))
+        problem = _validate(body.get("inputs"), self.server.assets.datasets)
         if problem:
             return _error(400, "ValidationError", problem)
         job_id = f"optjob_{next(_ids):04d}"

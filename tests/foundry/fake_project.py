@@ -9,6 +9,9 @@ Routes (paths below `/api/projects/<project>`; each module's docstring cites its
 Cross-cutting behaviour, as the service has it:
 - every project route needs `Authorization: Bearer <token>` (scope https://ai.azure.com/.default;
   401 `{"error": …}` otherwise); the tokens seen are kept so tests can prove none reached a file;
+- datasets and evaluators answer only `?api-version=2025-11-15-preview`, agents and
+  optimization jobs only `v1`, each refused otherwise with the service's 400
+  `UnsupportedApiVersion` (the versions azd sends; see `api_version_of`);
 - project routes outside `/openai/v1` need `?api-version=` (servicepatterns.tsp
   `FoundryDataPlaneApiVersionParameter`); errors are `{"error": {"code", "message"}}` (`ApiError`);
 - `fail(...)` injects scripted failures (e.g. a 429 with `Retry-After` during polling) ahead of
@@ -187,6 +190,14 @@ class FakeFoundry(ThreadingHTTPServer):
                 return error(
                     400, "MissingApiVersion", "the api-version query parameter is required"
                 )
+            wanted = api_version_of(path)
+            if wanted is not None and query.get("api-version") != wanted:
+                return error(
+                    400,
+                    "UnsupportedApiVersion",
+                    f"The HTTP resource that matches the request URI '{path}' does not support "
+                    f"the API version '{query.get('api-version')}'.",
+                )
         elif not path.startswith("/blobs/"):
             return error(404, "NotFound", f"no route {path}")
         with self.lock:
@@ -200,6 +211,21 @@ class FakeFoundry(ThreadingHTTPServer):
                 with self.lock:
                     return handler(request, match)
         return error(404, "NotFound", f"no route {method} {path}")
+
+
+ASSETS_API_VERSION = "2025-11-15-preview"
+"""What azd sends to datasets and evaluators (`ProjectEndpointAPIVersion`,
+internal/cmd/eval_helpers.go:31 at ae35809f); agents and optimization jobs take `v1`
+(`optimize_api.APIVersion`, `agent_api.AgentEndpointAPIVersion`)."""
+
+
+def api_version_of(path: str) -> str | None:
+    """The api-version this fake accepts on `path` (None: the OpenAI-compatible routes)."""
+    if path.startswith("/openai/"):
+        return None
+    if path.startswith(("/datasets", "/evaluators")):
+        return ASSETS_API_VERSION
+    return "v1"
 
 
 class _RequestHandler(BaseHTTPRequestHandler):

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from agentopt.cli.app import app
 from agentopt.contracts.optimize_job import load_job
 from tests.foundry.azcli import files_containing, install_az
-from tests.foundry.conftest import write_azd_project
+from tests.foundry.conftest import TASKS, write_azd_project
 from tests.foundry.fake_project import FakeFoundry
 
 TOKEN = "opt-token-5e8a1d2c"
@@ -96,17 +96,15 @@ def test_submit_and_watch_write_a_local_job(project: Path, foundry: FakeFoundry,
     assert submit.headers["operation-id"] and submit.query == {"api-version": "v1"}
     inputs = submit.body["inputs"]
     assert inputs["agent"] == {"agent_name": "support-agent", "agent_version": "3"}
-    assert inputs["train_dataset"]["type"] == "inline"
-    assert inputs["train_dataset"]["items"][0] == {
-        "query": "How long do I have to return shoes?",
-        "ground_truth": "30 days",
-    }
+    # azd `loadJSONLRawFile`: each line of the local file as it is (`name` kept).
+    assert inputs["train_dataset"] == {"type": "inline", "items": TASKS}
     assert inputs["evaluators"] == [
         {"name": "builtin.task_adherence"},
         {"name": "shop-quality", "version": "1"},
     ]
     options = inputs["options"]
     assert options["optimization_model"] == "gpt-5.1" and options["eval_model"] == "gpt-4.1-mini"
+    assert "max_candidates" not in options  # unset: azd omits it, the service's default applies
     config = options["optimization_config"]
     assert config["system_prompt"].strip() == INSTRUCTIONS
     assert config["model"] == "gpt-4.1-mini" and config["model_search_space"] == ["gpt-4.1"]

@@ -77,6 +77,12 @@ class AgentDefinition(BaseModel):
     port: int = 8088
     endpoint: str | None = None
     protocol: Literal["responses", "chat_completions"] = "responses"
+    protocols: list[str] = Field(default_factory=list)
+    """Protocols a hosted agent declares (`protocols: [{protocol, version}]` or `protocol:`),
+    lower-cased: responses, invocations, invocations_ws, activity, a2a. Empty = responses."""
+    invocations_io: dict[str, Any] | None = None
+    """Where an invocations agent's text lives, from its RAI policy's `invocationsModeration`
+    (`inputPaths`, `outputPaths`, `streamSelectors`); None = the samples' conventions."""
     headers_from_env: dict[str, str] = Field(default_factory=dict)
     """Header name → env var name holding its value (never written to results)."""
     command: list[str] | None = None

@@ -26,7 +26,14 @@ PROMPT_KINDS = ("prompt", "managed")
 """`managed` is what azd writes for a prompt agent whose model Foundry runs."""
 HOSTED_KINDS = ("hosted", "workflow", "prompt-voice")
 DEFINITION_FIELDS = ("name", "kind", "description", "model", "instructions", "tools")
-DEPLOYMENT_FIELDS = ("startup_command", "port", "code_runtime", "code_entry_point")
+DEPLOYMENT_FIELDS = (
+    "startup_command",
+    "port",
+    "code_runtime",
+    "code_entry_point",
+    "protocols",
+    "invocations_io",
+)
 _TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 
 SkillLookup = Callable[[Collector, Any, KeyPath], list[Skill]]
@@ -94,7 +101,57 @@ def read_layer(
     stack = keys.get("runtime")
     if isinstance(stack, dict) and isinstance(stack.get("stack"), str):
         put("code_runtime", layer.fields.get("code_runtime") or stack["stack"], "runtime")
+    put("protocols", protocols(keys), "protocols")
+    put("invocations_io", invocations_io(keys), "policies")
     return layer
+
+
+def protocols(keys: dict[str, Any]) -> list[str]:
+    """The declared hosted protocols, as azd reads them (`ContainerAgent.Protocols`:
+    `[{protocol, version}]`; a bare name list and a single `protocol:` are read too).
+    `activity_protocol` is the pre-rename name of `activity` (azd `IsActivityProtocolName`)."""
+    raw = keys.get("protocols", keys.get("protocol"))
+    items = raw if isinstance(raw, list) else [raw] if raw is not None else []
+    names: list[str] = []
+    for item in items:
+        name = item.get("protocol") if isinstance(item, dict) else item
+        if isinstance(name, str) and name.strip():
+            text = name.strip().lower()
+            text = "activity" if text == "activity_protocol" else text
+            if text not in names:
+                names.append(text)
+    return names
+
+
+def invocations_io(keys: dict[str, Any]) -> dict[str, Any] | None:
+    """A `rai_policy`'s `invocationsModeration` (azd `InvocationsModeration`, camelCase in
+    azure.yaml, snake_case in agent.yaml): the JSON paths of an invocations agent's request
+    and answer text, which is exactly what agentopt needs to play a task through it."""
+    for policy in keys.get("policies") or []:
+        if not isinstance(policy, dict):
+            continue
+        io = policy.get("invocationsModeration", policy.get("invocations_moderation"))
+        if not isinstance(io, dict):
+            continue
+        selectors = []
+        for sel in io.get("streamSelectors", io.get("stream_selectors")) or []:
+            if isinstance(sel, dict):
+                event = sel.get("eventType", sel.get("event_type"))
+                field_ = sel.get("textField", sel.get("text_field"))
+                if isinstance(event, str):
+                    selectors.append({"event_type": event, "text_field": field_ or "text"})
+        kind = io.get("inputContentType", io.get("input_content_type"))
+        return {
+            "input_content_type": kind if kind in ("json", "text") else "json",
+            "input_paths": _strings(io.get("inputPaths", io.get("input_paths"))),
+            "output_paths": _strings(io.get("outputPaths", io.get("output_paths"))),
+            "stream_selectors": selectors,
+        }
+    return None
+
+
+def _strings(raw: Any) -> list[str]:
+    return [s for s in raw if isinstance(s, str)] if isinstance(raw, list) else []
 
 
 def deployment_model(keys: dict[str, Any]) -> str | None:

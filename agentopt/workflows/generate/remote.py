@@ -48,11 +48,14 @@ def require_endpoint(endpoint: str | None) -> str:
 
 
 def default_client(endpoint: str) -> Any:
-    """`AIProjectClient(endpoint, DefaultAzureCredential())` (lazy imports)."""
+    """`AIProjectClient(endpoint, DefaultAzureCredential())` at azd's datasets api-version
+    (`2025-11-15-preview`, azd `ProjectEndpointAPIVersion`; lazy imports)."""
     from azure.ai.projects import AIProjectClient
     from azure.identity import DefaultAzureCredential
 
-    return AIProjectClient(endpoint=endpoint, credential=DefaultAzureCredential())
+    return AIProjectClient(
+        endpoint=endpoint, credential=DefaultAzureCredential(), api_version="2025-11-15-preview"
+    )
 
 
 def upload_dataset(

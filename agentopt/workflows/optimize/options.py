@@ -32,6 +32,8 @@ class OptimizeOptions:
     agent: str | None = None
     environment: str | None = None
     """`-e/--environment`: the azd environment."""
+    project_endpoint: str | None = None
+    """`-p/--project-endpoint` (or azd's `--endpoint`): where --remote jobs go."""
     dataset: Path | None = None
     eval_model: str | None = None
     optimize_model: str | None = None

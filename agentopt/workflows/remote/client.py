@@ -27,6 +27,9 @@ from agentopt.core.redaction import redact
 from agentopt.workflows.remote.errors import SCOPE, classify
 
 API_VERSION = "v1"
+"""Agents and optimization jobs (azd `optimize_api.APIVersion`, `AgentEndpointAPIVersion`)."""
+ASSETS_API_VERSION = "2025-11-15-preview"
+"""Datasets and evaluators, as azd calls them (`ProjectEndpointAPIVersion`, eval_helpers.go)."""
 OPTIMIZATION_FEATURE = "AgentsOptimization=V2Preview"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 log = logging.getLogger("agentopt.remote")
@@ -86,6 +89,7 @@ class FoundryProject:
         self._sleep = sleep
         self._credential = credential
         self._sdk: Any = None
+        self._assets: Any = None
         self._openai: Any = None
 
     @property
@@ -107,6 +111,21 @@ class FoundryProject:
                 retry_total=0,
             )
         return self._sdk
+
+    @property
+    def assets(self) -> Any:
+        """The same client at azd's datasets/evaluators api-version (`ASSETS_API_VERSION`)."""
+        if self._assets is None:
+            from azure.ai.projects import AIProjectClient
+
+            self._assets = AIProjectClient(
+                endpoint=self.endpoint,
+                credential=self.credential,
+                authentication_policy=_bearer_policy(self.credential, self.endpoint),
+                retry_total=0,
+                api_version=ASSETS_API_VERSION,
+            )
+        return self._assets
 
     @property
     def openai(self) -> Any:
@@ -183,11 +202,11 @@ class FoundryProject:
         return self.call(what, send)
 
     def close(self) -> None:
-        for client in (self._openai, self._sdk):
+        for client in (self._openai, self._sdk, self._assets):
             if client is not None:
                 with contextlib.suppress(Exception):  # closing is best effort
                     client.close()
-        self._openai = self._sdk = None
+        self._openai = self._sdk = self._assets = None
 
     def __enter__(self) -> FoundryProject:
         return self

@@ -34,6 +34,9 @@ REMOTE_BUILTINS = (
     "builtin.tool_call_accuracy",
 )
 """agentopt judges that are Foundry builtin evaluators of the same name."""
+OPTIMIZER_BUILTINS = ("builtin.regex_match",)
+"""Builtins agentopt runs locally in an evaluation but that Foundry's optimizer takes by name
+with their `initialization_parameters` (azd PR #9472: `builtin.regex_match` + `patterns`)."""
 ZERO_ONE = ("builtin.task_adherence",)
 """Builtins whose Foundry score is a fraction (0–1); the others score 1–5."""
 DATA_MAPPING = {
@@ -67,9 +70,10 @@ class RemoteCriterion:
 
 
 def split_evaluators(
-    uses: list[EvaluatorUse], cache: EvaluatorCache
+    uses: list[EvaluatorUse], cache: EvaluatorCache, *, also: tuple[str, ...] = ()
 ) -> tuple[list[RemoteCriterion], list[EvaluatorUse]]:
-    """Which evaluators Foundry judges and which run locally over the remote transcripts.
+    """Which evaluators Foundry judges and which run locally over the remote transcripts;
+    `also` names more builtins Foundry takes (the optimizer's `OPTIMIZER_BUILTINS`).
 
     Every evaluator is built here (a bad name or definition is exit 2 before any call).
     """
@@ -92,7 +96,7 @@ def split_evaluators(
                     rubric=evaluator,
                 )
             )
-        elif name in REMOTE_BUILTINS and not use.local_uri:
+        elif (name in REMOTE_BUILTINS or name in also) and not use.local_uri:
             remote.append(
                 RemoteCriterion(
                     evaluator=name,

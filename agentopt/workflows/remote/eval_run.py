@@ -68,7 +68,7 @@ def run_remote(
         sink.notice(started_block(remote, resumed=resumed))
         if setup.opts.no_wait:
             return outcome
-        status = _wait(project, setup, remote, store.run_id, sink, poll or PollSettings())
+        status = _wait(project, setup, remote, store.run_id, sink, poll or PollSettings.eval_run())
         remote["status"] = status.get("status")
         remote["result_counts"] = status.get("result_counts")
         run_info.remote = RemoteRunInfo.model_validate(remote)

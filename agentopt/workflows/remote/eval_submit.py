@@ -67,7 +67,7 @@ def register_rubrics(
         if version is None:
 
             def create(name: str = crit.foundry_name, request: dict[str, Any] = body) -> Any:
-                return project.sdk.evaluators.create_version(name, request)
+                return project.assets.evaluators.create_version(name, request)
 
             created = project.call(f"registering evaluator {crit.foundry_name}", create)
             version = str(created["version"])
@@ -76,23 +76,35 @@ def register_rubrics(
 
 
 def _source(project: FoundryProject, setup: RemoteSetup) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A registered dataset used whole → `file_id` (uploaded once); else the rows inline."""
+    """A registered dataset used whole → `file_id` (azd `SetFileID`; uploaded once when only
+    agentopt's registry has it); else the rows inline."""
     ds = setup.inputs.dataset
-    registry = Registry(setup.spec.project_dir)
     name, version = ds.name or "", ds.version or ""
-    registered = bool(name and version) and version in registry.versions("datasets", name)
-    if ds.format != "jsonl" or not registered or len(setup.tasks) != len(ds.tasks):
+    if ds.format != "jsonl" or not (name and version) or len(setup.tasks) != len(ds.tasks):
         return inline_source(setup.tasks), {}
+    uploaded = uploaded_version(project, setup.spec.project_dir, name, version)
+    registry = Registry(setup.spec.project_dir)
+    known = version in registry.versions("datasets", name)
+    remote = (registry.entry("datasets", name, version).remote if known else None) or {}
+    file_id = str(remote.get("id") or dataset_file_id(project.endpoint, name, uploaded))
+    return {"type": "file_id", "id": file_id}, {"name": name, "version": uploaded}
+
+
+def uploaded_version(project: FoundryProject, folder: Path, name: str, version: str) -> str:
+    """The project's version of dataset `name` `version`: agentopt's registered copy, uploaded
+    once per endpoint; a version agentopt never registered is taken to be the project's own
+    (registered by azd or the portal), as azd takes it."""
+    registry = Registry(folder)
+    if version not in registry.versions("datasets", name):
+        return version
     remote = registry.entry("datasets", name, version).remote
     if not remote or remote.get("endpoint") != project.endpoint:
 
         def upload() -> dict[str, Any]:
-            return upload_dataset(registry, name, version, project.endpoint, client=project.sdk)
+            return upload_dataset(registry, name, version, project.endpoint, client=project.assets)
 
         remote = project.call(f"uploading dataset {name} version {version}", upload)
-    uploaded = str(remote.get("version") or version)
-    file_id = str(remote.get("id") or dataset_file_id(project.endpoint, name, uploaded))
-    return {"type": "file_id", "id": file_id}, {"name": name, "version": uploaded}
+    return str(remote.get("version") or version)
 
 
 def submit(project: FoundryProject, setup: RemoteSetup, run_id: str) -> dict[str, Any]:

@@ -222,15 +222,17 @@ def deploy_remote(
     cand: str,
     project: FoundryProject,
     poll: PollSettings,
+    agent_name: str | None = None,
 ) -> Deployed:
-    """azd `optimize deploy`: a new agent version with the candidate, then `:promote`."""
+    """azd `optimize deploy`: a new agent version with the candidate, then `:promote`.
+    `agent_name` (azd `deploy [agent-name]` / `--agent`) overrides the job's agent."""
     from agentopt.workflows.optimize.journal import resolve_job
 
     store = resolve_job(project_dir, job_id)
     job = store.read_job()
     remote = _remote(job)
     _known(job, cand)
-    name = str(remote["agent"])
+    name = agent_name or str(remote["agent"])
     config = candidate_config(project, job, cand)
     agent = plain(project.call(f"reading agent {name}", lambda: project.sdk.agents.get(name)))
     latest = dict(((agent.get("versions") or {}).get("latest") or {}).get("definition") or {})

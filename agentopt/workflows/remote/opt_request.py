@@ -1,11 +1,13 @@
 """The body of `POST /agent_optimization_jobs` (V2Preview), as azd builds it from eval.yaml and
-`.agent_configs/baseline/` (azd `OptimizeConfig.ToRequest`; docs/foundry-remote.md):
+`.agent_configs/baseline/` (azd `OptimizeConfig.ToRequest`, `datasetRefToAPI`,
+`loadJSONLRawFile`; docs/foundry-remote.md):
 
     {"inputs": {"agent": {agent_name, agent_version?},
-                "train_dataset": {"type": "inline", "items": [...]},
+                "train_dataset": {"type": "inline", "items": [each JSONL line as is]}
+                               | {"type": "reference", "name", "version"},
                 "validation_dataset"?: …,
                 "evaluators": [{name, version?, initialization_parameters?}],
-                "options": {max_candidates, eval_model, optimization_model, evaluation_level,
+                "options": {max_candidates?, eval_model, optimization_model, evaluation_level,
                             max_stalls, max_concurrent_agent_runs,
                             optimization_config: {model, system_prompt, skills, tools,
                                                   model_search_space?}}}}
@@ -13,6 +15,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from agentopt.contracts.task import Dataset, Task
@@ -33,10 +37,25 @@ def dataset_item(task: Task) -> dict[str, Any]:
     return item
 
 
-def dataset_input(dataset: Dataset) -> dict[str, Any]:
-    """azd `datasetRefToAPI` sends a local file inline; agentopt reads every dataset locally
-    (a registered version is a file under `.azure/.foundry/`), so it always goes inline."""
-    return {"type": "inline", "items": [dataset_item(t) for t in dataset.tasks]}
+def dataset_input(dataset: Dataset, reference: tuple[str, str] | None = None) -> dict[str, Any]:
+    """azd `datasetRefToAPI`: a registered dataset (`name` + `version`) goes as a reference to
+    the project's copy; a local file goes inline, each JSONL line as it is (`loadJSONLRawFile`:
+    every key kept, `name` included). Other shapes (M365, CSV) go as the task fields."""
+    if reference is not None:
+        return {"type": "reference", "name": reference[0], "version": reference[1]}
+    rows = raw_rows(dataset)
+    return {"type": "inline", "items": rows or [dataset_item(t) for t in dataset.tasks]}
+
+
+def raw_rows(dataset: Dataset) -> list[dict[str, Any]] | None:
+    """The JSONL file's rows verbatim, when the dataset is that whole file."""
+    path = Path(dataset.source) if dataset.source else None
+    if dataset.format != "jsonl" or path is None or not path.is_file():
+        return None
+    rows = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    return rows if len(rows) == len(dataset.tasks) else None
 
 
 def _skills(agent: AgentDefinition) -> list[dict[str, str]]:
@@ -51,6 +70,7 @@ def optimization_body(
     dataset: Dataset,
     validation: Dataset | None,
     config: EvalConfig | None,
+    references: dict[str, tuple[str, str]] | None = None,
     criteria: list[RemoteCriterion],
     eval_model: str,
     optimization_model: str | None,
@@ -78,11 +98,13 @@ def optimization_body(
     if sample:
         opt_config["candidate_screening_sample_size"] = sample
     run_options: dict[str, Any] = {
-        "max_candidates": max_candidates or (options.max_candidates if options else None) or 5,
         "eval_model": eval_model,
         "optimization_model": optimization_model,
         "optimization_config": opt_config,
     }
+    candidates = max_candidates or (options.max_candidates if options else None)
+    if candidates:  # azd `MaxCandidates *int, omitempty`: the service's default otherwise
+        run_options["max_candidates"] = candidates
     stalls = max_stalls or (options.max_stalls if options else None)
     if stalls:
         run_options["max_stalls"] = stalls
@@ -95,12 +117,14 @@ def optimization_body(
             "agent_name": agent_name,
             **({"agent_version": agent_version} if agent_version else {}),
         },
-        "train_dataset": dataset_input(dataset),
+        "train_dataset": dataset_input(dataset, (references or {}).get("train")),
         "evaluators": [_evaluator(c) for c in criteria],
         "options": run_options,
     }
     if validation is not None:
-        inputs["validation_dataset"] = dataset_input(validation)
+        inputs["validation_dataset"] = dataset_input(
+            validation, (references or {}).get("validation")
+        )
     return {"inputs": inputs}
 
 

@@ -32,8 +32,12 @@ from agentopt.workflows.optimize.options import OptimizeOptions
 from agentopt.workflows.remote.azd_state import project_id, service_for, set_azd_values
 from agentopt.workflows.remote.client import FoundryProject, plain
 from agentopt.workflows.remote.errors import RemoteError
-from agentopt.workflows.remote.eval_request import RemoteCriterion, split_evaluators
-from agentopt.workflows.remote.eval_submit import portal_prefix, register_rubrics
+from agentopt.workflows.remote.eval_request import (
+    OPTIMIZER_BUILTINS,
+    RemoteCriterion,
+    split_evaluators,
+)
+from agentopt.workflows.remote.eval_submit import portal_prefix, register_rubrics, uploaded_version
 from agentopt.workflows.remote.opt_job import (
     TERMINAL,
     accepted,
@@ -63,7 +67,7 @@ def prepare_remote_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
     """What azd validates before submitting (`OptimizeConfig.Validate`), exit 2 otherwise."""
     inputs = resolve_optimize_inputs(opts, cwd, ask)
     agent = inputs.agent
-    endpoint = require_endpoint(agent.project_endpoint)
+    endpoint = require_endpoint(opts.project_endpoint or agent.project_endpoint)
     if not agent.deployed_name:
         key = service_env_prefix(agent.name) + "NAME"
         raise ConfigError(
@@ -95,7 +99,7 @@ def prepare_remote_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
     cache = EvaluatorCache(
         judge_model=inputs.judge_model, layer=planner, project_dir=inputs.project_dir
     )
-    criteria, local = split_evaluators(uses, cache)
+    criteria, local = split_evaluators(uses, cache, also=OPTIMIZER_BUILTINS)
     if local or not criteria:
         shown = ", ".join(u.name for u in local) or "none"
         raise ConfigError(
@@ -175,6 +179,27 @@ def submit_optimize(prep: RemoteOptimize, project: FoundryProject) -> tuple[JobS
     return store, _post(store, job, prep, project)
 
 
+def _references(prep: RemoteOptimize, project: FoundryProject) -> dict[str, tuple[str, str]]:
+    """azd sends a registered dataset (eval.yaml `name` + `version`) as a reference to the
+    project's copy: a version only agentopt's registry holds is uploaded first (once)."""
+    config = prep.inputs.eval_config
+    if config is None:
+        return {}
+    found: dict[str, tuple[str, str]] = {}
+    pairs = (("train", config.dataset, prep.inputs.dataset), ("validation",
+             config.validation_dataset, prep.inputs.validation))  # fmt: skip
+    for split, ref, loaded in pairs:
+        if ref is None or not ref.name or loaded is None:
+            continue
+        if split == "train" and prep.opts.dataset is not None:
+            continue  # --dataset FILE replaces eval.yaml's
+        version = loaded.version or ref.version
+        if version:
+            found[split] = (ref.name, uploaded_version(project, prep.inputs.project_dir,
+                                                       ref.name, version))  # fmt: skip
+    return found
+
+
 def _post(
     store: JobStore, job: JobRecord, prep: RemoteOptimize, project: FoundryProject
 ) -> JobRecord:
@@ -187,6 +212,7 @@ def _post(
         dataset=inputs.dataset,
         validation=inputs.validation,
         config=inputs.eval_config,
+        references=_references(prep, project),
         criteria=prep.criteria,
         eval_model=inputs.judge_model,
         optimization_model=inputs.optimization_model,

@@ -28,6 +28,23 @@ class PollSettings:
     """The wait is multiplied by this after each read, up to `max_interval_s`."""
     timeout_s: float | None = None
     """Stop waiting after this long (the remote work continues); None = no limit."""
+    max_reads: int | None = None
+    """Stop waiting after this many status reads (the remote work continues); None = no cap."""
+
+    @classmethod
+    def eval_run(cls, interval_s: float | None = None) -> PollSettings:
+        """azd's cadence for an evaluation run: every 5 s, at most 360 reads (~30 min)
+        (`defaultEvalPollInterval`, `defaultEvalMaxAttempts`, eval_run.go:233-234)."""
+        return cls(
+            interval_s=EVAL_RUN_INTERVAL_S if interval_s is None else interval_s,
+            max_interval_s=EVAL_RUN_INTERVAL_S if interval_s is None else interval_s,
+            growth=1.0,
+            max_reads=EVAL_RUN_MAX_READS,
+        )
+
+
+EVAL_RUN_INTERVAL_S = 5.0
+EVAL_RUN_MAX_READS = 360
 
 
 def poll_until(
@@ -44,12 +61,20 @@ def poll_until(
     """Read the status until `finished(status)`; return that last status."""
     started = clock()
     wait = settings.interval_s
+    reads = 0
     while True:
         status = read()
+        reads += 1
         if on_status is not None:
             on_status(status)
         if finished(status):
             return status
+        if settings.max_reads is not None and reads >= settings.max_reads:
+            raise RemoteError(
+                f"{what} is still {status.get('status', 'running')} after {reads} status "
+                f"reads; it goes on in the project",
+                hint=resume_hint or None,
+            )
         if settings.timeout_s is not None and clock() - started >= settings.timeout_s:
             raise RemoteError(
                 f"{what} is still {status.get('status', 'running')} after "

@@ -164,7 +164,7 @@ def _prepare(
     executor = ExecutorSettings.of(
         opts.executor, options.executor if options else None, opts.ray_address
     )
-    notices: list[str] = []
+    notices: list[str] = list(inputs.notices)
     planner = CallLayer(
         project, settings.model_copy(update={"cache_enabled": False}), on_notice=notices.append
     )

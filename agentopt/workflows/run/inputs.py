@@ -17,7 +17,7 @@ from typing import Any
 from agentopt.agents.base import default_target
 from agentopt.agents.captured import needs_response
 from agentopt.contracts.task import Dataset
-from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.errors import AgentoptError, ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.azd_env import load_azd_environment
 from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
@@ -189,14 +189,54 @@ def _registered_dataset(project: Path, ref: DatasetRef, where: str) -> Path:
     raise ConfigError.at(where, "dataset", "expected `local_uri` or `name` (and `version`)")
 
 
-def _config_path(opts: RunOptions, detected_dir: Path) -> Path | None:
+def _config_path(opts: RunOptions, cwd: Path, notices: list[str]) -> Path | None:
     if opts.config is not None:
-        path = opts.config if opts.config.is_absolute() else detected_dir / opts.config
-        if not path.is_file():
-            raise ConfigError.at("", "--config", f"file not found: {opts.config}")
-        return path
-    candidate = detected_dir / "eval.yaml"
+        return _given_config(opts, cwd, notices)
+    candidate = cwd / "eval.yaml"
     return candidate if candidate.is_file() else None
+
+
+def _given_config(opts: RunOptions, cwd: Path, notices: list[str]) -> Path:
+    """`--config PATH` as azd resolves it: relative to the agent's project folder
+    (`eval_run.go` joins it with the service's project path); a file that exists relative to
+    the working folder is kept, as before. Which one was used is said when both could be."""
+    assert opts.config is not None
+    if opts.config.is_absolute():
+        if not opts.config.is_file():
+            raise ConfigError.at("", "--config", f"file not found: {opts.config}")
+        return opts.config
+    here = cwd / opts.config
+    agent_dir = _agent_folder(opts, cwd)
+    there = agent_dir / opts.config if agent_dir is not None else None
+    same = there is not None and there.resolve() == here.resolve()
+    if here.is_file():
+        if there is not None and not same and there.is_file():
+            notices.append(
+                f"--config {opts.config}: using {here} (relative to the working folder); the "
+                f"agent's project folder has its own {there}"
+            )
+        return here
+    if there is not None and there.is_file():
+        if not same:
+            notices.append(
+                f"--config {opts.config}: using {there} (relative to the agent's project "
+                "folder, as azd resolves it)"
+            )
+        return there
+    looked = f"{cwd}" + (f" and {agent_dir}" if agent_dir is not None and not same else "")
+    raise ConfigError.at("", "--config", f"file not found: {opts.config} (looked in {looked})")
+
+
+def _agent_folder(opts: RunOptions, cwd: Path) -> Path | None:
+    """The agent's project folder when azure.yaml names one (None: no agent to go by)."""
+    try:
+        found = detect_target(
+            cwd, agent=opts.agent, no_prompt=True, environment=opts.environment,
+            eval_config=EvalConfig(),
+        )  # fmt: skip
+    except AgentoptError:
+        return None
+    return found.project_dir
 
 
 def evaluator_uses(
@@ -251,7 +291,8 @@ def _resolve_inputs(
     config: EvalConfig | None = None
     detected: DetectedTarget | None = None
     project = cwd
-    config_path = None if opts.prompts or opts.prompts_file else _config_path(opts, cwd)
+    notices: list[str] = []
+    config_path = None if opts.prompts or opts.prompts_file else _config_path(opts, cwd, notices)
     if config_path is not None:
         config, more = load_suite(config_path, opts.eval_name)
         warnings.extend(more)
@@ -289,6 +330,7 @@ def _resolve_inputs(
         eval_config=config,
         detected=detected,
         warnings=warnings,
+        notices=notices,
     )
 
 
