@@ -26,6 +26,8 @@ class CliState:
     no_prompt: bool = False
     debug: bool = False
     quiet: bool = False
+    call_timeout: float | None = None
+    """`--call-timeout`: deadline of one model call (None = eval.yaml's, else the default)."""
     console: Console = field(default_factory=make_console)
     err: Console = field(default_factory=lambda: make_console(stderr=True))
 
@@ -34,6 +36,7 @@ class CliState:
         self.cwd = Path.cwd()
         self.environment = None
         self.no_prompt = self.debug = self.quiet = False
+        self.call_timeout = None
 
     @property
     def interactive(self) -> bool:

@@ -271,7 +271,7 @@ def _generate(
         _say(plan.message)
         return
     _say(_plan_line(plan, cwd))
-    settings = call_settings(plan.config_path, target.project_endpoint)
+    settings = call_settings(plan.config_path, target.project_endpoint, STATE.call_timeout)
     with _relative_paths(cwd):
         result = run_generate(plan, settings, on_notice=STATE.warn)
     for problem in result.warnings:

@@ -65,6 +65,17 @@ def _set_quiet(value: bool) -> bool:
     return value
 
 
+def _set_call_timeout(value: float | None) -> float | None:
+    if value is not None:
+        if value <= 0:
+            raise typer.BadParameter(
+                f"expected a number of seconds above 0, found {value:g}",
+                param_hint="--call-timeout",
+            )
+        STATE.call_timeout = value
+    return value
+
+
 def _declarations(
     cwd: Annotated[
         Path | None,
@@ -115,6 +126,19 @@ def _declarations(
             "-q", "--quiet", help="Print less.", callback=_set_quiet, rich_help_panel=PANEL
         ),
     ] = False,
+    call_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--call-timeout",
+            metavar="SECONDS",
+            help="Deadline of one model call, retries included (default: eval.yaml "
+            "options.call_timeout_seconds, else 120 s, raised for the embedded model and "
+            "self-hosted servers to what the tokens asked need at the measured speed).",
+            show_default=False,
+            callback=_set_call_timeout,
+            rich_help_panel=PANEL,
+        ),
+    ] = None,
 ) -> None:
     """Never called: typer turns this signature into the global click parameters."""
 

@@ -137,6 +137,7 @@ def optimize_command(
         config=config,
         agent=agent,
         environment=STATE.environment,
+        call_timeout=STATE.call_timeout,
         dataset=dataset,
         eval_model=eval_model,
         optimize_model=optimize_model,

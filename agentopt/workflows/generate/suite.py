@@ -366,12 +366,14 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
 
 
-def call_settings(config_path: Path | None, project_endpoint: str | None) -> CallSettings:
+def call_settings(
+    config_path: Path | None, project_endpoint: str | None, call_timeout: float | None = None
+) -> CallSettings:
     """Call-layer settings from eval.yaml `options` (providers, prices) when the file exists
     and loads, the defaults otherwise (built by the one `models.settings.call_settings`)."""
     from agentopt.core.files.eval_yaml_load import load_eval_config
 
-    flags = CallFlags(project_endpoint=project_endpoint)
+    flags = CallFlags(project_endpoint=project_endpoint, call_timeout_s=call_timeout)
     if config_path is None or not config_path.is_file():
         return settings_module.call_settings(None, flags)
     try:
@@ -379,11 +381,12 @@ def call_settings(config_path: Path | None, project_endpoint: str | None) -> Cal
     except AgentoptError:
         return settings_module.call_settings(None, flags)
     # Generation takes only the model sections of the suite's options (providers, prices, the
-    # attempt timeout): its limits and budget
-    # (concurrency, max_cost) are the runs'.
+    # call deadlines): its limits and budget (concurrency, max_cost) are the runs'.
     models_only = Options(
         providers=options.providers,
         prices=options.prices,
         attempt_timeout_seconds=options.attempt_timeout_seconds,
+        call_timeout_seconds=options.call_timeout_seconds,
+        stall_timeout_seconds=options.stall_timeout_seconds,
     )
     return settings_module.call_settings(models_only, flags)
