@@ -143,7 +143,7 @@ class CallLayer:
             if ref.auto_fallback and ref.model not in self._fallbacks:
                 # One line per embedded model, however many names fell back to it.
                 self._fallbacks.add(ref.model)
-                self._notice(fallback_notice(ref))
+                self._notice(fallback_notice(ref, self._environ))
             if ref.provider in self.settings.providers:
                 for notice in ignored_key_notices(ref.provider, ref.config):
                     self._notice(notice)

@@ -48,7 +48,7 @@ from agentopt.models.providers.local_tools import (
     with_system_text,
 )
 from agentopt.models.providers.registry import register_provider
-from agentopt.models.resolve import LOCAL_EMBED_MODEL
+from agentopt.models.resolve import LOCAL_EMBED_MODEL, local_gguf
 from agentopt.models.settings import CallSettings, ProviderConfig
 from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message, ToolCall
 
@@ -204,7 +204,8 @@ class LocalProvider:
                 input_tokens=int(usage.get("prompt_tokens") or 0),
                 output_tokens=int(usage.get("completion_tokens") or 0),
             ),
-            model=model,
+            # Which file answered, when AGENTOPT_LOCAL_GGUF points at another model.
+            model=f"{model} ({gguf})" if (gguf := local_gguf(self._env)) else model,
             provider="local",
         )
 

@@ -20,6 +20,7 @@ from agentopt.contracts.task_record import TaskOutcome
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.registry import canonical_name
 from agentopt.models.call import CallLayer
+from agentopt.models.resolve import shown_model
 from agentopt.models.types import POOLS
 from agentopt.reports.formatting import SummaryTasks
 from agentopt.workflows.run.engine import EngineSpec
@@ -51,7 +52,9 @@ def new_run_info(
             name=ds.name, version=ds.version, sha256=ds.sha256, source=ds.source, format=ds.format
         ),
         evaluators=[canonical_name(u.name) for u in inputs.evaluators],
-        models=ModelsInfo(agent=spec.agent.model, judge=inputs.judge_model),
+        models=ModelsInfo(
+            agent=shown_model(spec.agent.model), judge=shown_model(inputs.judge_model)
+        ),
         repeat=spec.repeat,
         seed=seed,
         cli_version=__version__,
