@@ -48,7 +48,8 @@ def test_a_number_in_words_needs_a_unit_to_count() -> None:
          "facts", "45 days"),
         ("You can return an item within 30 days of delivery for a full refund.", False,
          "facts", "'30 days' where the criterion says '45 days'"),
-        ("Unfortunately we do not accept returns for a refund.", False, "negation", "negates"),
+        ("Unfortunately we do not accept returns for a refund.", False, "facts",
+         "does not state '45 days'; it negates"),
         ("Yes, you can return it for a full refund.", False, "facts", "does not state '45 days'"),
     ],
 )  # fmt: skip

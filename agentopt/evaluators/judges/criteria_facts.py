@@ -251,14 +251,13 @@ def decide(
         else:
             carriers += [s for s in sentences(response) if _carries(s, fact)]
     negated = _negated(instruction, carriers or [closest])
-    if negated:
-        word, sentence = negated
-        return FactVerdict(
-            False, "negation", f"the answer negates {word!r}: {sentence[:120]!r}", sim, written
-        )
-    if missing:
+    negation = f"negates {negated[0]!r}: {negated[1][:120]!r}" if negated else ""
+    if missing:  # a missing fact decides; a negation beside it is said too
         names = ", ".join(repr(f.text) for f in missing)
-        return FactVerdict(False, "facts", f"the answer does not state {names}", sim, written)
+        also = f"; it {negation}" if negation else ""
+        return FactVerdict(False, "facts", f"the answer does not state {names}{also}", sim, written)
+    if negation:
+        return FactVerdict(False, "negation", f"the answer {negation}", sim, written)
     if facts:
         if sim < topic_floor:
             return FactVerdict(
