@@ -47,8 +47,10 @@ __all__ = [
     "malformed",
     "rate_limited",
     "slow",
+    "sse_events",
     "text",
     "tool_calls",
+    "trickle",
 ]
 
 
@@ -61,6 +63,10 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     """Seconds to wait before answering (a slow server, or a client-side timeout)."""
+    token_gap: float = 0.0
+    """Streamed answers only: seconds between two chunks (a slow server that progresses)."""
+    stall: float = 0.0
+    """Streamed answers only: seconds of silence after the first chunk (a stuck server)."""
 
 
 @dataclass
@@ -153,6 +159,38 @@ def slow(delay: float, reply: Reply | None = None) -> Reply:
     """`reply` (default: echo) after `delay` seconds."""
     base = reply or Reply()
     return Reply(status=base.status, body=base.body, headers=base.headers, delay=delay)
+
+
+def trickle(content: str, gap: float, *, stall: float = 0.0) -> Reply:
+    """`content` that, asked to stream, comes one word every `gap` seconds (after the first
+    word, `stall` seconds of silence); asked plainly, it comes whole after the same time."""
+    return Reply(body=text(content, usage=(10, len(content.split()))).body, token_gap=gap,
+                 stall=stall)  # fmt: skip
+
+
+def sse_events(completion: dict[str, Any]) -> list[bytes]:
+    """A chat completion as the server-sent events llama.cpp's server streams: a role chunk,
+    one chunk per word (tool calls: name, then arguments), the finish_reason, the usage."""
+    base = {k: completion[k] for k in ("id", "created", "model") if k in completion}
+    base["object"] = "chat.completion.chunk"
+    choice = (completion.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": None})]
+    words = (message.get("content") or "").split(" ")
+    chunks += [chunk({"content": w if i == 0 else f" {w}"}) for i, w in enumerate(words) if w]
+    for i, call in enumerate(message.get("tool_calls") or []):
+        fn = call["function"]
+        head = {"index": i, "id": call["id"], "type": "function", "function": {"name": fn["name"]}}
+        chunks.append(chunk({"tool_calls": [head]}))
+        args = {"index": i, "function": {"arguments": fn["arguments"]}}
+        chunks.append(chunk({"tool_calls": [args]}))
+    chunks.append(chunk({}, choice.get("finish_reason") or "stop"))
+    chunks.append({**base, "choices": [], "usage": completion.get("usage")})
+    return [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks] + [b"data: [DONE]\n\n"]
 
 
 def _completion(
@@ -416,6 +454,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
                     time.sleep(reply.delay + owner.latency)
             finally:
                 owner._leave()
+        wants_stream = isinstance(body, dict) and body.get("stream") is True
+        answer = reply.body if reply.status == 200 and isinstance(reply.body, dict) else {}
+        if wants_stream and answer.get("choices"):  # as a real server does when asked to
+            self._stream(reply)
+            return
+        if reply.token_gap or reply.stall:  # asked plainly: the same time, then all of it
+            time.sleep(reply.stall + reply.token_gap * len(sse_events(reply.body)))
         if isinstance(reply.body, bytes):
             payload = reply.body
         elif isinstance(reply.body, str):
@@ -424,15 +469,34 @@ class _RequestHandler(BaseHTTPRequestHandler):
             payload = json.dumps(reply.body).encode()
         try:
             self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for k, v in reply.headers.items():
+            headers = {"Content-Type": "application/json", **reply.headers}
+            headers["Content-Length"] = str(len(payload))
+            for k, v in headers.items():
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(payload)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             # The client gave up (a timeout test): nothing to answer.
+            self.close_connection = True
+
+    def _stream(self, reply: Reply) -> None:
+        """The reply as server-sent events, chunked, `token_gap` apart."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i, event in enumerate(sse_events(reply.body)):
+                if i == 1 and reply.stall:
+                    time.sleep(reply.stall)
+                elif i and reply.token_gap:
+                    time.sleep(reply.token_gap)
+                self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
     def handle(self) -> None:

@@ -33,6 +33,8 @@ class CliState:
     """`optimize … -p/--project-endpoint` (azd's optimize connection flags)."""
     service_endpoint: str | None = None
     """`optimize … --endpoint`: the optimization service itself (local development)."""
+    call_timeout: float | None = None
+    """`--call-timeout`: deadline of one model call (None = eval.yaml's, else the default)."""
     console: Console = field(default_factory=make_console)
     err: Console = field(default_factory=lambda: make_console(stderr=True))
 
@@ -43,6 +45,7 @@ class CliState:
         self.no_prompt = self.debug = self.quiet = False
         self.output_format = None
         self.project_endpoint = self.service_endpoint = None
+        self.call_timeout = None
 
     @property
     def json_output(self) -> bool:

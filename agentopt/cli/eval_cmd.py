@@ -34,6 +34,15 @@ COMMANDS = {
         "Examples:\n\n  agentopt eval update\n\n  agentopt eval update --dataset-only",
     ),
     "run": Lazy("agentopt.cli.eval_run_group", "run_app"),
+    "calibrate": Lazy(
+        "agentopt.cli.eval_calibrate_cmd",
+        "calibrate_command",
+        "Examples:\n\n"
+        "  agentopt eval calibrate labelled.jsonl               # the model-free check\n\n"
+        "  agentopt eval calibrate labelled.jsonl --sweep       # agreement per threshold\n\n"
+        "  agentopt eval calibrate labelled.jsonl --method judge -m gpt-4.1-mini "
+        "--min-agreement 0.9",
+    ),
     "list": Lazy(
         "agentopt.cli.eval_show_cmd", "list_command", "Example:\n\n  agentopt eval list --limit 10"
     ),

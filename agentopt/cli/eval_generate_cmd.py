@@ -273,6 +273,7 @@ def _generate(
     flags: dict[str, Any],
 ) -> None:
     """Shared body of `eval init` (wizard) and `eval generate`."""
+    from agentopt.cli.progress import PhaseLines
     from agentopt.cli.target_block import render_target_block
     from agentopt.workflows.detect import detect_target
     from agentopt.workflows.generate.suite import call_settings, run_generate
@@ -354,9 +355,10 @@ def _generate(
         _say(f"Baseline: {shown_path(baseline, cwd)}")
         plan = plan.model_copy(update={"agent_config": baseline})
     _say(_plan_line(plan, cwd))
-    settings = call_settings(plan.config_path, target.project_endpoint)
+    settings = call_settings(plan.config_path, target.project_endpoint, STATE.call_timeout)
     with _relative_paths(cwd):
-        result = run_generate(plan, settings, on_notice=STATE.warn)
+        phases = None if STATE.quiet else PhaseLines(STATE.console)
+        result = run_generate(plan, settings, on_notice=STATE.warn, progress=phases)
     for problem in result.warnings:
         STATE.warn(str(problem))
     if result.check is not None and result.check.status in ("failed", "error"):

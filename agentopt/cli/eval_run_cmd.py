@@ -263,6 +263,7 @@ def run_command(
         executor=executor,
         ray_address=ray_address,
         environment=STATE.environment,
+        call_timeout=STATE.call_timeout,
         remote=remote,
         no_wait=no_wait,
         eval_name=eval_name,

@@ -80,6 +80,17 @@ def _set_output(value: str | None) -> str | None:
     return value
 
 
+def _set_call_timeout(value: float | None) -> float | None:
+    if value is not None:
+        if value <= 0:
+            raise typer.BadParameter(
+                f"expected a number of seconds above 0, found {value:g}",
+                param_hint="--call-timeout",
+            )
+        STATE.call_timeout = value
+    return value
+
+
 def _declarations(
     cwd: Annotated[
         Path | None,
@@ -140,6 +151,19 @@ def _declarations(
             "writes a report; -o json prints the results as JSON.",
             show_default=False,
             callback=_set_output,
+            rich_help_panel=PANEL,
+        ),
+    ] = None,
+    call_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--call-timeout",
+            metavar="SECONDS",
+            help="Deadline of one model call, retries included (default: eval.yaml "
+            "options.call_timeout_seconds, else 120 s, raised for the embedded model and "
+            "self-hosted servers to what the tokens asked need at the measured speed).",
+            show_default=False,
+            callback=_set_call_timeout,
             rich_help_panel=PANEL,
         ),
     ] = None,

@@ -161,6 +161,7 @@ def optimize_command(
         agent=positional_agent(ctx, agent),
         project_endpoint=endpoint_override(),
         environment=STATE.environment,
+        call_timeout=STATE.call_timeout,
         dataset=dataset,
         eval_model=eval_model,
         optimize_model=optimize_model,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -115,3 +117,78 @@ class TerminalSink:
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+
+
+class PhaseLines:
+    """Progress of long model phases (`PhaseSink`): a live status line on a terminal, a plain
+    line at least every `every_s` seconds otherwise — what is made so far, tokens/s from the
+    call layer's meter, and an ETA once something finished."""
+
+    def __init__(self, console: Console, *, every_s: float = 10.0) -> None:
+        self.console = console
+        self.every_s = every_s
+        self._meter: Any = None
+        self._name = ""
+        self._unit = ""
+        self._total: int | None = None
+        self._done = 0
+        self._started = time.monotonic()
+        self._tokens0 = 0
+        self._lock = threading.Lock()
+        self._heartbeat: Heartbeat | None = None
+        self._status: Any = None
+
+    def attach(self, meter: object) -> None:
+        self._meter = meter
+
+    def phase(self, name: str, total: int | None = None, unit: str = "") -> None:
+        self.end()
+        with self._lock:
+            self._name, self._total, self._unit, self._done = name, total, unit, 0
+            self._started = time.monotonic()
+            self._tokens0 = int(getattr(self._meter, "tokens", 0) or 0)
+        if self.console.is_terminal:
+            self._status = self.console.status(self.line())
+            self._status.start()
+            self._heartbeat = Heartbeat(lambda _s: self._status.update(self.line()), quiet_s=1.0)
+        else:
+            self.console.print(f"  … {self.line()}")
+            self._heartbeat = Heartbeat(lambda _s: self.console.print(f"  … {self.line()}"),
+                                        quiet_s=self.every_s)  # fmt: skip
+        self._heartbeat.start()
+
+    def advance(self, done: int) -> None:
+        with self._lock:
+            changed, self._done = done != self._done, done
+        if changed and self._status is not None:
+            self._status.update(self.line())
+
+    def end(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+            self._heartbeat = None
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def line(self) -> str:
+        """ "generating tasks: 1/3 tasks · 12.4 tok/s · 40s · ETA ~1m20s"."""
+        with self._lock:
+            elapsed = time.monotonic() - self._started
+            parts = [self._name]
+            if self._total is not None:
+                parts[0] += f": {self._done}/{self._total} {self._unit}".rstrip()
+            tokens = int(getattr(self._meter, "tokens", 0) or 0) - self._tokens0
+            rate = float(self._meter.rate()) if self._meter is not None else 0.0
+            if tokens:
+                parts.append(f"{tokens} tokens" + (f" at {rate:.1f} tok/s" if rate else ""))
+            parts.append(f"{elapsed:.0f}s")
+            if self._total and 0 < self._done < self._total:
+                left = elapsed / self._done * (self._total - self._done)
+                parts.append(f"ETA ~{_duration(left)}")
+        return " · ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

@@ -2,22 +2,29 @@
 
 Each attempt takes a slot from the pool's `PoolLimiter` and gives it back before any back-off,
 so a retry obeys a lowered limit and a `Retry-After` pause like every other request of the pool.
-The per-call deadline runs from the first attempt and covers attempts and back-off; the run
-deadline bounds everything. Each attempt also has its own, shorter timeout: an attempt that
-hangs past it is a `timeout` failure, retried like a dropped connection, instead of holding the
-call until its deadline. A failure that exhausts the attempts, or for which the deadline
-leaves no room, raises the last classified `ModelCallError`.
+The per-call deadline runs from the first attempt and covers attempts and back-off (time
+queued for the embedded model's one slot excluded: `call_progress`); the run deadline bounds
+everything. Within it an attempt is cut in one of two ways, whichever applies:
+- its answer streams (the provider ticks the call's `CallProgress`): when no token arrived for
+  the stall window (the first token's window allows for reading the prompt) — a slow but
+  progressing answer is never cut by the wall clock short of the deadline;
+- it does not: after its own attempt timeout, retried like a dropped connection, instead of
+  holding the call until its deadline.
+A failure that exhausts the attempts, or for which the deadline leaves no room, raises the
+last classified `ModelCallError`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from agentopt.core.errors import AgentoptError, ModelCallError
+from agentopt.models.call_progress import CURRENT_PROGRESS, CallProgress
 from agentopt.models.calllog import log_failure
 from agentopt.models.classify import classify
 from agentopt.models.limiter import PoolLimiter
@@ -55,6 +62,19 @@ class AttemptFailed(Exception):
         self.retries = retries
 
 
+@dataclass(frozen=True)
+class Windows:
+    """How long an attempt may go without an answer (None = no such limit)."""
+
+    attempt_s: float | None = None
+    """Wall time of an attempt until its tokens flow (the whole attempt, when it does not
+    stream)."""
+    stall_s: float | None = None
+    """No token for this long, once tokens flow, cuts a streaming attempt."""
+    first_token_s: float | None = None
+    """The window before the first token of a streaming attempt (reading the prompt)."""
+
+
 async def run_attempts(
     send: Callable[[], Awaitable[T]],
     *,
@@ -64,6 +84,9 @@ async def run_attempts(
     call_timeout_s: float,
     run_deadline: float | None,
     attempt_timeout_s: float | None = None,
+    stall_s: float | None = None,
+    first_token_s: float | None = None,
+    progress: CallProgress | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> Outcome[T]:
@@ -73,6 +96,8 @@ async def run_attempts(
         AttemptFailed: wrapping the final ModelCallError.
         AgentoptError: configuration or budget errors from the provider, unchanged.
     """
+    progress = progress or CallProgress(clock=clock)
+    windows = Windows(attempt_timeout_s, stall_s, first_token_s)
     deadline: float | None = None
     attempt = 0
     while True:
@@ -81,22 +106,14 @@ async def run_attempts(
             now = clock()
             if deadline is None:
                 deadline = now + call_timeout_s
-            limit, by_run = _effective_deadline(deadline, run_deadline)
-            remaining = limit - now
-            if remaining <= 0:
+            limit, by_run = _effective_deadline(deadline + progress.waiting_s(now), run_deadline)
+            if limit - now <= 0:
                 raise AttemptFailed(_deadline_error(target, by_run, call_timeout_s), attempt - 1)
-            # The attempt's own timeout applies when it ends before the deadline does (with a
-            # margin, so an attempt timeout equal to the deadline stays a deadline error).
-            per_attempt = attempt_timeout_s is not None and attempt_timeout_s + 1e-3 < remaining
             started = clock()
             try:
-                async with asyncio.timeout(attempt_timeout_s if per_attempt else remaining):
-                    value = await send()
-            except TimeoutError:
-                if per_attempt:
-                    error = _attempt_timeout_error(target, attempt_timeout_s or 0.0)
-                else:
-                    error = _deadline_error(target, by_run, call_timeout_s)
+                value = await _watched(send, progress, windows, deadline, run_deadline, clock=clock)
+            except _Cut as cut:
+                error = _cut_error(target, cut, call_timeout_s)
             except ModelCallError as exc:
                 error = exc
             except AgentoptError:
@@ -111,7 +128,8 @@ async def run_attempts(
                 )
             else:
                 await limiter.succeeded()
-                return Outcome(value=value, retries=attempt - 1, latency_s=clock() - started)
+                latency = clock() - started
+                return Outcome(value=value, retries=attempt - 1, latency_s=latency)
         log_failure(
             provider=target.provider,
             model=target.model,
@@ -127,7 +145,7 @@ async def run_attempts(
                 error = _with_note(error, f"gave up after {attempt} attempts")
             raise AttemptFailed(error, attempt - 1)
         delay = policy.delay(error, attempt - 1)
-        limit, by_run = _effective_deadline(deadline, run_deadline)
+        limit, by_run = _effective_deadline(deadline + progress.waiting_s(clock()), run_deadline)
         if clock() + delay >= limit:
             which = "run deadline (--timeout)" if by_run else f"{call_timeout_s:g} s call deadline"
             raise AttemptFailed(
@@ -135,6 +153,85 @@ async def run_attempts(
                 attempt - 1,
             )
         await sleep(delay)
+
+
+class _Cut(Exception):
+    """Why the watchdog abandoned an attempt: deadline | run_deadline | attempt | stall."""
+
+    def __init__(self, rule: str, seconds: float) -> None:
+        super().__init__(rule)
+        self.rule = rule
+        self.seconds = seconds
+
+
+async def _watched(
+    send: Callable[[], Awaitable[T]],
+    progress: CallProgress,
+    windows: Windows,
+    deadline: float,
+    run_deadline: float | None,
+    *,
+    clock: Callable[[], float],
+) -> T:
+    """`send()` run as a task the watchdog cuts (raising `_Cut`) when a rule says so.
+
+    The task sees `progress` as the current call's (`CURRENT_PROGRESS`); the watchdog wakes
+    when the nearest limit falls due and checks again, since a token may have moved it."""
+    progress.new_attempt()
+    token = CURRENT_PROGRESS.set(progress)
+    try:
+        task = asyncio.ensure_future(send())
+    finally:
+        CURRENT_PROGRESS.reset(token)
+    started, queued_before = clock(), progress.waiting_s(clock())
+    try:
+        while True:
+            now = clock()
+            queued = progress.waiting_s(now)
+            limit, by_run = _effective_deadline(deadline + queued, run_deadline)
+            checks = [(limit - now, _Cut("run_deadline" if by_run else "deadline", 0.0))]
+            if progress.queued_since is None:
+                flowing = progress.streams and progress.tokens > 0
+                if flowing and windows.stall_s is not None:
+                    window = windows.stall_s
+                    checks.append((progress.last + window - now, _Cut("stall", window)))
+                elif progress.streams and windows.first_token_s is not None:
+                    window = windows.first_token_s
+                    checks.append((progress.last + window - now, _Cut("stall", window)))
+                attempt_s = windows.attempt_s
+                if not flowing and attempt_s is not None and attempt_s + 1e-3 < limit - started:
+                    elapsed = now - started - (queued - queued_before)
+                    checks.append((attempt_s - elapsed, _Cut("attempt", attempt_s)))
+            wait, cut = min(checks, key=lambda c: c[0])
+            if wait <= 0:
+                raise cut
+            if windows.stall_s is not None:  # a stream may start, or stop, at any moment
+                wait = min(wait, max(0.01, min(1.0, windows.stall_s / 8)))
+            done, _ = await asyncio.wait({task}, timeout=wait)
+            if task in done:
+                return task.result()
+    finally:
+        if not task.done():
+            progress.cancelled.set()
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def _cut_error(target: CallTarget, cut: _Cut, call_timeout_s: float) -> ModelCallError:
+    if cut.rule == "stall":
+        return ModelCallError(
+            f"{target.provider} model '{target.model}' sent no token for {cut.seconds:.0f} s",
+            kind="timeout",
+            provider=target.provider,
+            model=target.model,
+            retryable=True,
+            hint="the model stopped making progress; raise options.stall_timeout_seconds "
+            "if it is only slow",
+        )
+    if cut.rule == "attempt":
+        return _attempt_timeout_error(target, cut.seconds)
+    return _deadline_error(target, cut.rule == "run_deadline", call_timeout_s)
 
 
 def _effective_deadline(call_deadline: float, run_deadline: float | None) -> tuple[float, bool]:
@@ -158,7 +255,13 @@ def _deadline_error(target: CallTarget, by_run: bool, call_timeout_s: float) -> 
         kind="deadline",
         provider=target.provider,
         model=target.model,
-        hint="the server is slow or overloaded; retry later or use a faster model",
+        hint=(
+            "the embedded model is slow on this machine; raise --call-timeout or "
+            "options.call_timeout_seconds"
+            if target.provider == "local"
+            else "the server is slow or overloaded; raise --call-timeout or "
+            "options.call_timeout_seconds, retry later or use a faster model"
+        ),
     )
 
 
@@ -170,8 +273,9 @@ def _attempt_timeout_error(target: CallTarget, seconds: float) -> ModelCallError
         provider=target.provider,
         model=target.model,
         retryable=True,
-        hint="the server is slow or a connection hung; raise options.attempt_timeout_seconds "
-        "for slow models",
+        hint="the server is slow or a connection hung; for a slow model set --call-timeout or "
+        "options.call_timeout_seconds (an attempt may then take all of it), or raise "
+        "options.attempt_timeout_seconds",
     )
 
 

@@ -24,11 +24,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact_data, redact_json
+from agentopt.models import deadlines
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
 from agentopt.models.cache_key import chat_cache_key, embed_cache_key
+from agentopt.models.call_progress import CallProgress, TokenMeter
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
 from agentopt.models.calllog import log_request, log_response
-from agentopt.models.capabilities import SELF_HOSTED_TYPES, ServerCapabilities, grammar_decoded
+from agentopt.models.capabilities import (
+    SELF_HOSTED_TYPES,
+    ServerCapabilities,
+    SpeedMemory,
+    grammar_decoded,
+)
 from agentopt.models.cost import CostEstimate, PriceTable, Totals, estimate
 from agentopt.models.providers.base import CURRENT_REPEAT
 from agentopt.models.providers.registry import build_provider, ignored_key_notices, is_free
@@ -115,7 +122,10 @@ class CallLayer:
         self._refs: dict[tuple[str, str], ModelRef] = {}
         self._fallbacks: set[str] = set()
         self._servers: dict[str, ServerCapabilities] = {}
+        self._speeds: dict[str, SpeedMemory] = {}
         self._cache = self.state.cache
+        self.meter = TokenMeter()
+        """Output tokens of every call, streamed ones as they come (progress lines read it)."""
 
     async def __aenter__(self) -> CallLayer:
         return self
@@ -134,7 +144,7 @@ class CallLayer:
             if ref.auto_fallback and ref.model not in self._fallbacks:
                 # One line per embedded model, however many names fell back to it.
                 self._fallbacks.add(ref.model)
-                self._notice(fallback_notice(ref))
+                self._notice(fallback_notice(ref, self._environ))
             if ref.provider in self.settings.providers:
                 for notice in ignored_key_notices(ref.provider, ref.config):
                     self._notice(notice)
@@ -201,7 +211,7 @@ class CallLayer:
         )
         CURRENT_REPEAT.set(repeat)
         outcome = await self._attempts(
-            ref, provider, pool, lambda: provider.complete(ref.model, request)
+            ref, provider, pool, lambda: provider.complete(ref.model, request), request
         )
         response: ChatResponse = outcome.value
         cost = self._cost(ref, [ref.model, response.model], response.usage)
@@ -387,9 +397,28 @@ class CallLayer:
         _check_pool(pool)
         return self.state.limiter(pool).slot()
 
+    async def _speed(self, ref: ModelRef, provider: Any) -> SpeedMemory | None:
+        """The measured speed of a local or self-hosted model (None: hosted APIs)."""
+        if not deadlines.watched(ref.type):
+            return None
+        speed = self._speeds.get(ref.qualified)
+        if speed is None:
+            key = (ref.type, str(provider.base_url), ref.model)
+            speed = self._speeds[ref.qualified] = SpeedMemory(ref.type, key, self._cache)
+        await speed.load()
+        return speed
+
     async def _attempts(
-        self, ref: ModelRef, provider: Any, pool: str, send: Callable[[], Any]
+        self,
+        ref: ModelRef,
+        provider: Any,
+        pool: str,
+        send: Callable[[], Any],
+        request: ChatRequest | None = None,
     ) -> Any:
+        speed = await self._speed(ref, provider)
+        limits = deadlines.windows(ref.type, self.settings, request, speed)
+        progress = CallProgress(clock=self._clock, meter=self.meter)
         target = CallTarget(
             provider=ref.provider,
             model=ref.model,
@@ -398,17 +427,16 @@ class CallLayer:
             secrets=tuple(getattr(provider, "secrets", [])),
         )
         try:
-            return await run_attempts(
+            outcome = await run_attempts(
                 send,
                 target=target,
                 limiter=self.state.limiter(pool),
                 policy=self._policy,
-                call_timeout_s=self.settings.call_timeout_s,
-                # In-process models cannot hang like a connection, and a cancelled generation
-                # keeps its thread busy: only network calls get the per-attempt timeout.
-                attempt_timeout_s=(
-                    None if ref.type in IN_PROCESS_PROVIDERS else self.settings.attempt_timeout()
-                ),
+                call_timeout_s=limits.call_timeout_s,
+                attempt_timeout_s=limits.attempt_s,
+                stall_s=limits.stall_s,
+                first_token_s=limits.first_token_s,
+                progress=progress,
                 run_deadline=self._run_deadline,
                 clock=self._clock,
             )
@@ -416,6 +444,13 @@ class CallLayer:
             if failed.error.kind != "unsupported":
                 self.ledger.record_error(pool, retries=failed.retries)
             raise failed.error from None
+        if isinstance(outcome.value, ChatResponse):
+            usage = outcome.value.usage
+            self.meter.add(usage.output_tokens - progress.tokens)  # what no stream ticked
+            if speed is not None:
+                deadlines.measure(speed, progress, outcome.value, outcome.latency_s)
+                await speed.save()
+        return outcome
 
     def _cost(self, ref: ModelRef, names: list[str], usage: Any) -> float:
         if is_free(ref.type):

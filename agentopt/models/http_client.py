@@ -21,7 +21,7 @@ import asyncio
 import json
 import ssl
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -117,6 +117,7 @@ class _Connection(asyncio.Protocol):
         self._chunked = False
         self._until_close = False
         self.keep_alive = True
+        self.on_data: Callable[[bytes], None] | None = None
 
     # -- asyncio.Protocol --------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -126,6 +127,8 @@ class _Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.received_any = True
         self._buf += data
+        if self.on_data is not None:
+            self.on_data(data)
         if self._waiter is not None and not self._waiter.done():
             try:
                 self._parse()
@@ -147,16 +150,20 @@ class _Connection(asyncio.Protocol):
         )
 
     # -- one exchange -------------------------------------------------------------------------
-    async def exchange(self, request: bytes) -> Answer:
+    async def exchange(
+        self, request: bytes, on_data: Callable[[bytes], None] | None = None
+    ) -> Answer:
         assert self.transport is not None
         loop = asyncio.get_running_loop()
         self._waiter = loop.create_future()
         self.received_any = False
+        self.on_data = on_data
         self.transport.write(request)
         try:
             return await self._waiter
         finally:
             self._waiter = None
+            self.on_data = None
 
     def _parse(self) -> None:
         assert self._waiter is not None
@@ -289,12 +296,21 @@ class LeanClient:
         self._head_tail = "".join(f"{k}: {v}\r\n" for k, v in fixed.items())
         self._ssl: ssl.SSLContext | None = None
 
-    async def post(self, path: str, payload: bytes) -> Answer:
-        """POST `payload` (JSON bytes) to base URL + `path`; any status comes back as is."""
-        return await self.request("POST", path, payload)
+    async def post(
+        self, path: str, payload: bytes, on_data: Callable[[bytes], None] | None = None
+    ) -> Answer:
+        """POST `payload` (JSON bytes) to base URL + `path`; any status comes back as is.
+        `on_data` sees every piece of the answer as it arrives (a stream's progress)."""
+        return await self.request("POST", path, payload, on_data=on_data)
 
     async def request(
-        self, method: str, path: str, payload: bytes = b"", *, content_type: str | None = None
+        self,
+        method: str,
+        path: str,
+        payload: bytes = b"",
+        *,
+        content_type: str | None = None,
+        on_data: Callable[[bytes], None] | None = None,
     ) -> Answer:
         """Any method (a hosted agent's invocation, its status poll, its cancel); the body is
         sent as `content_type` (default JSON)."""
@@ -315,17 +331,19 @@ class LeanClient:
                 conn.close()
                 continue
             try:
-                return await self._exchange(conn, request)
+                return await self._exchange(conn, request, on_data)
             except ConnectionError:
                 if conn.received_any:
                     raise
                 # A keep-alive connection the server had closed before it read anything:
                 # the request never reached it, so it is sent again on a fresh one.
-        return await self._exchange(await self._connect(), request)
+        return await self._exchange(await self._connect(), request, on_data)
 
-    async def _exchange(self, conn: _Connection, request: bytes) -> Answer:
+    async def _exchange(
+        self, conn: _Connection, request: bytes, on_data: Callable[[bytes], None] | None
+    ) -> Answer:
         try:
-            answer = await conn.exchange(request)
+            answer = await conn.exchange(request, on_data)
         except BaseException:
             conn.close()  # cancelled or broken mid-answer: never reused
             raise

@@ -14,6 +14,7 @@ import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from agentopt.core.errors import ConfigError
@@ -208,10 +209,30 @@ def _resolve_bare(
     return ModelRef(spec, "local", ProviderConfig(type="local"), local, auto_fallback=True)
 
 
-def fallback_notice(ref: ModelRef) -> str:
+def local_gguf(env: Mapping[str, str] | None = None) -> str | None:
+    """The file name of the GGUF `AGENTOPT_LOCAL_GGUF` points the embedded model at, if any."""
+    env = os.environ if env is None else env
+    path = (env.get("AGENTOPT_LOCAL_GGUF") or "").strip()
+    return Path(path).name if path else None
+
+
+def shown_model(spec: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """A model name as headers and results show it: an embedded chat model names the GGUF it
+    runs when `AGENTOPT_LOCAL_GGUF` points at another one ("local:smollm2-135m (qwen.gguf)")."""
+    gguf = local_gguf(env)
+    if spec and gguf and spec.startswith("local:") and spec != DEFAULT_EMBED_MODEL:
+        return f"{spec} ({gguf})"
+    return spec
+
+
+def fallback_notice(ref: ModelRef, env: Mapping[str, str] | None = None) -> str:
     """The one line printed when a bare name fell back to the embedded model."""
+    gguf = local_gguf(env)
     if ref.model == LOCAL_EMBED_MODEL:
         used, size = "local:minilm embedding model (all-MiniLM-L6-v2)", "22M-parameter"
+    elif gguf:
+        used = f"local:{LOCAL_CHAT_MODEL}, running {gguf} (AGENTOPT_LOCAL_GGUF)"
+        size = "locally run"
     else:
         used, size = f"local:{LOCAL_CHAT_MODEL} (SmolLM2-135M-Instruct)", "135M-parameter"
     return FALLBACK_NOTICE.format(requested=ref.spec, used=used, size=size)

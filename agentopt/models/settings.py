@@ -12,6 +12,8 @@ from agentopt.core.files.eval_yaml import Options, Price, ProviderConfig, Provid
 
 MIN_ATTEMPT_TIMEOUT_S = 10.0
 """A slow but healthy answer (a long generation on a loaded server) must fit in one attempt."""
+DEFAULT_CALL_TIMEOUT_S = 120.0
+DEFAULT_STALL_TIMEOUT_S = 60.0
 
 __all__ = ["CallFlags", "CallSettings", "Price", "ProviderConfig", "ProviderType", "call_settings"]
 
@@ -38,12 +40,24 @@ class CallSettings(BaseModel):
     """False = no cache file at all (tests, --dry-run)."""
     max_attempts: int = 6
     """Attempts per call, the first included."""
-    call_timeout_s: float = 120.0
-    """Deadline of one call, its retries and back-off included (counted from its first attempt)."""
+    call_timeout_s: float | None = None
+    """Deadline of one call set by the user (`--call-timeout`, `options.call_timeout_seconds`)
+    or a caller: exactly that. None: `default_call_timeout_s`, which the embedded model and
+    self-hosted servers raise to the time the tokens asked need at the speed measured on this
+    machine (`models.deadlines`), so a slow but progressing call is not killed. Either way
+    it covers retries and back-off and counts from when the model starts on the call (time
+    queued for the embedded model's one slot is not counted)."""
+    default_call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
+    """The deadline when none is set (a field so tests can scale every duration)."""
     attempt_timeout_s: float | None = None
-    """Timeout of one attempt (eval.yaml `options.attempt_timeout_seconds`); None = the call
-    deadline shared by the attempts, at least `MIN_ATTEMPT_TIMEOUT_S` (see `attempt_timeout`),
-    so that one hung connection is retried instead of spending the whole deadline."""
+    """Timeout of one attempt whose progress cannot be watched (eval.yaml
+    `options.attempt_timeout_seconds`); None = see `attempt_timeout`."""
+    min_attempt_timeout_s: float = MIN_ATTEMPT_TIMEOUT_S
+    """Floor of the default attempt timeout (a field so tests can scale every duration)."""
+    stall_timeout_s: float = DEFAULT_STALL_TIMEOUT_S
+    """An attempt whose answer streams (the embedded model, self-hosted servers) is cut and
+    retried when no token arrives for this long (`options.stall_timeout_seconds`); the first
+    token's window also allows for reading the prompt at the measured speed."""
     run_deadline_s: float | None = None
     """Deadline of the whole run (`--timeout`), counted from the creation of the CallLayer."""
     max_cost_usd: float | None = None
@@ -65,13 +79,25 @@ class CallSettings(BaseModel):
     aimd_increase_every: int = 20
     """Successes needed to add one slot back to a rate-limited pool."""
 
+    @property
+    def call_deadline_s(self) -> float:
+        """The call deadline before any fitting to the model: the one set, else the default."""
+        return self.default_call_timeout_s if self.call_timeout_s is None else self.call_timeout_s
+
     def attempt_timeout(self) -> float:
-        """Seconds one attempt may take: the configured value, else the call deadline divided
-        by the attempts (at least `MIN_ATTEMPT_TIMEOUT_S`), never more than the deadline."""
+        """Seconds one attempt may take when its progress cannot be watched: the configured
+        value; else, under a call deadline the user set, the whole deadline (they said calls
+        are that slow: a 150 s answer under `call_timeout_seconds: 300` must arrive); else the
+        default deadline divided by the attempts (at least `min_attempt_timeout_s`), so one
+        hung connection is retried instead of spending the whole deadline. Never more than
+        the deadline."""
+        deadline = self.call_deadline_s
         if self.attempt_timeout_s is not None:
-            return min(self.attempt_timeout_s, self.call_timeout_s)
-        share = self.call_timeout_s / max(1, self.max_attempts)
-        return min(self.call_timeout_s, max(MIN_ATTEMPT_TIMEOUT_S, share))
+            return min(self.attempt_timeout_s, deadline)
+        if self.call_timeout_s is not None:
+            return deadline
+        share = deadline / max(1, self.max_attempts)
+        return min(deadline, max(self.min_attempt_timeout_s, share))
 
 
 @dataclass(frozen=True)
@@ -86,6 +112,8 @@ class CallFlags:
     """`--max-cost` (what is left of it, on `optimize --resume`)."""
     timeout_s: float | None = None
     """`--timeout`: deadline of the whole run."""
+    call_timeout_s: float | None = None
+    """`--call-timeout`: deadline of one model call."""
     project_endpoint: str | None = None
     """`--project-endpoint`."""
     no_cache: bool = False
@@ -113,4 +141,9 @@ def call_settings(options: Options | None, flags: CallFlags | None = None) -> Ca
     settings.providers = dict(o.providers)
     settings.prices = dict(o.prices)
     settings.attempt_timeout_s = o.attempt_timeout_seconds
+    call_timeout = f.call_timeout_s if f.call_timeout_s is not None else o.call_timeout_seconds
+    if call_timeout is not None:
+        settings.call_timeout_s = call_timeout
+    if o.stall_timeout_seconds is not None:
+        settings.stall_timeout_s = o.stall_timeout_seconds
     return settings

@@ -20,6 +20,7 @@ from agentopt.contracts.optimize_job import (
     OptimizePlan,
     ScoreSummary,
 )
+from agentopt.models.resolve import shown_model
 from agentopt.reports.formatting import fmt_when
 from agentopt.reports.optimize_diff import changed_lines, unified_diff
 from agentopt.reports.optimize_table import candidates_table, error_line
@@ -37,7 +38,7 @@ def plan_renderables(plan: OptimizePlan, *, dry_run: bool = False) -> list[Rende
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    grid.add_row("Agent", f"{plan.agent}  (model {plan.agent_model or '-'})")
+    grid.add_row("Agent", f"{plan.agent}  (model {shown_model(plan.agent_model) or '-'})")
     grid.add_row("Targets", ", ".join(plan.targets) + f"   proposers: {', '.join(plan.proposers)}")
     if plan.model_search_space:
         grid.add_row("Model space", ", ".join(plan.model_search_space))

@@ -59,3 +59,33 @@ class NullSink:
 
     def finish(self, progress: Progress) -> None:
         return None
+
+
+class PhaseSink(Protocol):
+    """Progress of a long model phase with no task table (generation, the rubric, the
+    self-check): what is made so far out of how many. The sink adds tokens/s and an ETA from
+    the call layer's meter (`attach`), so a phase is never a silent minute."""
+
+    def attach(self, meter: object) -> None: ...
+
+    def phase(self, name: str, total: int | None = None, unit: str = "") -> None: ...
+
+    def advance(self, done: int) -> None: ...
+
+    def end(self) -> None: ...
+
+
+class NullPhases:
+    """A phase sink that ignores everything (library use, tests)."""
+
+    def attach(self, meter: object) -> None:
+        return None
+
+    def phase(self, name: str, total: int | None = None, unit: str = "") -> None:
+        return None
+
+    def advance(self, done: int) -> None:
+        return None
+
+    def end(self) -> None:
+        return None

@@ -1,5 +1,6 @@
-"""task_adherence without a trustworthy judge: criteria checked by sentence embeddings when
-the judge would be the embedded 135M model (models.md §4)."""
+"""task_adherence without a trustworthy judge: criteria checked without a model (facts,
+then negation, then sentence similarity) when the judge would be the embedded 135M model
+(models.md §4)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_embedding_method_passes_only_criteria_the_answer_covers(harness) -> Non
     assert verdicts["refund_window"]["passed"] is True
     assert verdicts["asks_order_number"]["passed"] is False
     assert result.status == "fail" and result.score == 0.5
-    assert result.details["method"] == "embedding"
+    assert result.details["method"] == "facts"  # `embedding` is the older name of `facts`
     assert "asks_order_number" in result.reason
 
 
@@ -48,9 +49,9 @@ def test_auto_uses_embeddings_when_the_judge_is_the_embedded_model(harness) -> N
                             criteria=[REFUND])  # fmt: skip
         spec = {"name": "builtin.task_adherence", "options": {"embedding_model": "mock:bow"}}
         local = harness.run(spec, sample, judge_model="local:smollm2-135m")
-        assert local.details["method"] == "embedding" and local.status == "pass"
+        assert local.details["method"] == "facts" and local.status == "pass"
         judged = harness.run(spec, sample, judge_model="mock:spy-judge")
-        assert judged.details.get("method") != "embedding"
+        assert judged.details.get("method") != "facts"
         assert calls == ["judge"] * (judged.details.get("attempts") or 1)
     finally:
         unregister_mock("spy-judge")

@@ -154,6 +154,28 @@ def test_fallback_notice_is_emitted_once(project: Path) -> None:
     assert "\n" not in text
 
 
+def test_another_gguf_is_named_in_the_notice_the_header_and_the_results(
+    project: Path, tmp_path: Path
+) -> None:
+    """AGENTOPT_LOCAL_GGUF pointing at another model: nothing says SmolLM2-135M any more."""
+    from agentopt.models.resolve import shown_model
+
+    gguf = tmp_path / "qwen2.5-0.5b-instruct-q4_k_m.gguf"
+    gguf.write_bytes(b"GGUF")
+    env = {"AGENTOPT_LOCAL_GGUF": str(gguf)}
+    notices: list[str] = []
+    layer = CallLayer(project, CallSettings(cache_enabled=False), on_notice=notices.append,
+                      environ=env)  # fmt: skip
+    layer.resolve("gpt-4.1-mini")
+    [text] = notices
+    assert "qwen2.5-0.5b-instruct-q4_k_m.gguf" in text and "AGENTOPT_LOCAL_GGUF" in text
+    assert "SmolLM2" not in text and "135M" not in text
+    shown = shown_model("local:smollm2-135m", env)
+    assert shown == "local:smollm2-135m (qwen2.5-0.5b-instruct-q4_k_m.gguf)"
+    assert shown_model("local:smollm2-135m", {}) == "local:smollm2-135m"
+    assert shown_model("openai:gpt-4.1", env) == "openai:gpt-4.1"
+
+
 def test_fallback_notice_goes_to_the_log_without_a_callback(
     project: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -191,7 +191,9 @@ def recording_relay(upstream: str) -> FakeOpenAI:
         )
         try:
             with urllib.request.urlopen(request, timeout=300) as resp:
-                return Reply(status=resp.status, body=resp.read())
+                # A stream is relayed whole (its content type kept): the relay only records.
+                kind = {"Content-Type": resp.headers.get("Content-Type", "application/json")}
+                return Reply(status=resp.status, body=resp.read(), headers=kind)
         except urllib.error.HTTPError as exc:
             return Reply(status=exc.code, body=exc.read())
 

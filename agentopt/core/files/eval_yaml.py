@@ -233,8 +233,16 @@ class Options(BaseModel):
     timeout_seconds: float | None = Field(default=None, gt=0)
     """Per-turn agent timeout (default 120)."""
     attempt_timeout_seconds: float | None = Field(default=None, gt=0)
-    """Timeout of one model-call attempt before it is retried (default: the 120 s call
-    deadline / 6 attempts, at least 10 s)."""
+    """Timeout of one model-call attempt whose progress cannot be watched, before it is
+    retried (default: the call deadline when `call_timeout_seconds` is set, else 120 s / 6
+    attempts, at least 10 s)."""
+    call_timeout_seconds: float | None = Field(default=None, gt=0)
+    """Deadline of one model call, retries included (like `--call-timeout`; default 120 s,
+    raised for the embedded model and self-hosted servers to what the tokens asked need at
+    the measured speed)."""
+    stall_timeout_seconds: float | None = Field(default=None, gt=0)
+    """A streaming model call (embedded model, self-hosted servers) with no new token for
+    this long is cut and retried (default 60)."""
     targets: list[OptimizeTarget] | None = None
     """What `optimize` may change (default: all the agent has)."""
     parallel_proposals: int | None = Field(default=None, ge=1)

@@ -3,9 +3,11 @@
 The request asks for JSON through `response_format`; the call layer turns that into what the
 server accepts (the structured-output ladder, `agentopt.models.structured`), and the reply is
 validated by the same reply model whatever mode was used. The request is bounded by the most
-tokens its schema needs; a reply cut off there (`finish_reason: length`), or one that does not
-parse or has the wrong shape, is answered with the problem quoted, at most `MAX_REASKS` times;
-then the verdict is an error (`judgeParseFailed`). A call that fails in the call layer is an
+tokens its schema needs; a reply cut off there (`finish_reason: length`) is one parse error at
+once (`judgeParseFailed`): asked again at temperature 0 with the same cap, a small model that ran
+on runs on again, so a re-ask only costs another full-length reply. A reply that does not parse
+or has the wrong shape is answered with the problem quoted, at most `MAX_REASKS` times; then
+the verdict is an error (`judgeParseFailed`). A call that fails in the call layer is an
 error too (`judgeUnavailable`). Never a guessed score.
 
 Every judge's free-text `reason` is bounded (`JUDGE_TEXT_CHARS`) for every provider: as
@@ -226,10 +228,11 @@ async def call_judge(
         )
         text = response.text
         outcome.raw.append(text)
+        truncated = cut_off(response, max_tokens)
+        if truncated:
+            last_error = truncated
+            break
         try:
-            truncated = cut_off(response, max_tokens)
-            if truncated:
-                raise JudgeParseError(truncated)
             value = cut_reasons(parse_reply(text, reply_model))
             problem = schema_problem(value, schema) or (check(value) if check else None)
             if problem is None:

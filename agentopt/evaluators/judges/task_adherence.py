@@ -19,10 +19,12 @@ from agentopt.contracts.eval_result import EvalCost, EvalResult
 from agentopt.contracts.task import Criterion
 from agentopt.evaluators.base import EMPTY_RESPONSE, EvalSample, missing_input, option_error
 from agentopt.evaluators.judges.criteria_embedding import (
-    DEFAULT_THRESHOLD,
+    SIMILARITY_ONLY_THRESHOLD,
     answer_spans,
-    verdicts_from_vectors,
+    cosine,
+    similarity_only,
 )
+from agentopt.evaluators.judges.criteria_facts import DEFAULT_THRESHOLD, decide, negative_criterion
 from agentopt.evaluators.judges.judge_base import (
     JudgeEvaluator,
     sample_texts,
@@ -141,40 +143,66 @@ class TaskAdherence(JudgeEvaluator):
     default_threshold = 1.0
 
     def _method(self, sample: EvalSample) -> str:
-        """judge | embedding. `auto` (default) embeds when the judge would be the embedded
-        model, which is no better than chance at yes/no verdicts (models.md §4)."""
+        """judge | facts | similarity. `auto` (default) checks facts without a model when the
+        judge would be the embedded model, which is no better than chance at yes/no verdicts
+        (models.md §4); `embedding` is the older name of `facts`; `similarity` is sentence
+        similarity alone (kept to compare against: it passes on-topic wrong answers)."""
         method = str(self.options_for(sample).get("method", "auto")).lower()
-        if method not in {"auto", "judge", "embedding"}:
-            raise option_error(self.name, "method", "auto | judge | embedding", method)
+        if method not in {"auto", "judge", "facts", "embedding", "similarity"}:
+            raise option_error(
+                self.name, "method", "auto | judge | facts | embedding | similarity", method
+            )
         if method == "auto":
             local = self.layer is not None and self.layer.resolve(self.model).type == "local"
-            method = "embedding" if local else "judge"
-        return method
+            method = "facts" if local else "judge"
+        return "facts" if method == "embedding" else method
 
-    async def _by_embedding(self, sample: EvalSample, criteria: list[Criterion]) -> EvalResult:
-        threshold = float(self.options_for(sample).get("similarity_threshold", DEFAULT_THRESHOLD))
+    async def _model_free(
+        self, sample: EvalSample, criteria: list[Criterion], method: str
+    ) -> EvalResult:
+        """Facts first, then negation, then sentence similarity (`criteria_facts`); or, with
+        `method: similarity`, similarity alone."""
+        options = self.options_for(sample)
         spans = answer_spans(sample.response)
         if not spans:
             return missing_input(self.name, "a non-empty response", EMPTY_RESPONSE)
-        vectors = await self.layer.embed(
-            [c.instruction for c in criteria] + spans,
-            model=self.options_for(sample).get("embedding_model"),
-        )
-        found = verdicts_from_vectors(
-            criteria, vectors[: len(criteria)], spans, vectors[len(criteria) :], threshold
-        )
-        verdicts = [
-            {
-                "name": v.name,
-                "instruction": v.instruction,
-                "passed": v.passed,
-                "reason": f"closest part of the answer has similarity {v.similarity:.2f} "
-                f"({'≥' if v.passed else '<'} {threshold:.2f}): {v.best_span[:120]!r}",
-                "similarity": round(v.similarity, 4),
-            }
-            for v in found
-        ]
-        return self._result(sample, verdicts, {"method": "embedding"}, EvalCost())
+        default = DEFAULT_THRESHOLD if method == "facts" else SIMILARITY_ONLY_THRESHOLD
+        threshold = float(options.get("similarity_threshold", default))
+        positives = [negative_criterion(c.instruction) for c in criteria]
+        texts = [c.instruction for c in criteria] + [p for p in positives if p] + spans
+        vectors = await self.layer.embed(texts, model=options.get("embedding_model"))
+        by_text = dict(zip(texts, vectors, strict=True))
+        span_vectors = [by_text[s] for s in spans]
+        verdicts = []
+        for criterion, positive in zip(criteria, positives, strict=True):
+            sims = [cosine(by_text[criterion.instruction], v) for v in span_vectors]
+            if method == "similarity":
+                verdict = similarity_only(spans, sims, threshold)
+            else:
+                verdict = decide(
+                    criterion.instruction,
+                    sample.response,
+                    spans,
+                    sims,
+                    positive_similarities=(
+                        [cosine(by_text[positive], v) for v in span_vectors] if positive else None
+                    ),
+                    threshold=threshold,
+                )
+            verdicts.append(
+                {
+                    "name": criterion.name,
+                    "instruction": criterion.instruction,
+                    "passed": verdict.passed,
+                    "reason": f"{verdict.rule}: {verdict.reason}",
+                    "rule": verdict.rule,
+                    "similarity": None
+                    if verdict.similarity is None
+                    else round(verdict.similarity, 4),
+                    **({"facts": verdict.facts} if verdict.facts else {}),
+                }
+            )
+        return self._result(sample, verdicts, {"method": method}, EvalCost())
 
     def _result(
         self, sample: EvalSample, verdicts: list[dict[str, Any]], details: dict[str, Any],
@@ -200,8 +228,9 @@ class TaskAdherence(JudgeEvaluator):
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         criteria = unique_criteria(sample.criteria)
-        if criteria and self._method(sample) == "embedding":
-            return await self._by_embedding(sample, criteria)
+        method = self._method(sample) if criteria else "judge"
+        if method != "judge":
+            return await self._model_free(sample, criteria, method)
         texts = sample_texts(sample)
         if not criteria:
             if not sample.instructions:

@@ -18,6 +18,7 @@ from agentopt.models.settings import CallSettings, ProviderConfig
 OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
 VLLM_DEFAULT_URL = "http://localhost:8000/v1"
 NO_KEY = "unused"
+SDK_TIMEOUT_S = 3600.0
 
 
 def ollama_base_url(env: Mapping[str, str]) -> str:
@@ -68,7 +69,9 @@ def make_provider(
             api_key=key or NO_KEY,
             base_url=base_url,
             max_retries=0,
-            timeout=settings.attempt_timeout(),
+            # The call layer's watchdog owns the limits (models.deadlines): self-hosted
+            # answers may take long, and their deadline is fitted to the model's speed.
+            timeout=settings.attempt_timeout_s or SDK_TIMEOUT_S,
             default_headers=headers or None,
         )
 
@@ -84,4 +87,7 @@ def make_provider(
         # `content`: a tool-call turn needs "" there, never a missing key or null.
         string_content=True,
         lean=lean_client(base_url, key or NO_KEY, headers, env),
+        # Self-hosted servers run on CPUs that may be busy: their answers stream, so the call
+        # layer cuts an attempt only when no token comes (models.deadlines).
+        stream=True,
     )

@@ -25,6 +25,7 @@ from typing import Any
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError, ModelCallError
+from agentopt.models.call_progress import CallProgress, current_progress
 from agentopt.models.embeddings import minilm
 from agentopt.models.providers.base import CURRENT_REPEAT
 from agentopt.models.providers.local_runtime import (
@@ -47,7 +48,7 @@ from agentopt.models.providers.local_tools import (
     with_system_text,
 )
 from agentopt.models.providers.registry import register_provider
-from agentopt.models.resolve import LOCAL_EMBED_MODEL
+from agentopt.models.resolve import LOCAL_EMBED_MODEL, local_gguf
 from agentopt.models.settings import CallSettings, ProviderConfig
 from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message, ToolCall
 
@@ -104,8 +105,16 @@ class LocalProvider:
                 provider="local",
                 model=model,
             )
-        async with self._serial:
-            return await asyncio.to_thread(self._complete_blocking, model, request)
+        progress = current_progress()
+        if progress is None:
+            async with self._serial:
+                return await asyncio.to_thread(self._complete_blocking, model, request, None)
+        with progress.queued():  # waiting for the one slot is not the call's time
+            await self._serial.acquire()
+        try:
+            return await asyncio.to_thread(self._complete_blocking, model, request, progress)
+        finally:
+            self._serial.release()
 
     async def embed(self, model: str, texts: list[str]) -> Embeddings:
         if model != LOCAL_EMBED_MODEL:
@@ -121,7 +130,9 @@ class LocalProvider:
     async def aclose(self) -> None:
         return None  # the model stays loaded for the process: loading is the slow part
 
-    def _complete_blocking(self, model: str, request: ChatRequest) -> ChatResponse:
+    def _complete_blocking(
+        self, model: str, request: ChatRequest, progress: CallProgress | None
+    ) -> ChatResponse:
         xllamacpp()  # the runtime first: its install hint covers the model package too
         server = load_server(gguf_path(self._env), threads=self.threads, n_ctx=self.n_ctx)
         messages = history_for_template(request.messages)
@@ -154,7 +165,7 @@ class LocalProvider:
         if schema is not None:
             body["grammar"] = json_grammar(schema)
         try:
-            out = chat(server, body, model=model, n_ctx=self.n_ctx)
+            out = chat(server, body, model=model, n_ctx=self.n_ctx, progress=progress)
         except GrammarError:
             if not use_tools:
                 raise ModelCallError(
@@ -168,7 +179,11 @@ class LocalProvider:
             # and tool names, and let the arguments be any object.
             permissive = tool_schema(offered_tools(request), allow_content=True, permissive=True)
             out = chat(
-                server, {**body, "grammar": json_grammar(permissive)}, model=model, n_ctx=self.n_ctx
+                server,
+                {**body, "grammar": json_grammar(permissive)},
+                model=model,
+                n_ctx=self.n_ctx,
+                progress=progress,
             )
         choice = out["choices"][0]
         text = choice["message"].get("content") or ""
@@ -189,7 +204,8 @@ class LocalProvider:
                 input_tokens=int(usage.get("prompt_tokens") or 0),
                 output_tokens=int(usage.get("completion_tokens") or 0),
             ),
-            model=model,
+            # Which file answered, when AGENTOPT_LOCAL_GGUF points at another model.
+            model=f"{model} ({gguf})" if (gguf := local_gguf(self._env)) else model,
             provider="local",
         )
 

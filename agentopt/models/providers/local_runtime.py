@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.core.errors import ConfigError, ModelCallError
+from agentopt.models.call_progress import CallProgress
 
 PACKAGE = "xllamacpp"
 VERSION = "2026.10.11549"
@@ -111,15 +112,31 @@ def json_grammar(schema: dict[str, Any]) -> str:
     return "%llguidance {}\nstart: %json " + json.dumps({**schema, "x-guidance": options})
 
 
-def chat(server: Any, body: dict[str, Any], *, model: str, n_ctx: int) -> dict[str, Any]:
+def chat(
+    server: Any,
+    body: dict[str, Any],
+    *,
+    model: str,
+    n_ctx: int,
+    progress: CallProgress | None = None,
+) -> dict[str, Any]:
     """One chat completion: the engine's reply dict, or a ModelCallError / GrammarError.
+
+    With `progress`, the engine streams: each token ticks it (the call layer's stall rule
+    watches that), and a set `progress.cancelled` stops the generation at the next token
+    instead of letting an abandoned attempt hold the model. The chunks are put back together
+    into the reply dict the engine returns without streaming (same tokens, same usage).
 
     llguidance logs a schema it cannot compile (an unknown type, a dangling `$ref`, a pattern
     with a lookahead) and then decodes unconstrained; a reply under a JSON grammar that does not
     start like JSON, or stopped on its own and is not JSON, is that case: GrammarError.
     """
     try:
-        out = server.handle_chat_completions(body)
+        out = (
+            server.handle_chat_completions(body)
+            if progress is None
+            else _streamed(server, body, progress, model)
+        )
     except ValueError as exc:
         raise _call_error(model, f"the request was refused: {exc}", "bad_request") from None
     error = out.get("error") if isinstance(out, dict) else None
@@ -138,6 +155,46 @@ def chat(server: Any, body: dict[str, Any], *, model: str, n_ctx: int) -> dict[s
     if "grammar" in body and not _grammar_held(text, stopped=choice.get("finish_reason") == "stop"):
         raise GrammarError("llguidance could not compile the JSON schema")
     return dict(out)
+
+
+def _streamed(
+    server: Any, body: dict[str, Any], progress: CallProgress, model: str
+) -> dict[str, Any]:
+    """The engine's streamed reply, assembled; every content chunk ticks `progress`."""
+    parts: list[str] = []
+    tail: dict[str, Any] = {}
+    cancelled = progress.cancelled
+    progress.streaming()
+
+    def on_chunk(chunk: Any) -> bool:
+        if not isinstance(chunk, dict):
+            return cancelled.is_set()
+        if "error" in chunk:
+            tail["error"] = chunk["error"]
+            return True
+        for choice in chunk.get("choices") or []:
+            text = (choice.get("delta") or {}).get("content")
+            if text:
+                parts.append(text)
+                progress.tick(1)
+            if choice.get("finish_reason"):
+                tail["finish_reason"] = choice["finish_reason"]
+        if chunk.get("usage"):
+            tail["usage"] = chunk["usage"]
+        return cancelled.is_set()  # True stops the engine
+
+    server.handle_chat_completions(
+        {**body, "stream": True, "stream_options": {"include_usage": True}}, on_chunk
+    )
+    if "error" in tail:
+        return {"error": tail["error"]}
+    if cancelled.is_set():
+        raise _call_error(model, "the generation was abandoned", "timeout")
+    message = {"role": "assistant", "content": "".join(parts)}
+    return {
+        "choices": [{"index": 0, "message": message, "finish_reason": tail.get("finish_reason")}],
+        "usage": tail.get("usage") or {},
+    }
 
 
 def _grammar_held(text: str, *, stopped: bool) -> bool:

@@ -17,9 +17,11 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError, ModelCallError
+from agentopt.models.call_progress import CallProgress, current_progress
 from agentopt.models.classify import classify
 from agentopt.models.http_client import HTTPStatusError, LeanClient, direct_route
 from agentopt.models.providers.chat_format import request_to_wire, response_from_wire
+from agentopt.models.providers.sse import completion_from_sse, count_events
 from agentopt.models.reasoning import is_reasoning_model
 from agentopt.models.settings import ProviderConfig
 from agentopt.models.types import ChatRequest, ChatResponse, Embeddings
@@ -68,6 +70,10 @@ class OpenAIChatProvider:
             servers whose chat templates need a string).
         lean: builds the lean HTTP client (called once, on first use) when the provider may
             talk to the server directly (`http_client.direct_route`); None: the SDK.
+        stream: ask for a streamed answer on the lean path (self-hosted servers), so the
+            call layer sees tokens arrive (`models.call_progress`); the answer is put back
+            together into one completion. A server that answers with plain JSON anyway is
+            read as such; one that refuses `stream` is asked without it from then on.
     """
 
     def __init__(
@@ -83,6 +89,7 @@ class OpenAIChatProvider:
         closers: list[Closer] | None = None,
         string_content: bool = False,
         lean: Callable[[], LeanClient] | None = None,
+        stream: bool = False,
     ) -> None:
         self.id = id
         self.base_url = base_url
@@ -96,6 +103,7 @@ class OpenAIChatProvider:
         self._string_content = string_content
         self._lean_factory = lean
         self._lean: LeanClient | None = None
+        self._stream = stream and lean is not None
         self._reasoning_of: dict[str, bool] = {}
 
     @property
@@ -129,7 +137,7 @@ class OpenAIChatProvider:
     async def complete(self, model: str, request: ChatRequest) -> ChatResponse:
         body = self.wire_request(model, request)
         if self._lean_factory is not None:
-            completion: Any = await self._post(model, "/chat/completions", body)
+            completion: Any = await self._chat(model, body)
         else:
             try:
                 completion = await self.client.chat.completions.create(**body)
@@ -157,9 +165,30 @@ class OpenAIChatProvider:
             tokens = int(getattr(getattr(result, "usage", None), "prompt_tokens", 0) or 0)
         return Embeddings(vectors=vectors, usage=Usage(input_tokens=tokens))
 
-    async def _post(self, model: str, path: str, body: dict[str, Any]) -> dict[str, Any] | str:
+    async def _chat(self, model: str, body: dict[str, Any]) -> dict[str, Any] | str:
+        """/chat/completions on the lean path, streamed when this provider streams."""
+        progress = current_progress() if self._stream else None
+        if progress is None:
+            return await self._post(model, "/chat/completions", body)
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            return await self._post(model, "/chat/completions", streamed, progress)
+        except ModelCallError as exc:
+            if exc.kind not in ("bad_request", "unsupported") or "stream" not in exc.message:
+                raise
+        self._stream = False  # the server refuses to stream: ask it as before, from now on
+        return await self._post(model, "/chat/completions", body)
+
+    async def _post(
+        self,
+        model: str,
+        path: str,
+        body: dict[str, Any],
+        progress: CallProgress | None = None,
+    ) -> dict[str, Any] | str:
         """One request on the lean path: the parsed JSON object, or the raw text of an answer
-        that is not one (which `complete` reports as such)."""
+        that is not one (which `complete` reports as such). With `progress`, the answer is
+        watched as it arrives and may be a stream (put back together here)."""
         if self._lean is None:
             assert self._lean_factory is not None
             self._lean = self._lean_factory()
@@ -167,12 +196,27 @@ class OpenAIChatProvider:
         if isinstance(extra, dict):
             body = {**body, **extra}
         payload = _wire_json(body)
+        on_data = None
+        if progress is not None:
+            progress.streaming()
+            on_data = lambda data: progress.tick(count_events(data))  # noqa: E731
         try:
-            answer = await self._lean.post(path, payload)
+            answer = await self._lean.post(path, payload, on_data)
         except (OSError, EOFError) as exc:
             raise self._error(exc, model) from exc
         if not 200 <= answer.status < 300:
             raise self._error(HTTPStatusError(answer.status, answer.headers, answer.body), model)
+        if "text/event-stream" in answer.headers.get("content-type", "").lower():
+            try:
+                streamed = completion_from_sse(answer.body)
+            except ValueError as exc:
+                raise self._error(exc, model) from exc
+            if "error" in streamed:  # an error event inside the stream: as if sent plainly
+                code = (streamed["error"] or {}).get("code")
+                status = code if isinstance(code, int) and 400 <= code < 600 else 500
+                raw = json.dumps(streamed).encode()
+                raise self._error(HTTPStatusError(status, answer.headers, raw), model)
+            return streamed
         text = answer.body.decode("utf-8", errors="replace")
         if "json" not in answer.headers.get("content-type", "json").lower():
             return text  # as the SDK does: a non-JSON content type is handed back as text

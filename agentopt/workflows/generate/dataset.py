@@ -27,6 +27,7 @@ from agentopt.datasets.writer import dump_tasks_jsonl
 from agentopt.evaluators.judges.parsing import JudgeParseError, extract_json_object
 from agentopt.models.structured import cut_off
 from agentopt.models.types import ChatRequest
+from agentopt.workflows.events import PhaseSink
 from agentopt.workflows.generate.dedupe import Deduper
 from agentopt.workflows.generate.prompts import AgentContext, category_description, render_messages
 from agentopt.workflows.generate.schemas import (
@@ -52,8 +53,10 @@ DEFAULT_CATEGORIES: tuple[str, ...] = (
     "multi_step",
 )
 BATCH_SIZE = 5
-EMBEDDED_BATCH_SIZE = 2
-"""Tasks per call for the embedded model: a 135M model loses the thread in longer replies."""
+EMBEDDED_BATCH_SIZE = 1
+"""Tasks per call for the embedded model and other grammar-decoded (small, self-hosted)
+models: one task per call, so a reply that runs on costs one task, its deadline fits one
+task's tokens, and progress comes task by task."""
 TOKENS_PER_TASK = 500
 EMBEDDED_TOKENS_PER_TASK = 1200
 """Room for a task at the bounded schema's longest texts: a reply cut off is unreadable."""
@@ -164,7 +167,11 @@ def parse_categories(text: str | None) -> list[str]:
 
 
 async def generate_dataset(
-    layer: Any, model: str, agent: AgentContext, spec: DatasetSpec
+    layer: Any,
+    model: str,
+    agent: AgentContext,
+    spec: DatasetSpec,
+    progress: PhaseSink | None = None,
 ) -> GeneratedDataset:
     """Generate `spec.count` distinct valid tasks, or raise GenerationShortfall saying why not.
 
@@ -173,6 +180,7 @@ async def generate_dataset(
         model: the generator model (`--eval-model`).
         agent: what the generator is told about the agent.
         spec: counts, categories, seed and batching.
+        progress: told how many tasks are written so far (valid or not yet checked).
     """
     bounded = grammar_decoded(layer, model)
     if bounded:
@@ -191,6 +199,7 @@ async def generate_dataset(
             if quota:
                 plan[(kind, category)] = quota  # type: ignore[index]
     state = _State(plan)
+    state.progress = progress
     for attempt in range(1, spec.max_rounds + 1):
         jobs = _jobs(state, spec, attempt)
         if not jobs:
@@ -215,6 +224,9 @@ class _State:
         self.deduper = Deduper()
         self.names: set[str] = set()
         self.stats = GenerationStats()
+        self.progress: PhaseSink | None = None
+        self.written = 0
+        """Tasks in the replies so far, checked or not (what progress lines show)."""
 
     def need(self, key: tuple[Kind, str]) -> int:
         return self.plan[key] - len(self.accepted[key])
@@ -345,7 +357,13 @@ async def _ask(
     items = data.get(key)
     if items is None and ("query" in data or "turns" in data):
         items = [data]  # a single task object instead of the wrapper
-    return items if isinstance(items, list) else None
+    if not isinstance(items, list):
+        return None
+    state.written += len(items)
+    if state.progress is not None:
+        accepted = sum(len(v) for v in state.accepted.values())
+        state.progress.advance(min(spec.count, accepted + state.written))
+    return items
 
 
 def _shortfall(state: _State, spec: DatasetSpec) -> GenerationShortfall:

@@ -21,6 +21,7 @@ from agentopt.evaluators.base import EvalSample, EvaluatorUse
 from agentopt.evaluators.build import build_evaluator
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
 from agentopt.models.types import ChatRequest
+from agentopt.workflows.events import PhaseSink
 from agentopt.workflows.generate.prompts import AgentContext, render_messages
 from agentopt.workflows.generate.schemas import answers_schema, grammar_decoded
 
@@ -94,6 +95,7 @@ async def check_rubric(
     *,
     project_dir: Any = ".",
     seed: int = 0,
+    progress: PhaseSink | None = None,
 ) -> RubricCheck:
     """Score a good and a bad answer to two tasks with the rubric; good must win on both.
 
@@ -105,13 +107,29 @@ async def check_rubric(
         agent: what the generator knows about the agent.
         project_dir: where registered evaluators and working copies are found.
         seed: sent with the answer requests.
+        progress: told the steps done (a good and a bad answer written, then each scored).
     """
     chosen = pick_tasks(tasks)
+    steps = [0]
+
+    def step() -> None:
+        steps[0] += 1
+        if progress is not None:
+            progress.advance(steps[0])
+
+    if progress is not None and chosen:
+        progress.phase("rubric self-check", 3 * len(chosen), "steps")
     if not chosen:
         return RubricCheck(status="skipped", message="no single-turn task to check the rubric on")
     try:
         rubric = build_evaluator(evaluator, judge_model=model, layer=layer, project_dir=project_dir)
-        pairs = await asyncio.gather(*(_answers(layer, model, agent, t, seed) for t in chosen))
+
+        async def answers(task: Task) -> AnswerPair | None:
+            pair = await _answers(layer, model, agent, task, seed)
+            step()
+            return pair
+
+        pairs = await asyncio.gather(*(answers(t) for t in chosen))
         rows: list[CheckRow] = []
         for task, pair in zip(chosen, pairs, strict=True):
             if pair is None:
@@ -129,6 +147,7 @@ async def check_rubric(
                     task_name=task.name,
                 )
                 result = await rubric.evaluate(sample)
+                step()
                 if result.status == "error" or result.normalized is None:
                     why = result.error.message if result.error else "no score"
                     return RubricCheck(status="error", message=f"self-check could not run: {why}")

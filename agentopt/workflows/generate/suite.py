@@ -38,6 +38,7 @@ from agentopt.models import settings as settings_module
 from agentopt.models.call import CallLayer, CallSettings
 from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry, dataset_copy_path, rubric_copy_path
+from agentopt.workflows.events import NullPhases, PhaseSink
 from agentopt.workflows.generate.config import PinnedAsset, pin_sections, write_fresh_config
 from agentopt.workflows.generate.dataset import (
     DEFAULT_CATEGORIES,
@@ -144,7 +145,11 @@ def agent_context(request: SuiteRequest) -> AgentContext:
 
 
 async def generate_suite(
-    request: SuiteRequest, layer: CallLayer, *, client_factory: ClientFactory | None = None
+    request: SuiteRequest,
+    layer: CallLayer,
+    *,
+    client_factory: ClientFactory | None = None,
+    progress: PhaseSink | None = None,
 ) -> SuiteResult:
     """Generate, register and pin the suite described by `request`.
 
@@ -153,7 +158,10 @@ async def generate_suite(
         layer: the call layer for generator and judge calls.
         client_factory: builds the Foundry project client for `--remote` (default: the
             azure-ai-projects client with DefaultAzureCredential).
+        progress: told each model phase (tasks, rubric, self-check) and what it made so far.
     """
+    phases = progress or NullPhases()
+    phases.attach(layer.meter)
     if request.remote:
         require_endpoint(request.project_endpoint)
     for name in request.extra_evaluators:  # fail before spending on generation
@@ -178,14 +186,15 @@ async def generate_suite(
             simulated=request.evaluation_level == "conversation",
             seed=request.seed,
         )
-        generated = await generate_dataset(layer, request.eval_model, agent, spec)
+        phases.phase("generating tasks", spec.count, "tasks")
+        generated = await generate_dataset(layer, request.eval_model, agent, spec, phases)
         tasks, content = generated.tasks, generated.jsonl().encode("utf-8")
         result.stats = generated.stats
-    dims = (
-        await generate_rubric(layer, request.eval_model, agent, seed=request.seed)
-        if request.write_evaluator
-        else []
-    )
+    dims: list[RubricDimension] = []
+    if request.write_evaluator:
+        phases.phase("writing the rubric")
+        dims = await generate_rubric(layer, request.eval_model, agent, seed=request.seed)
+    phases.end()
     if content is not None:
         result.dataset = _register_dataset(request, registry, content, len(tasks), result)
         result.categories = _categories(tasks)
@@ -203,7 +212,9 @@ async def generate_suite(
             agent,
             project_dir=request.project_dir,
             seed=request.seed,
+            progress=phases,
         )
+        phases.end()
     if request.remote and result.dataset is not None and request.project_endpoint:
         result.dataset.remote = upload_dataset(
             registry,
@@ -221,12 +232,17 @@ def run_generate(
     settings: CallSettings | None = None,
     *,
     on_notice: Callable[[str], None] | None = None,
+    progress: PhaseSink | None = None,
 ) -> SuiteResult:
     """`generate_suite` in its own event loop, with a call layer for the project."""
 
     async def main() -> SuiteResult:
         async with CallLayer(request.project_dir, settings, on_notice=on_notice) as layer:
-            return await generate_suite(request, layer)
+            try:
+                return await generate_suite(request, layer, progress=progress)
+            finally:
+                if progress is not None:
+                    progress.end()
 
     return run_loop(main())
 
@@ -366,12 +382,14 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
 
 
-def call_settings(config_path: Path | None, project_endpoint: str | None) -> CallSettings:
+def call_settings(
+    config_path: Path | None, project_endpoint: str | None, call_timeout: float | None = None
+) -> CallSettings:
     """Call-layer settings from eval.yaml `options` (providers, prices) when the file exists
     and loads, the defaults otherwise (built by the one `models.settings.call_settings`)."""
     from agentopt.core.files.eval_yaml_load import load_eval_config
 
-    flags = CallFlags(project_endpoint=project_endpoint)
+    flags = CallFlags(project_endpoint=project_endpoint, call_timeout_s=call_timeout)
     if config_path is None or not config_path.is_file():
         return settings_module.call_settings(None, flags)
     try:
@@ -379,11 +397,12 @@ def call_settings(config_path: Path | None, project_endpoint: str | None) -> Cal
     except AgentoptError:
         return settings_module.call_settings(None, flags)
     # Generation takes only the model sections of the suite's options (providers, prices, the
-    # attempt timeout): its limits and budget
-    # (concurrency, max_cost) are the runs'.
+    # call deadlines): its limits and budget (concurrency, max_cost) are the runs'.
     models_only = Options(
         providers=options.providers,
         prices=options.prices,
         attempt_timeout_seconds=options.attempt_timeout_seconds,
+        call_timeout_seconds=options.call_timeout_seconds,
+        stall_timeout_seconds=options.stall_timeout_seconds,
     )
     return settings_module.call_settings(models_only, flags)

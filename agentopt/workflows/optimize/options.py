@@ -49,6 +49,8 @@ class OptimizeOptions:
     seed: int | None = None
     concurrency: int | None = None
     """`--concurrency`: the agent pool (agent runs in flight, across all proposals)."""
+    call_timeout: float | None = None
+    """`--call-timeout`: deadline of one model call."""
     resume: str | None = None
     require_improvement: bool = False
     dry_run: bool = False

@@ -130,7 +130,10 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
     )
     before_cost = sum(p.get("cost_usd", 0.0) for p in (resumed.usage if resumed else {}).values())
     remaining = None if settings.max_cost is None else max(settings.max_cost - before_cost, 0.0)
-    calls = call_settings(options, CallFlags(concurrency=opts.concurrency, max_cost=remaining))
+    flags = CallFlags(
+        concurrency=opts.concurrency, max_cost=remaining, call_timeout_s=opts.call_timeout
+    )
+    calls = call_settings(options, flags)
     asked = opts.concurrency or (options.max_concurrent_agent_runs if options else None)
     if not asked and plays_on_the_embedded_model(inputs.agent, planner):
         calls.concurrency["agent"] = 1  # the embedded model serves one request at a time

@@ -21,6 +21,7 @@ from agentopt.core.errors import AgentoptError
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.registry import canonical_name
 from agentopt.models.call import CallLayer
+from agentopt.models.resolve import shown_model
 from agentopt.models.types import POOLS
 from agentopt.reports.formatting import SummaryTasks
 from agentopt.workflows.run.engine import EngineSpec
@@ -60,8 +61,10 @@ def new_run_info(
         ),
         evaluators=[canonical_name(u.name) for u in inputs.evaluators],
         models=ModelsInfo(
-            agent=_identity(layer, spec.agent.model) if _local(spec) else spec.agent.model,
-            judge=_identity(layer, inputs.judge_model),
+            agent=shown_model(
+                _identity(layer, spec.agent.model) if _local(spec) else spec.agent.model
+            ),
+            judge=shown_model(_identity(layer, inputs.judge_model)),
         ),
         repeat=spec.repeat,
         seed=seed,

@@ -81,6 +81,8 @@ class RunOptions:
     evaluate_only: bool = False
     """Score captured responses (M365 evaluate-only mode); the agent is not resolved or run."""
     timeout: float | None = None
+    call_timeout: float | None = None
+    """`--call-timeout`: deadline of one model call."""
     project_endpoint: str | None = None
     environment: str | None = None
     """`-e/--environment`: the azd environment."""
@@ -107,6 +109,7 @@ class RunOptions:
             judge_concurrency=self.judge_concurrency,
             max_cost=self.max_cost,
             timeout_s=self.timeout,
+            call_timeout_s=self.call_timeout,
             project_endpoint=self.project_endpoint,
             no_cache=self.no_cache,
             dry_run=self.dry_run,
