@@ -23,11 +23,19 @@ def report_error(err: AgentoptError) -> None:
         errors = [p for p in err.problems if p.severity == "error"]
         for p in err.problems:
             colour = "red" if p.severity == "error" else "yellow"
-            con.print(f"[{colour}]{p.severity}:[/] {escape(redact(str(p)))}", soft_wrap=True)
+            con.print(
+                f"[{colour}]{p.severity}:[/] {escape(redact(str(p)))}", soft_wrap=True, emoji=False
+            )
         if not errors:
-            con.print(f"[red]error:[/] {escape(redact(printable(err.message)))}", soft_wrap=True)
+            con.print(
+                f"[red]error:[/] {escape(redact(printable(err.message)))}",
+                soft_wrap=True,
+                emoji=False,
+            )
     else:
-        con.print(f"[red]error:[/] {escape(redact(printable(err.message)))}", soft_wrap=True)
+        con.print(
+            f"[red]error:[/] {escape(redact(printable(err.message)))}", soft_wrap=True, emoji=False
+        )
     if err.hint:
         con.print(f"  → {escape(redact(printable(err.hint)))}", soft_wrap=True)
 
