@@ -391,7 +391,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             payload = json.dumps(reply.body).encode()
         try:
             self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
+            if not any(k.lower() == "content-type" for k in reply.headers):
+                self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             for k, v in reply.headers.items():
                 self.send_header(k, v)

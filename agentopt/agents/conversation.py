@@ -47,6 +47,7 @@ _CALL_CODES = {
     "timeout": "agentTimeout",
     "deadline": "agentTimeout",
     "parse": "agentResponseUnparseable",
+    "bad_gateway": "agentResponseUnparseable",
 }
 _ALLOWED: ContextVar[list[str] | None] = ContextVar("agentopt_allowed_tools", default=None)
 
