@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import AgentoptError
+from agentopt.core.files.config_secrets import config_secret_values
 from agentopt.core.files.eval_yaml import (
     BUILTIN_PROVIDER_TYPES,
     INTERNAL_FIELDS,
@@ -130,6 +131,7 @@ VALUES.update(
         "options.real_tools": True,
         "options.simulator_model": "mock:cov_sim",
         "options.desired_num_turns": 3,
+        "options.secrets": ["COV_NAMED"],
         "options.executor": "ray",
         "max_samples": 7,
     }
@@ -156,6 +158,7 @@ ENV = {
     "COV_KEY": "cov-secret-key",
     "COV_TEAM": "cov-team-header",
     "COV_HEADER": "cov-agent-header",
+    "COV_NAMED": "cov-named-secret",
     "OPENAI_API_KEY": "sk-cov",
     "AZURE_OPENAI_API_KEY": "az-cov",
     "AZURE_OPENAI_ENDPOINT": "https://az.example",
@@ -252,8 +255,9 @@ def effects(project: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch
     path = project / "eval.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     observed = Observed()
-    _, warnings = load_eval_config(path)
+    config, warnings = load_eval_config(path)
     observed.warn(str(w) for w in warnings)
+    observed.add("masked", values=config_secret_values(config, ENV))
     run = prepare_run(RunOptions(config=path), project, None)
     observed.warn(run.notices)
     observed.warn(str(w) for w in run.inputs.warnings)

@@ -250,6 +250,10 @@ class Options(BaseModel):
     """Model of the simulated user (default: `eval_model`)."""
     desired_num_turns: int | None = Field(default=None, ge=1, le=20)
     """Most agent turns of a simulated conversation when its task sets none (default 5)."""
+    secrets: list[str] = Field(default_factory=list)
+    """Names of environment variables whose values are masked in every file and message
+    agentopt writes (besides the `*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD` and
+    `*_CONNECTION_STRING` variables and every configured header, which always are)."""
 
 
 class EvalConfig(BaseModel):

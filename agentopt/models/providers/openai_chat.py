@@ -16,6 +16,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError, to_json
 
 from agentopt.contracts.usage import Usage
+from agentopt.core import redaction
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.classify import classify, unusable_answer
 from agentopt.models.http_client import HTTPStatusError, LeanClient, direct_route
@@ -87,6 +88,7 @@ class OpenAIChatProvider:
         self.id = id
         self.base_url = base_url
         self.secrets = [s for s in (secrets or []) if s]
+        redaction.remember(self.secrets)  # its key and header values: masked in every file
         self._factory = client_factory
         self._reasoning = reasoning
         self._patterns = list(reasoning_patterns or [])
