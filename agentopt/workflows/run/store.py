@@ -291,8 +291,7 @@ class RunStore:
         append_lines_fsync(self.journal, lines)
 
     def _write_answers(self, lines: Sequence[bytes]) -> None:
-        with open(self.answers, "ab") as fh:
-            fh.write(b"".join(lines))
+        append_lines_fsync(self.answers, lines, fsync=False)  # whole lines, not fsync'd
 
 
 @dataclass(slots=True)
