@@ -61,6 +61,7 @@ def build_evaluator(
     layer: Any = None,
     project_dir: Path | str = ".",
     offload: Offload | None = None,
+    run_code: bool = True,
 ) -> Evaluator:
     """Build the evaluator a configuration entry names.
 
@@ -70,6 +71,8 @@ def build_evaluator(
         layer: the call layer (`agentopt.models.call.CallLayer`) for judge and embedding calls.
         project_dir: the agent project folder (custom evaluators, registry, rubric copies).
         offload: the run's process pool, for code evaluators that burn CPU (code_worker.py).
+        run_code: False = check code evaluators without importing them (`--dry-run` and the
+            checks before a run: no code from an eval file runs without a real run).
 
     Raises:
         ConfigError: unknown name (listing the valid ones), a broken definition file, bad
@@ -77,7 +80,11 @@ def build_evaluator(
     """
     use = EvaluatorUse.coerce(spec)
     ctx = BuildContext(
-        judge_model=judge_model, layer=layer, project_dir=Path(project_dir), offload=offload
+        judge_model=judge_model,
+        layer=layer,
+        project_dir=Path(project_dir),
+        offload=offload,
+        run_code=run_code,
     )
     if use.local_uri:
         path = Path(use.local_uri)
@@ -94,7 +101,7 @@ def build_evaluator(
     if custom is not None:
         return CodeEvaluator(
             name=use.name,
-            target=load_first_class(custom, use.name),
+            target=load_first_class(custom, use.name, run=ctx.run_code),
             options=use.options,
             context=ctx,
             source=UserCode("class_file", str(custom), use.name),
@@ -165,7 +172,9 @@ def from_evaluator_yaml(spec: EvaluatorSpec, use: EvaluatorUse, ctx: BuildContex
         options = {**definition.options, **use.options}
         if spec.threshold is not None:
             options.setdefault("threshold", spec.threshold)
-        target = load_entry_point(definition.entry_point, ctx.project_dir, shown=spec.name)
+        target = load_entry_point(
+            definition.entry_point, ctx.project_dir, shown=spec.name, run=ctx.run_code
+        )
         source = UserCode("entry", definition.entry_point, spec.name, str(ctx.project_dir))
         return CodeEvaluator(name=name, target=target, options=options, context=ctx, source=source)
     assert isinstance(definition, BuiltinConfigDefinition)
@@ -200,7 +209,7 @@ def _from_path(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
     if suffix in (".yaml", ".yml"):
         return from_evaluator_yaml(load_evaluator_yaml(path), use, ctx)
     if suffix == ".py":
-        target = load_first_class(path, use.name)
+        target = load_first_class(path, use.name, run=ctx.run_code)
         source = UserCode("class_file", str(path), use.name)
         return CodeEvaluator(
             name=use.name, target=target, options=use.options, context=ctx, source=source
@@ -262,11 +271,13 @@ class EvaluatorCache:
         layer: Any = None,
         project_dir: Path | str = ".",
         offload: Offload | None = None,
+        run_code: bool = True,
     ) -> None:
         self.judge_model = judge_model
         self.layer = layer
         self.project_dir = Path(project_dir)
         self.offload = offload
+        self.run_code = run_code
         self._built: dict[str, Evaluator] = {}
 
     def get(self, spec: EvaluatorUse | str | dict[str, Any] | Any) -> Evaluator:
@@ -279,5 +290,6 @@ class EvaluatorCache:
                 layer=self.layer,
                 project_dir=self.project_dir,
                 offload=self.offload,
+                run_code=self.run_code,
             )
         return self._built[key]

@@ -17,6 +17,7 @@ from agentopt.contracts.run_results import (
     RunResults,
     load_results,
 )
+from agentopt.core import trust
 from agentopt.core.aio import run_loop
 from agentopt.core.errors import (
     AgentoptError,
@@ -194,9 +195,12 @@ def _prepare(
         simulation=simulation,
     )
     # Building every evaluator up front turns a bad name into exit 2 before any call.
-    prepare_evaluators(
-        spec, EvaluatorCache(judge_model=inputs.judge_model, layer=planner, project_dir=project)
+    # Code evaluators are checked here, not imported: no code from an eval file runs before
+    # a real run (and never on --dry-run); the run's own cache imports them.
+    checks = EvaluatorCache(
+        judge_model=inputs.judge_model, layer=planner, project_dir=project, run_code=False
     )
+    prepare_evaluators(spec, checks)
     target = make_target(spec.agent.target, spec.agent)
     return PreparedRun(
         opts, inputs, spec, settings, plan, outputs, seed, store, notices, target, executor
@@ -251,19 +255,20 @@ async def _run(prepared: PreparedRun, sink: ProgressSink, pool: CpuPool | None) 
             judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir, offload=pool
         )
         try:
-            await _execute(
-                outcome,
-                prepared.target,
-                prepared.opts,
-                spec,
-                cache,
-                layer,
-                prepared.store,
-                sink,
-                prepared.seed,
-                prepared.outputs,
-                executor,
-            )
+            with trust.watch(spec.project_dir, sink.notice):
+                await _execute(
+                    outcome,
+                    prepared.target,
+                    prepared.opts,
+                    spec,
+                    cache,
+                    layer,
+                    prepared.store,
+                    sink,
+                    prepared.seed,
+                    prepared.outputs,
+                    executor,
+                )
         finally:
             await layer.aclose()
     finally:
