@@ -132,6 +132,7 @@ VALUES.update(
         "options.simulator_model": "mock:cov_sim",
         "options.desired_num_turns": 3,
         "options.secrets": ["COV_NAMED"],
+        "options.max_answer_bytes": 65536,
         "options.executor": "ray",
         "max_samples": 7,
     }
@@ -278,6 +279,7 @@ def effects(project: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch
         name=new_run_info(RunStore(project), run.opts, inputs, spec, run.seed).name,
         concurrency=run.settings.concurrency,
         attempt_timeout=run.settings.attempt_timeout(),
+        max_answer=run.settings.max_answer_bytes,
         max_cost=run.settings.max_cost_usd,
         providers=_providers(project, run.settings),
         prices=_prices(run.settings),

@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from agentopt.core import limits
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
 from agentopt.models.http_client import HTTPStatusError
@@ -69,6 +70,17 @@ _HINTS = {
     "bad_gateway": "a proxy or gateway in front of the model answered instead of it; if it "
     "keeps happening, check the base URL",
 }
+
+
+def answer_too_large(provider: str, model: str, size: int) -> ModelCallError:
+    """An answer over `core.limits`' cap: an error (never retried: it would be as long again),
+    the text discarded."""
+    return ModelCallError(
+        f"{provider} model '{model}' failed: " + limits.too_large("the answer", size),
+        kind="too_large",
+        provider=provider,
+        model=model,
+    )
 
 
 def unusable_answer(provider: str, model: str, detail: str, base_url: str = "") -> ModelCallError:

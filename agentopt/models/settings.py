@@ -64,6 +64,9 @@ class CallSettings(BaseModel):
     """Back-off ceiling."""
     aimd_increase_every: int = 20
     """Successes needed to add one slot back to a rate-limited pool."""
+    max_answer_bytes: int | None = None
+    """eval.yaml `options.max_answer_bytes`: the cap on one answer, tool result or judge
+    reply (None: `core.limits.DEFAULT_MAX_ANSWER_BYTES`, 1 MiB)."""
 
     def attempt_timeout(self) -> float:
         """Seconds one attempt may take: the configured value, else the call deadline divided
@@ -113,4 +116,5 @@ def call_settings(options: Options | None, flags: CallFlags | None = None) -> Ca
     settings.providers = dict(o.providers)
     settings.prices = dict(o.prices)
     settings.attempt_timeout_s = o.attempt_timeout_seconds
+    settings.max_answer_bytes = o.max_answer_bytes
     return settings

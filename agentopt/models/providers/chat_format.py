@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentopt.contracts.usage import Usage
-from agentopt.models.classify import unusable_answer
+from agentopt.core import limits
+from agentopt.models.classify import answer_too_large, unusable_answer
 from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall
 
 
@@ -136,6 +137,11 @@ def _response(
     content = raw.get("content")
     if content is None and raw.get("refusal"):
         content = str(raw["refusal"])
+    size = limits.oversize(content if isinstance(content, str) else None) or limits.oversize(
+        "".join(c.function.arguments for c in calls)
+    )
+    if size is not None:  # the SDK's path read it whole; it goes no further
+        raise answer_too_large(provider, model, size)
     usage = data.get("usage") or {}
     return ChatResponse(
         message=Message(role="assistant", content=content, tool_calls=calls or None),

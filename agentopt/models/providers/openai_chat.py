@@ -18,8 +18,8 @@ from pydantic_core import PydanticSerializationError, to_json
 from agentopt.contracts.usage import Usage
 from agentopt.core import redaction
 from agentopt.core.errors import ConfigError, ModelCallError
-from agentopt.models.classify import classify, unusable_answer
-from agentopt.models.http_client import HTTPStatusError, LeanClient, direct_route
+from agentopt.models.classify import answer_too_large, classify, unusable_answer
+from agentopt.models.http_client import BodyTooLarge, HTTPStatusError, LeanClient, direct_route
 from agentopt.models.providers.chat_format import request_to_wire, response_from_wire
 from agentopt.models.reasoning import is_reasoning_model
 from agentopt.models.settings import ProviderConfig
@@ -175,6 +175,8 @@ class OpenAIChatProvider:
         payload = _wire_json(body)
         try:
             answer = await self._lean.post(path, payload)
+        except BodyTooLarge as exc:
+            raise answer_too_large(self.id, model, exc.size) from None
         except (OSError, EOFError) as exc:
             raise self._error(exc, model) from exc
         if not 200 <= answer.status < 300:
