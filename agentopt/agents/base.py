@@ -146,7 +146,7 @@ def default_target(definition: AgentDefinition) -> str:
     if definition.deployed_name and definition.project_endpoint:
         return "foundry"
     raise ConfigError.at(
-        "",
+        definition.source.split(" ")[0],  # the file it came from ("eval.yaml agent:")
         "agent",
         f"cannot tell how to run agent '{definition.name}': it has no instructions, endpoint, "
         "command or deployed name",

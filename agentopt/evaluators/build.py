@@ -133,7 +133,9 @@ def registered_yaml(project_dir: Path, name: str, version: str | None) -> Path |
         return None
     if version is None:
         return versions[max(versions)]
-    if not version.isdigit() or int(version) not in versions:
+    if not (version.isascii() and version.isdigit() and len(version) <= 9) or (
+        int(version) not in versions
+    ):
         known = ", ".join(str(v) for v in sorted(versions))
         raise ConfigError(
             problems=[

@@ -46,6 +46,15 @@ class _Name(BaseModel):
     def _none_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
 
+    @field_validator("versions")
+    @classmethod
+    def _numbered(cls, value: dict[str, VersionEntry]) -> dict[str, VersionEntry]:
+        for version in value:
+            if not (version.isascii() and version.isdigit() and len(version) <= 9):
+                shown = version if len(version) <= 20 else version[:17] + "..."
+                raise ValueError(f'versions are numbers like "1", found "{shown}"')
+        return value
+
 
 class IndexFile(BaseModel):
     """The whole of registry.json."""

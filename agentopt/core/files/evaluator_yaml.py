@@ -162,7 +162,7 @@ def _check_spec(c: Collector, data: Any) -> EvaluatorSpec | None:
     if isinstance(name, str) and not NAME_RE.match(name):
         c.error(("name",), f"expected letters, digits, '.', '_' or '-', found {describe(name)}")
     version = str(data.get("version", "1"))
-    if not version.isdigit() or int(version) < 1:
+    if not (version.isascii() and version.isdigit() and len(version) <= 9) or int(version) < 1:
         c.error(("version",), f'expected a positive integer like "1", found {describe(version)}')
     etype = data.get("type")
     if etype not in EVALUATOR_TYPES:

@@ -11,8 +11,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from agentopt import __version__
 from agentopt.agents.base import AgentTarget, make_target
+from agentopt.contracts.record import problems_of
 from agentopt.contracts.run_results import (
     RunResults,
     load_results,
@@ -91,12 +94,15 @@ def restore_options(opts: RunOptions, store: RunStore) -> RunOptions:
         "ray_address",
     }
     values = {k: v for k, v in vars(opts).items() if k in keep}
-    for key, value in saved.items():
-        if key in keep or not hasattr(opts, key):
-            continue
-        if key in {"prompts_file", "config"}:
-            value = Path(value)
-        values[key] = value
+    restored = {k: v for k, v in saved.items() if k not in keep and hasattr(opts, k)}
+    try:  # run.json is a saved record: its options are checked against their types
+        checked = TypeAdapter(RunOptions).validate_python({**vars(RunOptions()), **restored})
+    except ValidationError as exc:
+        raise InputError(
+            problems=problems_of(exc, str(store.run_json), "config."),
+            hint="run.json was changed by hand or damaged; start a new run",
+        ) from None
+    values = {**{k: getattr(checked, k) for k in restored}, **values}
     return RunOptions(**{**vars(RunOptions()), **values})
 
 
