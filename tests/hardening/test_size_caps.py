@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from agentopt.core import limits
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, text
 from tests.hardening.conftest import cli, subprocess_env
 
@@ -110,6 +109,7 @@ def test_a_command_agent_that_prints_too_much_is_an_error(tmp_path: Path) -> Non
 def test_a_tool_result_over_the_cap_is_an_error_not_sent_on(tmp_path: Path) -> None:
     from agentopt.agents.tools.mocks import ToolMocks
     from agentopt.agents.tools.toolbox import Toolbox
+    from agentopt.core import limits
 
     mocks = ToolMocks.parse({"dump": [{"return": "C" * (limits.max_answer_bytes() + 10)}]}, "m")
     record = asyncio_run(Toolbox(skills=[]).call("dump", {}, mocks=mocks, real_tools=None))
@@ -123,6 +123,7 @@ def asyncio_run(coro):  # type: ignore[no-untyped-def]
 
 
 def test_the_cap_is_configurable(tmp_path: Path) -> None:
+    from agentopt.core import limits
     from agentopt.core.files.eval_yaml import Options
     from agentopt.models.settings import call_settings
 
