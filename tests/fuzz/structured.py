@@ -224,7 +224,8 @@ def mutate(data: Any, rng: random.Random) -> Any:
             if rng.random() < 0.3:
                 data = _value(rng)  # the whole document replaced
             elif isinstance(data, list) and data and _small(data):
-                data = data * rng.choice([2, 200, 20_000])  # sizes
+                # copies, not references: a later mutation of one row must not change them all
+                data = [copy.deepcopy(x) for x in data * rng.choice([2, 200, 20_000])]
             continue
         parent, key = rng.choice(nodes)
         if op in (1, 2):
@@ -234,7 +235,8 @@ def mutate(data: Any, rng: random.Random) -> Any:
         elif op == 4 and isinstance(parent, dict):
             parent[rng.choice([*ALIASES, f"unknown_{rng.randrange(99)}"])] = _value(rng)
         elif op == 5 and isinstance(parent, list) and _small(parent[key]):
-            parent.extend([parent[key]] * rng.choice([1, 100, 20_000]))
+            item = parent[key]
+            parent.extend(copy.deepcopy(item) for _ in range(rng.choice([1, 100, 20_000])))
         elif op == 6 and isinstance(parent[key], str) and len(parent[key]) < 100:
             parent[key] = parent[key] * rng.choice([2, 1000, 100_000])
         else:
@@ -285,5 +287,10 @@ def make_input(kind: str, path: Path, rng: random.Random, special_rate: float = 
                 fh.truncate(300 * 1024 * 1024)
         return Made(what)
     _name, seed = KINDS[kind]
-    path.write_bytes(dump(kind, mutate(parse(kind, seed), rng), rng))
+    raw = dump(kind, mutate(parse(kind, seed), rng), rng)
+    path.write_bytes(raw[:MAX_INPUT_BYTES])  # a cut is one more malformed input
     return Made("data")
+
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+"""Largest generated file (the sparse "huge" special file goes past every limit anyway)."""
