@@ -57,6 +57,15 @@ def handle_errors(fn: F) -> F:
         except (OSError, BaseExceptionGroup) as exc:
             storage = storage_error(exc)
             if storage is None:
+                if isinstance(exc, OSError) and exc.errno in _BAD_NAME:  # a path from input
+                    shown = printable(str(exc.filename))[:200]
+                    STATE.err.print(
+                        f"[red]error:[/] {escape(redact(shown))}: {exc.strerror}; a path in "
+                        "the input is wrong (too long, or a loop of links)",
+                        soft_wrap=True,
+                        emoji=False,
+                    )
+                    raise typer.Exit(2) from None
                 raise
             STATE.err.print(
                 f"[red]error:[/] {escape(redact(storage))}", soft_wrap=True, emoji=False
@@ -69,6 +78,7 @@ def handle_errors(fn: F) -> F:
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _READ_ONLY = frozenset({errno.EROFS})
 _DENIED = frozenset({errno.EACCES, errno.EPERM})
+_BAD_NAME = frozenset({errno.ENAMETOOLONG, errno.ELOOP})
 
 
 def storage_error(exc: BaseException) -> str | None:

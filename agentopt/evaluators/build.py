@@ -22,6 +22,7 @@ from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.evaluator_yaml import (
     BuiltinConfigDefinition,
     CodeDefinition,
@@ -95,7 +96,7 @@ def build_evaluator(
     if info is not None:
         return build_registered(info, use.options, ctx)
     prompty = ctx.project_dir / CUSTOM_DIR / use.name / f"{use.name}.prompty"
-    if prompty.is_file():
+    if bounded.is_file(prompty):
         return _prompty(use, prompty, ctx)
     custom = custom_folder_file(ctx.project_dir, use.name)
     if custom is not None:
@@ -110,7 +111,7 @@ def build_evaluator(
     if registered is not None:
         return from_evaluator_yaml(load_evaluator_yaml(registered), use, ctx)
     working = ctx.project_dir / "evaluators" / use.name / RUBRIC_FILE
-    if working.is_file():
+    if bounded.is_file(working):
         return _rubric(use, working, ctx)
     raise unknown_evaluator(
         use.name,
@@ -196,14 +197,14 @@ def _from_path(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
     if path.is_dir():
         candidates = (RUBRIC_FILE, f"{use.name}.prompty", f"{path.name}.prompty", f"{use.name}.py")
         for candidate in (*(path / c for c in candidates), path / f"{path.name}.py"):
-            if candidate.is_file():
+            if bounded.is_file(candidate):
                 return _from_path(use, candidate, ctx)
         raise ConfigError(
             problems=[
                 Problem(shown, "", f"expected a folder holding {RUBRIC_FILE} or {use.name}.py")
             ]
         )
-    if not path.is_file():
+    if not bounded.is_file(path):
         raise ConfigError(problems=[Problem(shown, "", "evaluator file not found")])
     suffix = path.suffix.lower()
     if suffix == ".json":

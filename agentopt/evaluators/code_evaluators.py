@@ -33,6 +33,7 @@ from typing import Any
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core import trust
 from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.yaml_source import read_text
 from agentopt.core.redaction import redact
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, flat_options
@@ -53,7 +54,7 @@ DEFAULT_THRESHOLD = 1.0
 def custom_folder_file(project_dir: Path, name: str) -> Path | None:
     """`custom-evaluators/<name>/<name>.py` when it exists."""
     path = Path(project_dir) / CUSTOM_DIR / name / f"{name}.py"
-    return path if path.is_file() else None
+    return path if bounded.is_file(path) else None
 
 
 @contextmanager
@@ -153,7 +154,7 @@ def load_entry_point(entry: str, project_dir: Path, *, shown: str = "", run: boo
     try:
         project = Path(project_dir).resolve()
         local = project / (module_part if module_part.endswith(".py") else f"{module_part}.py")
-        if local.is_file():
+        if bounded.is_file(local):
             module = _exec_file(local)
         elif module_part.endswith(".py"):
             raise FileNotFoundError(f"no file {module_part} in the project folder")
@@ -176,7 +177,7 @@ def load_entry_point(entry: str, project_dir: Path, *, shown: str = "", run: boo
 def _check_entry_point(entry: str, module_part: str, project_dir: Path, shown: str) -> None:
     local = project_dir / (module_part if module_part.endswith(".py") else f"{module_part}.py")
     problem = None
-    if local.is_file():
+    if bounded.is_file(local):
         try:
             ast.parse(read_text(local, shown=str(local), kind="text"), filename=str(local))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:

@@ -35,6 +35,24 @@ class VersionEntry(BaseModel):
     remote: dict[str, Any] | None = None
     """Set after `--remote` upload: `{endpoint, name, version, id?}`."""
 
+    @field_validator("file")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        parts = value.split("/")
+        if (
+            not value
+            or value.startswith(("/", "\\"))
+            or ".." in parts
+            or len(value) > 1024
+            or any(len(part) > 255 for part in parts)
+        ):
+            shown = value if len(value) <= 40 else value[:37] + "..."
+            raise ValueError(
+                f'expected a path inside the registry like "datasets/<name>.v1.jsonl", '
+                f'found "{shown}"'
+            )
+        return value
+
 
 class _Name(BaseModel):
     model_config = ConfigDict(extra="allow")

@@ -19,6 +19,7 @@ from typing import Any
 
 from agentopt.core import trust
 from agentopt.core.errors import ConfigError
+from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import AgentDefinition
 
 
@@ -35,11 +36,11 @@ class PythonTools:
         if definition.tools_module:
             ref = definition.tools_module
             path = Path(ref) if Path(ref).is_absolute() else Path(definition.folder) / ref
-            if path.suffix == ".py" or path.exists():
+            if path.suffix == ".py" or bounded.exists(path):
                 return cls(path)
             return cls(ref)  # a dotted module name on sys.path
         default = Path(definition.folder) / "tools.py"
-        return cls(default) if default.is_file() else None
+        return cls(default) if bounded.is_file(default) else None
 
     def has(self, name: str) -> bool:
         """Whether the module defines a public function called `name`."""

@@ -139,11 +139,23 @@ def prepare_run(
         store = RunStore.open_existing(cwd, opts.resume)
         opts = restore_options(opts, store)
     outputs = [p if p.is_absolute() else cwd / p for p in check_output_paths(opts.outputs)]
-    inputs = resolve_inputs(opts, cwd, ask)
     try:
-        return _prepare(opts, cwd, store, outputs, inputs)
+        inputs = resolve_inputs(opts, cwd, ask)
+        try:
+            return _prepare(opts, cwd, store, outputs, inputs)
+        except InputError as err:
+            raise err.after([*inputs.warnings, *inputs.dataset.warnings]) from None
     except InputError as err:
-        raise err.after([*inputs.warnings, *inputs.dataset.warnings]) from None
+        if store is None:
+            raise
+        raise _resumed(err, store) from None
+
+
+def _resumed(err: InputError, store: RunStore) -> InputError:
+    """A problem with what --resume restored names the file it came from (run.json)."""
+    where = f"--resume reads the run's options from {store.run_json}"
+    hint = f"{err.hint}; {where}" if err.hint else where
+    return type(err)(err.message, problems=err.problems, hint=hint)
 
 
 def _prepare(
