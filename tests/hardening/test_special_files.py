@@ -126,7 +126,9 @@ def _ran_once(tmp_path: Path) -> tuple[Path, Path]:
     return project, run_dir
 
 
-@pytest.mark.parametrize("content", ["null", "true", "[1, 2]", '{"id": 5}', "{"])
+@pytest.mark.parametrize(
+    "content", ["null", "true", "[1, 2]", '{"id": 5}', "{", '{"schema_version": false, "id": "x"}']
+)
 def test_a_broken_run_json_on_resume_names_the_file(tmp_path: Path, content: str) -> None:
     project, run_dir = _ran_once(tmp_path)
     (run_dir / "run.json").write_text(content)
