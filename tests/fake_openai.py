@@ -193,6 +193,16 @@ def sse_events(completion: dict[str, Any]) -> list[bytes]:
     return [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks] + [b"data: [DONE]\n\n"]
 
 
+def _streamable(completion: dict[str, Any]) -> bool:
+    """Whether the body is a completion that can be streamed; anything else (a broken body a
+    test serves on purpose) goes out as it is, as a misbehaving gateway sends it."""
+    try:
+        sse_events(completion)
+    except (AttributeError, KeyError, TypeError, IndexError):
+        return False
+    return True
+
+
 def _completion(
     message: dict[str, Any], finish_reason: str, usage: tuple[int, int], model: str
 ) -> dict[str, Any]:
@@ -456,7 +466,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 owner._leave()
         wants_stream = isinstance(body, dict) and body.get("stream") is True
         answer = reply.body if reply.status == 200 and isinstance(reply.body, dict) else {}
-        if wants_stream and answer.get("choices"):  # as a real server does when asked to
+        if wants_stream and answer.get("choices") and _streamable(answer):  # as a real server does
             self._stream(reply)
             return
         if reply.token_gap or reply.stall:  # asked plainly: the same time, then all of it
@@ -469,7 +479,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             payload = json.dumps(reply.body).encode()
         try:
             self.send_response(reply.status)
-            headers = {"Content-Type": "application/json", **reply.headers}
+            headers = dict(reply.headers)
+            if not any(k.lower() == "content-type" for k in headers):
+                headers = {"Content-Type": "application/json", **headers}
             headers["Content-Length"] = str(len(payload))
             for k, v in headers.items():
                 self.send_header(k, v)

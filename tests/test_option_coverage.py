@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import AgentoptError
+from agentopt.core.files.config_secrets import config_secret_values
 from agentopt.core.files.eval_yaml import (
     BUILTIN_PROVIDER_TYPES,
     INTERNAL_FIELDS,
@@ -134,6 +135,8 @@ VALUES.update(
         "options.real_tools": True,
         "options.simulator_model": "mock:cov_sim",
         "options.desired_num_turns": 3,
+        "options.secrets": ["COV_NAMED"],
+        "options.max_answer_bytes": 65536,
         "options.executor": "ray",
         "max_samples": 7,
         "variants[].name": [
@@ -170,6 +173,7 @@ ENV = {
     "COV_KEY": "cov-secret-key",
     "COV_TEAM": "cov-team-header",
     "COV_HEADER": "cov-agent-header",
+    "COV_NAMED": "cov-named-secret",
     "OPENAI_API_KEY": "sk-cov",
     "AZURE_OPENAI_API_KEY": "az-cov",
     "AZURE_OPENAI_ENDPOINT": "https://az.example",
@@ -267,8 +271,9 @@ def effects(project: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch
     path = project / "eval.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     observed = Observed()
-    _, warnings = load_eval_config(path)
+    config, warnings = load_eval_config(path)
     observed.warn(str(w) for w in warnings)
+    observed.add("masked", values=config_secret_values(config, ENV))
     run = prepare_run(RunOptions(config=path), project, None)
     observed.warn(run.notices)
     observed.warn(str(w) for w in run.inputs.warnings)
@@ -302,6 +307,7 @@ def effects(project: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch
         concurrency=run.settings.concurrency,
         attempt_timeout=run.settings.attempt_timeout(),
         call_timeout=[run.settings.call_timeout_s, run.settings.stall_timeout_s],
+        max_answer=run.settings.max_answer_bytes,
         max_cost=run.settings.max_cost_usd,
         providers=_providers(project, run.settings),
         prices=_prices(run.settings),

@@ -157,7 +157,7 @@ def default_target(definition: AgentDefinition) -> str:
             hint=missing_start_hint(definition),
         )
     raise ConfigError.at(
-        "",
+        definition.source.split(" ")[0],  # the file it came from ("eval.yaml agent:")
         "agent",
         f"cannot tell how to run agent '{definition.name}': it has no instructions, endpoint, "
         "command or deployed name",

@@ -12,6 +12,7 @@ its process group killed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from typing import Any
@@ -30,6 +31,7 @@ from agentopt.contracts.diagnostics import read_diagnostics
 from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import ToolCallRecord, Transcript, TurnResult
 from agentopt.contracts.usage import Usage
+from agentopt.core import limits
 from agentopt.core.errors import AgentError, ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 
@@ -86,11 +88,16 @@ class CommandTarget:
             ) from None
         payload = json.dumps({"messages": messages}).encode("utf-8")
         try:
-            stdout, stderr = await process.communicate(payload)
+            stdout, stderr = await _communicate(process, payload, limits.max_body_bytes())
         except BaseException:  # timeout or cancellation: the process must not outlive the turn
             await processes.stop(process, grace_s=0.5)
             raise
         processes.release(process)
+        if stdout is None:
+            raise TurnFailed(
+                "agentResponseUnparseable",
+                limits.too_large(f"the output of `{' '.join(self.argv)}`", limits.max_body_bytes()),
+            )
         if process.returncode != 0:
             lines = stderr.decode("utf-8", errors="replace").rstrip().splitlines()
             message = f"`{' '.join(self.argv)}` exited with code {process.returncode}"
@@ -101,6 +108,43 @@ class CommandTarget:
 
     async def aclose(self) -> None:
         """Nothing outlives a turn: each process is reaped before its turn ends."""
+
+
+async def _communicate(
+    process: asyncio.subprocess.Process, payload: bytes, limit: int
+) -> tuple[bytes | None, bytes]:
+    """`process.communicate(payload)` that holds at most `limit` bytes of standard output
+    (None past it: the process is killed, the rest never read) and the last 64 KiB of
+    standard error."""
+    assert process.stdin and process.stdout and process.stderr
+
+    async def feed() -> None:
+        assert process.stdin
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            process.stdin.write(payload)
+            await process.stdin.drain()
+        process.stdin.close()
+
+    async def out() -> bytes | None:
+        assert process.stdout
+        buf = bytearray()
+        while chunk := await process.stdout.read(1 << 16):
+            buf += chunk
+            if len(buf) > limit:
+                processes.kill_group_now(process.pid)
+                return None
+        return bytes(buf)
+
+    async def err() -> bytes:
+        assert process.stderr
+        tail = bytearray()
+        while chunk := await process.stderr.read(1 << 16):
+            tail = (tail + chunk)[-(1 << 16) :]
+        return bytes(tail)
+
+    _, stdout, stderr = await asyncio.gather(feed(), out(), err())
+    await process.wait()
+    return stdout, stderr
 
 
 def parse_output(text: str, query: str, source: str = "command") -> TurnResult:

@@ -18,6 +18,7 @@ from typing import Any
 from agentopt.agents.base import RunConfig
 from agentopt.contracts.task import MAX_TURNS, Task
 from agentopt.contracts.transcript import TurnError, TurnResult
+from agentopt.core import limits
 from agentopt.core.errors import (
     AgentError,
     AgentoptError,
@@ -47,6 +48,8 @@ _CALL_CODES = {
     "timeout": "agentTimeout",
     "deadline": "agentTimeout",
     "parse": "agentResponseUnparseable",
+    "bad_gateway": "agentResponseUnparseable",
+    "too_large": "agentResponseUnparseable",
 }
 _ALLOWED: ContextVar[list[str] | None] = ContextVar("agentopt_allowed_tools", default=None)
 
@@ -226,6 +229,12 @@ async def _one_turn(
         if isinstance(exc, ModelCallError):
             code = _CALL_CODES.get(exc.kind, AGENT_REQUEST_FAILED)
         result = TurnResult(query=query, error=TurnError(code=code, message=message))
+    size = limits.oversize(result.response)
+    if size is not None:  # an answer over the cap is an error; its text goes no further
+        result.response = ""
+        result.error = TurnError(
+            code="agentResponseUnparseable", message=limits.too_large("the answer", size)
+        )
     result.query = query
     result.latency_s = round(time.perf_counter() - started, 6)
     return result

@@ -21,6 +21,7 @@ from agentopt.agents.openai_wire import (
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS, with_retries
 from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import Transcript, TurnResult
+from agentopt.core import redaction
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
 
@@ -42,6 +43,7 @@ def headers_from_env(
         headers["Authorization" if header.lower() == "authorization" else header] = value
     if problems:
         raise ConfigError(problems=problems)
+    redaction.remember(headers.values())  # masked in every file and message from here on
     return headers
 
 

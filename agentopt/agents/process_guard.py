@@ -37,16 +37,45 @@ LIFELINE_GRACE_S = 3.0
 _POSIX = sys.platform != "win32"
 
 _WATCHER = r"""
-import os, signal, sys, time
-parent, grace = sys.argv[1], float(sys.argv[2])
-marker = ("AGENTOPT_PARENT_PID=" + parent).encode()
-groups = set()
-for line in sys.stdin:
-    line = line.strip()
-    if line[:1] == "+":
-        groups.add(int(line[1:]))
-    elif line[:1] == "-":
-        groups.discard(int(line[1:]))
+import os, select, signal, sys, time
+parent, grace = int(sys.argv[1]), float(sys.argv[2])
+me = os.getpid()
+marker = ("AGENTOPT_PARENT_PID=%d" % parent).encode()
+groups, tree = set(), {}
+def started(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+def children(pid):
+    out = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as fh:
+                out += [int(x) for x in fh.read().split()]
+    except OSError:
+        pass
+    return out
+def snapshot():
+    for pid in [p for p, st in tree.items() if started(p) != st]:
+        del tree[pid]
+    todo, seen = children(parent), set()
+    while todo:
+        pid = todo.pop()
+        if pid == me or pid in seen:
+            continue
+        seen.add(pid)
+        st = started(pid)
+        if st is not None:
+            tree[pid] = st
+        todo += children(pid)
+def marked(pid):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as fh:
+            return marker in fh.read().split(b"\0")
+    except OSError:
+        return False
 def ours(group):
     if not os.path.isdir("/proc"):
         return True
@@ -54,29 +83,61 @@ def ours(group):
         if not pid.isdigit():
             continue
         try:
-            if os.getpgid(int(pid)) != group:
-                continue
-            with open("/proc/%s/environ" % pid, "rb") as fh:
-                if marker in fh.read().split(b"\0"):
-                    return True
+            if os.getpgid(int(pid)) == group and marked(int(pid)):
+                return True
         except OSError:
             continue
     return False
-def alive(group):
-    try:
-        os.killpg(group, 0)
-        return True
-    except OSError:
-        return False
+fd, buf = sys.stdin.fileno(), b""
+while True:
+    ready = select.select([fd], [], [], 0.5 if groups else None)[0]
+    if ready:
+        data = os.read(fd, 65536)
+        if not data:
+            break
+        *lines, buf = (buf + data).split(b"\n")
+        for line in lines:
+            line = line.strip()
+            if line[:1] == b"+":
+                groups.add(int(line[1:]))
+            elif line[:1] == b"-":
+                groups.discard(int(line[1:]))
+    if groups and os.path.isdir("/proc"):
+        snapshot()
 targets = [g for g in groups if ours(g)]
+procs = [p for p, st in tree.items() if started(p) == st]
+if os.path.isdir("/proc"):
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    procs += [p for p in pids if p != me and marked(p)]
+def running(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+def alive():
+    for g in targets:
+        try:
+            os.killpg(g, 0)
+            return True
+        except OSError:
+            pass
+    return any(running(p) for p in procs)
 for sig in (signal.SIGTERM, signal.SIGKILL):
     for g in targets:
         try:
             os.killpg(g, sig)
         except OSError:
             pass
+    for p in procs:
+        try:
+            os.kill(p, sig)
+        except OSError:
+            pass
     deadline = time.monotonic() + grace
-    while sig == signal.SIGTERM and any(alive(g) for g in targets) and time.monotonic() < deadline:
+    while sig == signal.SIGTERM and time.monotonic() < deadline:
+        if not alive():
+            break
         time.sleep(0.05)
 """
 
@@ -90,6 +151,8 @@ class _Guard:
         self._pipe: IO[bytes] | None = None
         self._watcher: subprocess.Popen[bytes] | None = None
         self._owner = os.getpid()
+        self.adopting = False
+        """Whether this process is a child subreaper (`become_subreaper`)."""
 
     def _send(self, line: str) -> None:
         if not _POSIX:
@@ -187,10 +250,65 @@ def session_children() -> list[int]:
     return out
 
 
+def become_subreaper() -> bool:
+    """Make this process the child subreaper of everything it starts (Linux): a helper that
+    a hosted agent starts in its own session (`setsid`) escapes the agent's process group,
+    and when the agent ends it is re-parented here instead of to init, so it stays among
+    this process's descendants and is ended with them (`end_descendants`)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def descendants(root: int | None = None) -> list[int]:
+    """Every process below `root` (default: this one), from /proc's children lists; the
+    lifeline watcher left out (it must outlive us to do its work)."""
+    root = os.getpid() if root is None else root
+    skip = {GUARD._watcher.pid} if GUARD._watcher is not None else set()
+    out: list[int] = []
+    todo = _children(root)
+    while todo:
+        pid = todo.pop()
+        if pid in skip or pid in out:
+            continue
+        out.append(pid)
+        todo += _children(pid)
+    return out
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError, ValueError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(x) for x in (task / "children").read_text().split()]
+    return found
+
+
+def end_descendants(sig: int) -> None:
+    """Send `sig` to every descendant: the groups agentopt started and whatever escaped
+    them (a `setsid` grandchild, re-parented here when its parent ended)."""
+    GUARD.signal_all(sig)
+    if not _POSIX:
+        return
+    for pid in descendants():
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
+
+
 def _on_exit() -> None:
     if GUARD._owner != os.getpid():
         return  # a forked child inherited the guard; the parent's exit handles it
-    GUARD.signal_all(signal.SIGKILL if _POSIX else signal.SIGTERM)
+    if GUARD.groups or GUARD.adopting:
+        end_descendants(signal.SIGKILL if _POSIX else signal.SIGTERM)
     GUARD.close()
 
 
@@ -203,8 +321,10 @@ def install_signal_handlers() -> None:
     if not _POSIX or threading.current_thread() is not threading.main_thread():
         return
 
+    GUARD.adopting = become_subreaper()
+
     def handler(signum: int, frame: Any) -> None:
-        GUARD.signal_all(signal.SIGTERM)
+        end_descendants(signal.SIGTERM)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 

@@ -10,7 +10,8 @@ import typer
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
 from agentopt.cli.run_render import OutcomeGate, ask_yes_no, render_outcome
-from agentopt.core.errors import ConfigError
+from agentopt.core.errors import AgentoptError, ConfigError
+from agentopt.core.files import bounded
 from agentopt.core.paths import runs_dir
 from agentopt.workflows.remote.eval_run import run_remote
 from agentopt.workflows.remote.eval_setup import RemoteSetup, prepare_remote
@@ -23,10 +24,11 @@ def remote_run_id(run_id: str | None) -> bool:
     if not run_id:
         return False
     path = runs_dir(STATE.cwd) / run_id / "run.json"
-    try:
-        return bool(json.loads(path.read_text(encoding="utf-8")).get("remote"))
-    except (OSError, ValueError):
-        return False
+    try:  # through the bounded reader: a FIFO or a device here must not block or fill memory
+        data = bounded.loads(bounded.read_text(path, kind="results"))
+    except (AgentoptError, ValueError):
+        return False  # the local path reports what is wrong with the file
+    return isinstance(data, dict) and bool(data.get("remote"))
 
 
 def _poll(interval: float | None) -> PollSettings:

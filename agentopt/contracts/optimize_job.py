@@ -7,12 +7,13 @@ reported on from its file alone, in this process or a later one.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from agentopt.contracts.record import Record, VersionedRecord
+from agentopt.contracts.record import Record, VersionedRecord, parse_record
 from agentopt.core.errors import ConfigError, InputError
 from agentopt.core.files import bounded
 
@@ -386,10 +387,20 @@ class JobRecord(VersionedRecord):
 
 def load_job(path: Path) -> JobRecord:
     """Read a job.json (ConfigError naming the file when it is unreadable)."""
+    shown = str(path)
     try:
-        data = bounded.loads(bounded.read_text(Path(path), kind="results"))
-        return JobRecord.model_validate(data)
+        data = bounded.loads(bounded.read_text(Path(path), shown=shown, kind="results"))
     except InputError as exc:
         raise ConfigError(problems=exc.problems) from None
-    except ValueError as exc:
-        raise ConfigError.at(str(path), "", f"not a readable optimize job file: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError.at(shown, f"line {exc.lineno}", f"not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        found = "null" if data is None else type(data).__name__
+        raise ConfigError.at(shown, "", f"expected a JSON object (an optimize job), found {found}")
+    try:
+        return parse_record(JobRecord, data, source=shown, hint=JOB_HINT)
+    except InputError as exc:
+        raise ConfigError(problems=exc.problems, hint=exc.hint) from None
+
+
+JOB_HINT = "is this a job.json written by agentopt? start a new job with `agentopt optimize`"

@@ -73,7 +73,9 @@ class VersionedRecord(Record):
         if not isinstance(data, dict):
             return data
         version = data.get("schema_version", 1)
-        if not isinstance(version, int) or version > SCHEMA_VERSION:
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ValueError(f"schema_version: expected a version number like 1, found {version!r}")
+        if version > SCHEMA_VERSION:
             raise ValueError(
                 f"schema_version {version!r} is newer than this agentopt reads "
                 f"({SCHEMA_VERSION}): upgrade agentopt to read this file"

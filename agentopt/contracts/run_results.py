@@ -260,6 +260,9 @@ def load_results(path: Path) -> RunResults:
         data = bounded.loads(bounded.read_text(Path(path), shown=shown, kind="results"))
     except json.JSONDecodeError as exc:
         raise InputError.at(shown, f"line {exc.lineno}", f"not valid JSON: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        found = _kind(data)
+        raise InputError.at(shown, "", f"expected a JSON object (run results), found {found}")
     return parse_results(data, source=shown)
 
 
@@ -270,8 +273,23 @@ def parse_results(data: Any, *, source: str = "results.json") -> RunResults:
 
 def load_run_record(path: Path) -> RunRecord:
     """Read a run.json (InputError naming the file when it is unreadable)."""
+    shown = str(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError.at(str(path), "", f"not a readable run file: {exc}") from None
-    return parse_record(RunRecord, data, source=str(path), hint="start a new run")
+        data = bounded.loads(bounded.read_text(Path(path), shown=shown, kind="results"))
+    except json.JSONDecodeError as exc:
+        raise InputError.at(shown, f"line {exc.lineno}", f"not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise InputError.at(
+            shown, "", f"expected a JSON object (a run record), found {_kind(data)}"
+        )
+    return parse_record(RunRecord, data, source=shown, hint="start a new run")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    return {list: "a list", str: "a string", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__
+    )

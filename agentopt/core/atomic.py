@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -16,8 +17,11 @@ from agentopt.core.ids import timestamp
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write to a temp file in the same folder, fsync, then rename over the target."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise named(exc, path) from exc
     try:
         # mkstemp makes 0600 files; keep the target's mode, else the user's umask default.
         os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
@@ -26,8 +30,10 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise named(exc, path) from exc
         raise
     _fsync_dir(path.parent)
 
@@ -63,19 +69,43 @@ def backup(path: Path) -> Path:
 def append_line_fsync(path: Path, line: str) -> None:
     """Append one line and fsync, so a journal survives a crash up to the last full line."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line.rstrip("\n") + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    append_lines_fsync(path, [(line.rstrip("\n") + "\n").encode("utf-8")])
 
 
-def append_lines_fsync(path: Path, lines: Sequence[bytes]) -> None:
+def append_lines_fsync(path: Path, lines: Sequence[bytes], *, fsync: bool = True) -> None:
     """Append encoded lines (each ending in a newline) in one write and one fsync: a batch
-    writer's journal write (`core/batch_writer.py`)."""
-    with open(path, "ab") as fh:
-        fh.write(b"".join(lines))
-        fh.flush()
-        os.fsync(fh.fileno())
+    writer's journal write (`core/batch_writer.py`).
+
+    Whole lines or nothing: a write the disk cannot take (ENOSPC, a quota) is cut back to
+    where the file ended, so no torn line is left for `--resume` to meet; the OSError then
+    names the file."""
+    try:
+        with open(path, "ab") as fh:
+            start = fh.tell()
+            try:
+                fh.write(b"".join(lines))
+                fh.flush()
+                if fsync:
+                    os.fsync(fh.fileno())
+            except OSError:
+                _cut_back(fh.fileno(), start)
+                raise
+    except OSError as exc:
+        raise named(exc, path) from exc
+
+
+def _cut_back(fd: int, size: int) -> None:
+    # Shrinking needs no free space; should it fail anyway, the reader skips a torn last line
+    # and resume ends it (workflows/run/store.py).
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size)
+
+
+def named(exc: OSError, path: Path) -> OSError:
+    """`exc` with the file it was about, for the one line the CLI prints (cli/errors.py)."""
+    if exc.filename is not None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
 def _umask() -> int:

@@ -108,7 +108,8 @@ class ModelCallError(AgentoptError):
     Attributes:
         kind: classification used in error counts: "rate_limit", "server", "timeout",
             "connection", "auth", "not_found", "bad_request", "quota", "context_length",
-            "content_filter", "parse", "deadline", "budget", "unsupported", "unknown".
+            "content_filter", "parse", "bad_gateway" (a 200 that is not a completion: retried
+            once), "deadline", "budget", "unsupported", "unknown".
         provider, model: which model failed (never credentials).
         unsupported: for kind "unsupported", the request parameter the server refused
             (`response_format`, `tools`, `seed`, ...): the call layer falls back or drops it.

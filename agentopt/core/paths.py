@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 from agentopt.core.errors import ConfigError
@@ -40,9 +41,20 @@ def state_dir(project: Path) -> Path:
     """`.agentopt/` in the project; created on first use with a .gitignore entry."""
     d = inside_project(project, Path(project) / STATE_DIR, "the state folder")
     if not d.exists():
-        d.mkdir(parents=True, exist_ok=True)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno not in READ_ONLY_ERRNOS:
+                raise
+            # A read-only project: commands that only read (`eval list`, `eval show`,
+            # `optimize status`) find nothing there; one that writes fails on its first
+            # write, and the CLI names the path in one line (cli/errors.py).
+            return d
         _ensure_gitignored(Path(project))
     return d
+
+
+READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 def cache_path(project: Path) -> Path:

@@ -27,7 +27,17 @@ from pydantic_core import PydanticSerializationError, to_json
 
 M = TypeVar("M", bound=BaseModel)
 
-SECRET_ENV_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
+SECRET_ENV_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_CONNECTION_STRING")
+CONNECTION_SECRET_KEYS = (
+    "accountkey", "sharedaccesskey", "sharedaccesssignature", "password", "pwd", "sig",
+    "apikey", "api-key", "api_key", "key", "code", "token", "access_token", "secret",
+    "clientsecret", "client_secret", "auth",
+)  # fmt: skip
+"""Keys of a connection string (`AccountKey=...;`) or URL query (`?sig=...`) whose value is a
+secret on its own: masked wherever it appears, not only inside the whole string."""
+MIN_CONFIGURED = 4
+"""Shortest configured secret value masked (a header value, an `options.secrets` variable):
+shorter ones would mask common words."""
 SECRET_HEADER_NAMES = {"api-key", "authorization", "x-api-key", "ocp-apim-subscription-key"}
 MASK = "***"
 MAX_EXTRA_SETS = 64
@@ -81,12 +91,48 @@ def secret_env_value(value: str) -> bool:
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of env vars that look like secrets, longest first (so substrings mask last)."""
+    """Values of env vars that look like secrets, longest first (so substrings mask last),
+    with the secret parts of connection strings and URLs among them on their own, and every
+    value configured as secret-bearing (`remember`)."""
     env = os.environ if environ is None else environ
     values = {
         v for k, v in env.items() if k.upper().endswith(SECRET_ENV_SUFFIXES) and secret_env_value(v)
     }
+    values |= {part for v in list(values) for part in secret_parts(v)}
+    values |= _CONFIGURED
     return sorted(values, key=len, reverse=True)
+
+
+def secret_parts(value: str) -> list[str]:
+    """The secret values inside a connection string (`AccountKey=...;Password=...`) or a URL's
+    query (`?sig=...&api-key=...`)."""
+    if "=" not in value:
+        return []
+    out = []
+    for piece in re.split(r"[;&?]", value):
+        key, sep, part = piece.partition("=")
+        if sep and key.strip().lower() in CONNECTION_SECRET_KEYS and len(part) >= MIN_CONFIGURED:
+            out.append(part.strip())
+    return out
+
+
+_CONFIGURED: set[str] = set()
+"""Values configuration names as secret-bearing (provider and agent headers, query parameters
+of configured URLs, `options.secrets`), masked from the moment they are known."""
+
+
+def remember(values: Iterable[str | None]) -> None:
+    """Mask these values everywhere from now on (every file and message written through this
+    module): what eval.yaml and the providers know to be secret, whatever the variable that
+    holds it is called. Values shorter than `MIN_CONFIGURED` are left alone."""
+    new = set()
+    for value in values:
+        if isinstance(value, str) and len(value.strip()) >= MIN_CONFIGURED:
+            new.add(value.strip())
+            new.update(secret_parts(value))
+    if new - _CONFIGURED:
+        _CONFIGURED.update(new)
+        _CURRENT.snapshot = None  # rebuilt on the next use
 
 
 class Redactor:

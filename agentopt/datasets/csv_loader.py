@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import re
+from collections import Counter
 from typing import Any
 
 from agentopt.contracts.task import Task
@@ -97,33 +98,34 @@ def load_csv(text: str, file: str) -> tuple[list[Task], ProblemLog]:
 
 def _check_header(columns: list[str], log: ProblemLog) -> bool:
     ok = True
+    counts = Counter(columns)  # one pass: `list.count` per column was quadratic
     for position, name in enumerate(columns, start=1):
         if not name:
             log.error("line 1", f"column {position}: expected a column name, found an empty cell")
             ok = False
-        elif columns.count(name) > 1 and columns.index(name) == position - 1:
-            log.error(
-                "line 1", f'column "{name}" appears {columns.count(name)} times; expected once'
-            )
+        elif counts[name] > 1 and columns.index(name) == position - 1:
+            log.error("line 1", f'column "{name}" appears {counts[name]} times; expected once')
             ok = False
     if not any(c in (*QUERY_KEYS, *GOAL_KEYS) for c in columns):
-        guesses = "".join(
-            did_you_mean(c, QUERY_KEYS) for c in columns if did_you_mean(c, QUERY_KEYS)
-        )
+        shown = columns[:MAX_SHOWN_COLUMNS]
+        guesses = "".join(filter(None, (did_you_mean(c, QUERY_KEYS) for c in shown)))
+        more = f" and {len(columns) - len(shown):,} more" if len(columns) > len(shown) else ""
         log.error(
             "line 1",
             'expected a "query" (or "prompt") column, or a "goal" column for simulated users, '
-            "found columns " + ", ".join(f'"{c}"' for c in columns) + guesses,
+            "found columns " + ", ".join(f'"{c}"' for c in shown) + more + guesses,
         )
         ok = False
     for name in columns:
         if name and name not in TASK_KEYS:
-            log.warn(
-                f"line 1, column {name}",
-                f'unknown column "{name}"{did_you_mean(name, TASK_KEYS, SYNONYMS)}; '
-                "kept as extra data",
-            )
+            guess = did_you_mean(name, TASK_KEYS, SYNONYMS) if log.listing("warning") else ""
+            message = f'unknown column "{name}"{guess}; kept as extra data'
+            log.warn(f"line 1, column {name}", message)
     return ok
+
+
+MAX_SHOWN_COLUMNS = 20
+"""Columns named in the "no query column" error; the rest are counted."""
 
 
 def _record(cells: dict[str, str], ctx: RecordContext) -> dict[str, Any] | None:

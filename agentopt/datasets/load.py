@@ -133,7 +133,7 @@ def _load(path: Path, label: str, *, strict: bool, upgrade: bool) -> _Outcome:
         if dataset.upgrade is not None:  # rewritten in place: the hash is of the new bytes
             data = bounded.read_bytes(resolved, shown=label, kind="dataset")
         dataset.sha256 = hashlib.sha256(data).hexdigest()
-        dataset.warnings = log.warnings
+        dataset.warnings = [p for p in log.in_order() if p.severity != "error"]
     return _Outcome(log, dataset)
 
 

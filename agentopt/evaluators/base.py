@@ -188,6 +188,8 @@ class BuildContext:
     offload: Offload | None = None
     """Runs a picklable function in a worker process (the run's CPU pool): where code
     evaluators that burn CPU go (code_worker.py). None: everything stays in this process."""
+    run_code: bool = True
+    """False: code evaluators are checked (file, syntax, class) but never imported."""
 
 
 def flat_options(options: dict[str, Any] | None) -> dict[str, Any]:

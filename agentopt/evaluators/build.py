@@ -22,6 +22,7 @@ from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.evaluator_yaml import (
     BuiltinConfigDefinition,
     CodeDefinition,
@@ -63,6 +64,7 @@ def build_evaluator(
     layer: Any = None,
     project_dir: Path | str = ".",
     offload: Offload | None = None,
+    run_code: bool = True,
 ) -> Evaluator:
     """Build the evaluator a configuration entry names.
 
@@ -72,6 +74,8 @@ def build_evaluator(
         layer: the call layer (`agentopt.models.call.CallLayer`) for judge and embedding calls.
         project_dir: the agent project folder (custom evaluators, registry, rubric copies).
         offload: the run's process pool, for code evaluators that burn CPU (code_worker.py).
+        run_code: False = check code evaluators without importing them (`--dry-run` and the
+            checks before a run: no code from an eval file runs without a real run).
 
     Raises:
         ConfigError: unknown name (listing the valid ones), a broken definition file, bad
@@ -79,7 +83,11 @@ def build_evaluator(
     """
     use = EvaluatorUse.coerce(spec)
     ctx = BuildContext(
-        judge_model=judge_model, layer=layer, project_dir=Path(project_dir), offload=offload
+        judge_model=judge_model,
+        layer=layer,
+        project_dir=Path(project_dir),
+        offload=offload,
+        run_code=run_code,
     )
     if use.local_uri:
         path = Path(use.local_uri)
@@ -90,13 +98,13 @@ def build_evaluator(
     if info is not None:
         return build_registered(info, use.options, ctx)
     prompty = ctx.project_dir / CUSTOM_DIR / use.name / f"{use.name}.prompty"
-    if prompty.is_file():
+    if bounded.is_file(prompty):
         return _prompty(use, prompty, ctx)
     custom = custom_folder_file(ctx.project_dir, use.name)
     if custom is not None:
         return CodeEvaluator(
             name=use.name,
-            target=load_first_class(custom, use.name),
+            target=load_first_class(custom, use.name, run=ctx.run_code),
             options=use.options,
             context=ctx,
             source=UserCode("class_file", str(custom), use.name),
@@ -105,7 +113,7 @@ def build_evaluator(
     if registered is not None:
         return from_evaluator_yaml(load_evaluator_yaml(registered), use, ctx)
     working = ctx.project_dir / "evaluators" / use.name / RUBRIC_FILE
-    if working.is_file():
+    if bounded.is_file(working):
         return _rubric(use, working, ctx)
     retired = retired_evaluator(use.name)
     if retired is not None:
@@ -171,7 +179,9 @@ def from_evaluator_yaml(spec: EvaluatorSpec, use: EvaluatorUse, ctx: BuildContex
         options = {**definition.options, **use.options}
         if spec.threshold is not None:
             options.setdefault("threshold", spec.threshold)
-        target = load_entry_point(definition.entry_point, ctx.project_dir, shown=spec.name)
+        target = load_entry_point(
+            definition.entry_point, ctx.project_dir, shown=spec.name, run=ctx.run_code
+        )
         source = UserCode("entry", definition.entry_point, spec.name, str(ctx.project_dir))
         return CodeEvaluator(name=name, target=target, options=options, context=ctx, source=source)
     assert isinstance(definition, BuiltinConfigDefinition)
@@ -191,14 +201,14 @@ def _from_path(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
     if path.is_dir():
         candidates = (RUBRIC_FILE, f"{use.name}.prompty", f"{path.name}.prompty", f"{use.name}.py")
         for candidate in (*(path / c for c in candidates), path / f"{path.name}.py"):
-            if candidate.is_file():
+            if bounded.is_file(candidate):
                 return _from_path(use, candidate, ctx)
         raise ConfigError(
             problems=[
                 Problem(shown, "", f"expected a folder holding {RUBRIC_FILE} or {use.name}.py")
             ]
         )
-    if not path.is_file():
+    if not bounded.is_file(path):
         raise ConfigError(problems=[Problem(shown, "", "evaluator file not found")])
     suffix = path.suffix.lower()
     if suffix == ".json":
@@ -206,7 +216,7 @@ def _from_path(use: EvaluatorUse, path: Path, ctx: BuildContext) -> Evaluator:
     if suffix in (".yaml", ".yml"):
         return from_evaluator_yaml(load_evaluator_yaml(path), use, ctx)
     if suffix == ".py":
-        target = load_first_class(path, use.name)
+        target = load_first_class(path, use.name, run=ctx.run_code)
         source = UserCode("class_file", str(path), use.name)
         return CodeEvaluator(
             name=use.name, target=target, options=use.options, context=ctx, source=source
@@ -268,11 +278,13 @@ class EvaluatorCache:
         layer: Any = None,
         project_dir: Path | str = ".",
         offload: Offload | None = None,
+        run_code: bool = True,
     ) -> None:
         self.judge_model = judge_model
         self.layer = layer
         self.project_dir = Path(project_dir)
         self.offload = offload
+        self.run_code = run_code
         self._built: dict[str, Evaluator] = {}
 
     def get(self, spec: EvaluatorUse | str | dict[str, Any] | Any) -> Evaluator:
@@ -285,5 +297,6 @@ class EvaluatorCache:
                 layer=self.layer,
                 project_dir=self.project_dir,
                 offload=self.offload,
+                run_code=self.run_code,
             )
         return self._built[key]

@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
+from agentopt.core import trust
 from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.yaml_source import read_text
 from agentopt.core.redaction import redact
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, flat_options
@@ -52,7 +54,7 @@ DEFAULT_THRESHOLD = 1.0
 def custom_folder_file(project_dir: Path, name: str) -> Path | None:
     """`custom-evaluators/<name>/<name>.py` when it exists."""
     path = Path(project_dir) / CUSTOM_DIR / name / f"{name}.py"
-    return path if path.is_file() else None
+    return path if bounded.is_file(path) else None
 
 
 @contextmanager
@@ -69,8 +71,12 @@ def _on_path(folder: Path) -> Iterator[None]:
             sys.path.remove(entry)
 
 
-def load_first_class(path: Path, name: str) -> type:
-    """The first top-level class defined in `path` (M365 custom evaluator convention)."""
+def load_first_class(path: Path, name: str, *, run: bool = True) -> type:
+    """The first top-level class defined in `path` (M365 custom evaluator convention).
+
+    With `run=False` the file is only parsed (it exists, is Python, defines a class) and a
+    stand-in class comes back: what `--dry-run` and the checks before a run use, so that no
+    code from an eval file executes without a real run (issue 38)."""
     shown = f"{CUSTOM_DIR}/{name}/{path.name}"
     try:
         tree = ast.parse(read_text(path, shown=shown, kind="text"), filename=str(path))
@@ -85,6 +91,8 @@ def load_first_class(path: Path, name: str) -> type:
         raise ConfigError(
             problems=[Problem(shown, "", "expected a top-level class (the evaluator), found none")]
         )
+    if not run:
+        return _stand_in(class_name, f"{CUSTOM_DIR}/{name}/{path.name}")
     try:
         module = _exec_file(path)
     except Exception as exc:
@@ -92,6 +100,15 @@ def load_first_class(path: Path, name: str) -> type:
             problems=[Problem(shown, "", f"failed to import: {type(exc).__name__}: {exc}")]
         ) from exc
     return getattr(module, class_name)  # type: ignore[no-any-return]
+
+
+def _stand_in(name: str, where: str) -> type:
+    """A class standing for user code that was checked, not loaded: calling it is a bug."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{where} was checked, not loaded: it cannot run in this command")
+
+    return type(name, (), {"__init__": refuse, "__call__": refuse, "__module__": "unloaded"})
 
 
 def _exec_file(path: Path) -> types.ModuleType:
@@ -108,6 +125,7 @@ def _exec_file(path: Path) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
+    trust.about_to_run("a code evaluator", file=path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
@@ -119,22 +137,32 @@ def _exec_file(path: Path) -> types.ModuleType:
     return module
 
 
-def load_entry_point(entry: str, project_dir: Path, *, shown: str = "") -> Any:
-    """Import `module:callable` (or `path/to/file.py:callable`) from the project folder."""
+def load_entry_point(entry: str, project_dir: Path, *, shown: str = "", run: bool = True) -> Any:
+    """Import `module:callable` (or `path/to/file.py:callable`) from the project folder.
+
+    With `run=False` nothing is imported: a file in the project must exist and parse, a
+    module elsewhere must be found (`importlib.util.find_spec` of its top package, which
+    executes nothing), and a stand-in comes back (see `load_first_class`)."""
     module_part, _, attr = entry.rpartition(":")
     if not module_part or not attr:
         raise ConfigError(
             problems=[Problem(shown, "entry_point", f'expected "module:callable", found "{entry}"')]
         )
+    if not run:
+        _check_entry_point(entry, module_part, Path(project_dir), shown)
+        return _stand_in(attr, entry)
     try:
         project = Path(project_dir).resolve()
         local = project / (module_part if module_part.endswith(".py") else f"{module_part}.py")
-        if local.is_file():
+        if bounded.is_file(local):
             module = _exec_file(local)
         elif module_part.endswith(".py"):
             raise FileNotFoundError(f"no file {module_part} in the project folder")
         else:
             with _on_path(project):
+                spec = importlib.util.find_spec(module_part.split(".")[0])
+                if spec is not None and spec.origin and Path(spec.origin).is_file():
+                    trust.about_to_run("a code evaluator", file=Path(spec.origin))
                 module = importlib.import_module(module_part)
         return getattr(module, attr)
     except Exception as exc:
@@ -144,6 +172,32 @@ def load_entry_point(entry: str, project_dir: Path, *, shown: str = "") -> Any:
             ],
             hint="the module must be importable from the agent project folder",
         ) from exc
+
+
+def _check_entry_point(entry: str, module_part: str, project_dir: Path, shown: str) -> None:
+    local = project_dir / (module_part if module_part.endswith(".py") else f"{module_part}.py")
+    problem = None
+    if bounded.is_file(local):
+        try:
+            ast.parse(read_text(local, shown=str(local), kind="text"), filename=str(local))
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            problem = f"{local.name} is not valid Python: {exc}"
+    elif module_part.endswith(".py"):
+        problem = f"no file {module_part} in the project folder"
+    else:
+        top = module_part.split(".")[0]
+        with _on_path(project_dir):
+            try:
+                found = importlib.util.find_spec(top) is not None
+            except (ImportError, ValueError):
+                found = False
+        if not found:
+            problem = f"no module {top} in the project folder or the environment"
+    if problem is not None:
+        raise ConfigError(
+            problems=[Problem(shown, "entry_point", f'cannot load "{entry}": {problem}')],
+            hint="the module must be importable from the agent project folder",
+        )
 
 
 def call_arguments(sample: EvalSample) -> dict[str, Any]:

@@ -32,6 +32,10 @@ from agentopt.models.retry import RetryPolicy
 
 T = TypeVar("T")
 
+BAD_GATEWAY_RETRIES = 1
+"""A 200 that is not a chat completion is retried once (issue 38): one proxy hiccup must not
+cost a task, and a server that always answers so is reported after two attempts."""
+
 
 @dataclass
 class Outcome(Generic[T]):
@@ -99,7 +103,7 @@ async def run_attempts(
     progress = progress or CallProgress(clock=clock)
     windows = Windows(attempt_timeout_s, stall_s, first_token_s)
     deadline: float | None = None
-    attempt = 0
+    attempt = bad_gateways = 0
     while True:
         attempt += 1
         async with limiter.slot() as generation:
@@ -140,7 +144,13 @@ async def run_attempts(
         )
         if error.kind == "rate_limit":
             await limiter.rate_limited(error.retry_after, generation)
-        if error.kind == "deadline" or not policy.should_retry(error, attempt):
+        if error.kind == "bad_gateway":
+            bad_gateways += 1
+        if (
+            error.kind == "deadline"
+            or not policy.should_retry(error, attempt)
+            or bad_gateways > BAD_GATEWAY_RETRIES
+        ):
             if error.retryable and error.kind != "deadline":
                 error = _with_note(error, f"gave up after {attempt} attempts")
             raise AttemptFailed(error, attempt - 1)

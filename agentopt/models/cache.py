@@ -35,6 +35,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.paths import cache_path
+from agentopt.core.redaction import redact
 from agentopt.models.cache_index import KeyIndex
 from agentopt.models.cache_key import canonical_json
 
@@ -217,6 +218,7 @@ class ResponseCache:
             return {}
         reader = self._reader
         assert reader is not None
+        base_url = redact(base_url)  # stored masked: a `?sig=` in it is a secret (put_capability)
         rows = self._guard(
             "read",
             lambda: reader.execute(
@@ -234,7 +236,8 @@ class ResponseCache:
         committed by the writer thread with the next batch of rows."""
         if self._disabled:
             return
-        self._writer_queue().submit((provider, base_url, model, feature, value, reason))
+        row = (provider, redact(base_url), model, feature, value, redact(reason))
+        self._writer_queue().submit(row)
 
     async def aclose(self) -> None:
         """Write what is queued, flush hit counters and close the connections."""

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentopt.core import limits
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact_data, redact_json
 from agentopt.models import deadlines
@@ -100,6 +101,7 @@ class CallLayer:
     ) -> None:
         self.project_dir = Path(project_dir or ".")
         self.settings = settings or CallSettings()
+        limits.set_max_answer_bytes(self.settings.max_answer_bytes)  # one cap per command
         self.state = state or CallState(self.project_dir, self.settings)
         self.ledger = self.state.ledger
         self.prices = PriceTable(self.settings.prices)

@@ -2,7 +2,8 @@
 
 The retry loop decides only from `kind`/`retryable`/`retry_after`, never from SDK types:
 429, 5xx, 408/409, timeouts and connection errors are retryable; 400/401/403/404,
-`insufficient_quota`, context-length and content-filter errors, and unreadable answers are not.
+`insufficient_quota`, context-length and content-filter errors are not. A 200 whose body
+cannot be a chat completion is `bad_gateway`: retried once, like a 5xx, then reported.
 A 400/422/500/501 whose body names a request parameter (`response_format`, `json_schema`,
 `tools`, `tool_choice`, `parallel_tool_calls`, `seed`, ...) is a capability error (kind
 "unsupported", never retried): the server will refuse it however often it is sent, and the
@@ -22,6 +23,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from agentopt.core import limits
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
 from agentopt.models.http_client import HTTPStatusError
@@ -65,7 +67,39 @@ _HINTS = {
     "use a model with a larger one",
     "content_filter": "the provider's content filter blocked this request or answer",
     "parse": "is the base URL an OpenAI-compatible /v1 endpoint?",
+    "bad_gateway": "a proxy or gateway in front of the model answered instead of it; if it "
+    "keeps happening, check the base URL",
 }
+
+
+def answer_too_large(provider: str, model: str, size: int) -> ModelCallError:
+    """An answer over `core.limits`' cap: an error (never retried: it would be as long again),
+    the text discarded."""
+    return ModelCallError(
+        f"{provider} model '{model}' failed: " + limits.too_large("the answer", size),
+        kind="too_large",
+        provider=provider,
+        model=model,
+    )
+
+
+def unusable_answer(provider: str, model: str, detail: str, base_url: str = "") -> ModelCallError:
+    """A 200 whose body cannot be a chat completion (an HTML page, an empty or cut-off body,
+    an error object, no `choices`): what a proxy says when the model behind it hiccups, so
+    it is retried like a 5xx, once (`attempts.py`), then reported."""
+    where = f" from {base_url}" if base_url else ""
+    return ModelCallError(
+        redact(
+            f"{provider} model '{model}' failed: the 200 answer{where} is not a chat "
+            f"completion ({detail})"
+        ),
+        kind="bad_gateway",
+        provider=provider,
+        model=model,
+        retryable=True,
+        status_code=200,
+        hint=_HINTS["bad_gateway"],
+    )
 
 
 def parse_retry_after(
@@ -151,9 +185,10 @@ def _classify(exc: BaseException, base_url: str) -> tuple[str, bool, int | None,
             return sdk
     if isinstance(exc, asyncio.TimeoutError | TimeoutError):
         return "timeout", True, None, None, "the request timed out"
-    if isinstance(exc, json.JSONDecodeError):
+    if isinstance(exc, json.JSONDecodeError):  # the SDK's: a 200 body cut off or not JSON
         where = f" from {base_url}" if base_url else ""
-        return "parse", False, None, None, f"the answer{where} is not valid OpenAI JSON ({exc})"
+        cause = f"the 200 answer{where} is not valid OpenAI JSON ({exc})"
+        return "bad_gateway", True, 200, None, cause
     if isinstance(exc, ssl.SSLCertVerificationError):
         where = f" of {base_url}" if base_url else ""
         return "connection", False, None, None, f"the TLS certificate{where} is not trusted ({exc})"
@@ -179,7 +214,8 @@ def _classify_openai(
         return "content_filter", False, None, None, "the content filter stopped the answer"
     if isinstance(exc, openai.APIResponseValidationError):
         where = f" from {base_url}" if base_url else ""
-        return "parse", False, None, None, f"the answer{where} does not match the OpenAI schema"
+        cause = f"the 200 answer{where} does not match the OpenAI schema"
+        return "bad_gateway", True, 200, None, cause
     return None
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentopt import __version__
+from agentopt.core import limits
 
 MAX_IDLE = 128
 """Idle keep-alive connections kept per client (more than any pool's concurrency here)."""
@@ -89,6 +90,14 @@ class HTTPStatusError(Exception):
         self.response = _Headers(headers)
 
 
+class BodyTooLarge(Exception):
+    """An answer body over `core.limits.max_body_bytes`: the connection is closed at once."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"the answer body is over {size} bytes")
+        self.size = size
+
+
 @dataclass(frozen=True)
 class _Headers:
     headers: dict[str, str]
@@ -132,9 +141,15 @@ class _Connection(asyncio.Protocol):
         if self._waiter is not None and not self._waiter.done():
             try:
                 self._parse()
+            except BodyTooLarge as exc:  # stop reading: the rest is never held
+                self.keep_alive = False
+                self._waiter.set_exception(exc)
+                self.close()
             except ValueError as exc:
                 self.keep_alive = False
                 self._waiter.set_exception(ConnectionError(f"malformed HTTP answer: {exc}"))
+        elif len(self._buf) > limits.max_body_bytes():  # unsolicited and endless
+            self.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -188,6 +203,9 @@ class _Connection(asyncio.Protocol):
             if self._until_close:
                 self.keep_alive = False
         status, headers = self._head
+        limit = limits.max_body_bytes()
+        if (self._length or 0) > limit or len(self._buf) > limit + MAX_HEAD:
+            raise BodyTooLarge(max(self._length or 0, len(self._buf)))
         body: bytes | None
         if self._chunked:
             body = self._dechunk()

@@ -72,7 +72,7 @@ class ModelRef:
         """What the model is, as every view shows it: `provider:model`, with `@server` when
         the calls go to a server of the user's own (`compat:gpt-4.1-mini@http://127.0.0.1:8080/v1`),
         so a bare name routed to a local server is never mistaken for the vendor's model."""
-        return self.qualified + (f"@{self.server}" if self.server else "")
+        return self.qualified + (f"@{_shown_server(self.server)}" if self.server else "")
 
     @property
     def local_server(self) -> bool:
@@ -91,6 +91,20 @@ def is_loopback_url(url: str | None) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _shown_server(url: str) -> str:
+    """A server URL as views show it: scheme, host, port and path. Its query (`?sig=…`) and any
+    `user:password@` can carry credentials, so neither is shown."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return url.split("?", 1)[0].rsplit("@", 1)[-1]
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else url.split("?", 1)[0]
 
 
 def _server(config: ProviderConfig, env: Mapping[str, str]) -> str | None:

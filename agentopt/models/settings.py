@@ -78,6 +78,9 @@ class CallSettings(BaseModel):
     """Back-off ceiling."""
     aimd_increase_every: int = 20
     """Successes needed to add one slot back to a rate-limited pool."""
+    max_answer_bytes: int | None = None
+    """eval.yaml `options.max_answer_bytes`: the cap on one answer, tool result or judge
+    reply (None: `core.limits.DEFAULT_MAX_ANSWER_BYTES`, 1 MiB)."""
 
     @property
     def call_deadline_s(self) -> float:
@@ -146,4 +149,5 @@ def call_settings(options: Options | None, flags: CallFlags | None = None) -> Ca
         settings.call_timeout_s = call_timeout
     if o.stall_timeout_seconds is not None:
         settings.stall_timeout_s = o.stall_timeout_seconds
+    settings.max_answer_bytes = o.max_answer_bytes
     return settings

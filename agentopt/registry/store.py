@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from agentopt.core.atomic import write_bytes_atomic, write_json_atomic
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files import bounded
@@ -41,6 +39,7 @@ from agentopt.registry.hashing import (
     evaluator_sha256,
     file_sha256,
 )
+from agentopt.registry.index_file import VersionEntry, parse_index
 from agentopt.registry.names import (
     DATASET_EXT,
     EVALUATOR_EXT,
@@ -53,26 +52,6 @@ from agentopt.registry.names import (
 
 INDEX_FILE = "registry.json"
 INDEX_SCHEMA = 1
-
-
-class VersionEntry(BaseModel):
-    """One registered version in registry.json."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    sha256: str
-    """Content hash (see registry/hashing.py for what it covers)."""
-    hashing: str | None = None
-    """Datasets: the scheme of `sha256` ("canonical-1"); None = a hash of the bytes (versions
-    registered before the canonical scheme)."""
-    created_at: str
-    """ISO-8601 UTC registration time."""
-    source: dict[str, Any] = Field(default_factory=dict)
-    """Provenance, e.g. `{kind: generated, model: ...}` or `{kind: edited, file: ...}`."""
-    file: str
-    """Path of the version file, relative to the registry folder."""
-    remote: dict[str, Any] | None = None
-    """Set after `--remote` upload: `{endpoint, name, version, id?}`."""
 
 
 class Registered(NamedTuple):
@@ -111,20 +90,7 @@ class Registry:
         return self._load()[0]
 
     def _load(self) -> tuple[Index, bool]:
-        raw = self._read_index()
-        out: Index = {k: {} for k in KINDS}
-        for kind in KINDS:
-            for name, body in (raw.get(kind) or {}).items():
-                versions = (body or {}).get("versions") or {}
-                try:
-                    out[kind][name] = {
-                        v: VersionEntry.model_validate(e)
-                        for v, e in sorted(versions.items(), key=_vkey)
-                    }
-                except ValueError as exc:
-                    raise ConfigError.at(
-                        str(self.index_path), f"{kind}.{name}", f"invalid entry: {exc}"
-                    ) from None
+        out: Index = parse_index(self._read_index(), str(self.index_path))
         adopted = self._adopt_orphans(out)
         return out, adopted
 
@@ -356,15 +322,13 @@ class Registry:
         self._write_index(index)
         return Registered(version, True)
 
-    def _read_index(self) -> dict[str, Any]:
-        if not self.index_path.is_file():
+    def _read_index(self) -> Any:
+        if not os.path.lexists(self.index_path):
             return {}
         try:
             data = load_json(self.index_path)
         except InputError as exc:
             raise ConfigError(problems=exc.problems) from None
-        if not isinstance(data, dict):
-            raise ConfigError.at(str(self.index_path), "", "expected a JSON object")
         return data
 
     def _write_index(self, index: Index) -> None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentopt.agents.base import default_target
 from agentopt.agents.start_command import derive_start_command, missing_start_hint
 from agentopt.core.errors import ConfigError, InputError, Problem
+from agentopt.core.files import bounded
 from agentopt.core.files.agent_config import METADATA_FILE, load_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.azure_yaml import (
@@ -133,7 +134,7 @@ def detect_target(
         found = _from_azure(azure, agent, hint, cwd, no_prompt, choose, warnings)
     else:
         found = _from_folder(cwd, agent, warnings)
-    if eval_config is None and found.eval_yaml.is_file():
+    if eval_config is None and bounded.is_file(found.eval_yaml):
         eval_config, eval_warnings = load_eval_config(found.eval_yaml)
         warnings.extend(eval_warnings)
     found.eval_config = eval_config
@@ -177,9 +178,9 @@ def find_azure_yaml(start: Path) -> Path | None:
     """azure.yaml in `start` or a parent, stopping at the repository root (a `.git` folder)."""
     for folder in (start, *start.parents):
         for name in AZURE_YAML_NAMES:
-            if (folder / name).is_file():
+            if bounded.is_file(folder / name):
                 return folder / name
-        if (folder / ".git").exists():
+        if bounded.exists(folder / ".git"):
             return None
     return None
 
@@ -313,7 +314,7 @@ def _apply_baseline(
     """Fill instructions/model/tools/skills from `.agent_configs/baseline/` (or agent.config)."""
     meta = config.agent.config if config and config.agent and config.agent.config else None
     baseline = found.project_dir / AGENT_CONFIGS_DIR / "baseline"
-    if (baseline / METADATA_FILE).is_file():
+    if bounded.is_file(baseline / METADATA_FILE):
         found.baseline_dir = baseline
     meta = meta or (found.baseline_dir / METADATA_FILE if found.baseline_dir else None)
     if meta is None:
@@ -368,9 +369,8 @@ def _apply_eval_agent(found: DetectedTarget, section: AgentSection) -> None:
     if section.headers:
         updates["headers_from_env"] = dict(section.headers)
     if section.instruction is not None:
-        if (
-            isinstance(section.instruction, InstructionFile)
-            and not section.instruction.file.is_file()
+        if isinstance(section.instruction, InstructionFile) and not bounded.is_file(
+            section.instruction.file
         ):
             raise ConfigError.at(
                 str(found.eval_yaml),

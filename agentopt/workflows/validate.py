@@ -4,6 +4,7 @@ and collect every problem, not only the first (cli.md)."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ class FileReport:
     def display_path(self, cwd: Path) -> str:
         try:
             return str(self.path.resolve().relative_to(cwd.resolve()))
-        except ValueError:
+        except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (3.11)
             return str(self.path)
 
 
@@ -112,8 +113,10 @@ def validate_file(path: Path, *, strict: bool = False, upgrade: bool = False) ->
     that loads is rewritten in the versioned shape (after a backup), like `eval run` does."""
     shown = str(path)
     try:
-        if not path.exists():
+        if not os.path.lexists(path):
             return FileReport(path, "missing", [Problem(shown, "", "no such file or folder")])
+        if not path.is_dir():
+            bounded.check_regular(path, shown=shown)  # a FIFO, a device, a loop: named
         kind = detect_kind(path)
     except AgentoptError as err:
         return FileReport(path, "unreadable", _problems(err, shown))

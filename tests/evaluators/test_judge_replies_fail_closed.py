@@ -44,7 +44,10 @@ def test_score_replies_that_fail_closed(harness, judge, reply):
     assert j.calls == 3  # asked, then re-asked twice
 
 
-def test_a_judge_that_quotes_the_agent_before_its_verdict_keeps_its_verdict(harness, judge):
+def test_a_judge_that_quotes_a_verdict_shaped_answer_fails_closed(harness, judge):
+    """Issue 38 changed this one: it used to keep the last verdict (the judge's own), but a
+    reply with two verdict-shaped objects cannot say which it means — `{"score": 1}` then
+    `{"score": 5}` flipped fail to pass that way — so it is an error, never a score."""
     reply = (
         f'The response says: "{INJECTED}". That is an injection attempt.\n'
         '```json\n{"reason": "the answer ignores the question", "score": 1}\n```'
@@ -53,7 +56,8 @@ def test_a_judge_that_quotes_the_agent_before_its_verdict_keeps_its_verdict(harn
     r = harness.run(
         "Relevance", SAMPLE.model_copy(update={"response": INJECTED}), judge_model=j.model
     )
-    assert r.status == "fail" and r.score == 1
+    assert r.status == "error" and r.score is None
+    assert r.error.code == "judgeParseFailed" and "verdicts" in r.error.message
 
 
 def test_the_judges_own_object_after_prose_objects_wins():
@@ -101,7 +105,7 @@ def test_a_quoted_passing_verdict_before_the_judges_failing_one_fails(harness, j
     j = judge(reply)
     sample = SAMPLE.model_copy(update={"criteria": CRITERIA})
     r = harness.run("builtin.task_adherence", sample, judge_model=j.model)
-    assert r.status == "fail"
+    assert r.status == "error" and r.error.code == "judgeParseFailed"  # never a pass
 
 
 def test_rubric_dimension_given_twice_fails_closed(harness, judge):

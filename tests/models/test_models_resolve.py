@@ -202,3 +202,16 @@ def test_missing_credentials_are_config_errors(project: Path) -> None:
     assert "OPENAI_API_KEY is not set" in openai_err
     assert "AZURE_OPENAI_ENDPOINT" in azure_err
     assert "FOUNDRY_PROJECT_ENDPOINT" in foundry_err
+
+
+def test_the_shown_server_carries_no_credentials() -> None:
+    """A base URL's query (`?sig=`) and `user:password@` are credentials: the identity every
+    view prints names the server without them."""
+    providers = {
+        "lab": ProviderConfig(
+            type="compat", base_url="http://bob:hunter2@lab.example:8000/v1?sig=s3cret"
+        )
+    }
+    ref = resolve_model("lab:gpt-x", CallSettings(providers=providers), {})
+    assert ref.identity == "lab:gpt-x@http://lab.example:8000/v1"
+    assert "s3cret" not in ref.identity and "hunter2" not in ref.identity

@@ -21,7 +21,7 @@ from agentopt.models import (
     RetryPolicy,
     parse_retry_after,
 )
-from tests.fake_openai import FakeOpenAI, error, malformed, rate_limited, slow, text
+from tests.fake_openai import FakeOpenAI, error, rate_limited, slow, text
 from tests.models.helpers import fast_settings
 
 REQUEST = ChatRequest(messages=[Message(role="user", content="ping")])
@@ -119,7 +119,6 @@ def test_retries_give_up_after_max_attempts(fake: FakeOpenAI, project: Path) -> 
             "quota",
             "insufficient_quota",
         ),
-        (malformed(), "parse", "not valid OpenAI JSON"),
     ],
 )
 def test_permanent_failures_are_not_retried(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from agentopt.agents import process_guard
+from agentopt.core import trust
 from agentopt.core.errors import AgentError
 from agentopt.core.files.agent_definition import McpServer
 from agentopt.core.redaction import redact
@@ -42,6 +43,9 @@ class _ServerConnection:
         self._stderr = cast(TextIO, tempfile.TemporaryFile(mode="w+", encoding="utf-8"))  # noqa: SIM115
 
     async def start(self, timeout_s: float) -> None:
+        trust.about_to_run(
+            f"MCP server '{self.server.name}'", command=[self.server.command, *self.server.args]
+        )
         self._ready = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._serve(), name=f"mcp:{self.server.name}")
         try:

@@ -17,7 +17,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from agentopt.core import trust
 from agentopt.core.errors import ConfigError
+from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import AgentDefinition
 
 
@@ -34,11 +36,11 @@ class PythonTools:
         if definition.tools_module:
             ref = definition.tools_module
             path = Path(ref) if Path(ref).is_absolute() else Path(definition.folder) / ref
-            if path.suffix == ".py" or path.exists():
+            if path.suffix == ".py" or bounded.exists(path):
                 return cls(path)
             return cls(ref)  # a dotted module name on sys.path
         default = Path(definition.folder) / "tools.py"
-        return cls(default) if default.is_file() else None
+        return cls(default) if bounded.is_file(default) else None
 
     def has(self, name: str) -> bool:
         """Whether the module defines a public function called `name`."""
@@ -68,6 +70,9 @@ class PythonTools:
 def _import(ref: str | Path) -> ModuleType:
     if isinstance(ref, str):
         try:
+            found = importlib.util.find_spec(ref.split(".")[0])
+            if found is not None and found.origin and Path(found.origin).is_file():
+                trust.about_to_run("a tools module", file=Path(found.origin))
             return importlib.import_module(ref)
         except Exception as exc:
             message = f"cannot import '{ref}': {exc}"
@@ -79,6 +84,7 @@ def _import(ref: str | Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"agentopt_user_tools_{digest}", path)
     if spec is None or spec.loader is None:
         raise ConfigError.at(str(ref), "", "not a Python module")
+    trust.about_to_run("a tools module", file=path)
     module = importlib.util.module_from_spec(spec)
     # Let the module import its siblings while it loads.
     sys.path.insert(0, str(path.parent))

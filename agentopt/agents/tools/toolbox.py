@@ -17,6 +17,7 @@ from agentopt.agents.tools.mcp_tools import McpTools
 from agentopt.agents.tools.mocks import ToolMocks
 from agentopt.agents.tools.python_tools import PythonTools
 from agentopt.contracts.transcript import ToolCallRecord
+from agentopt.core import limits
 from agentopt.core.errors import AgentoptError
 from agentopt.core.files.agent_definition import Skill
 
@@ -63,6 +64,14 @@ class Toolbox:
         else:
             record.source = "none"
             record.error = f"tool '{name}' has no implementation"
+        if record.result is not None:
+            text = record.result if isinstance(record.result, str) else None
+            if text is None:
+                text = json.dumps(record.result, default=str)
+            size = limits.oversize(text)
+            if size is not None:  # neither recorded nor sent on to the model
+                record.result = None
+                record.error = limits.too_large(f"the result of tool '{name}'", size)
         return record
 
     @staticmethod

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import re
+import stat
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from agentopt.core.errors import InputError
 
@@ -58,14 +60,12 @@ def human_size(n: int) -> str:
 
 
 def read_bytes(path: Path, *, shown: str | None = None, kind: FileKind = "json") -> bytes:
-    """The file's bytes, or an InputError naming it: missing, a folder, too big, unreadable."""
+    """The file's bytes, or an InputError naming it: missing, not a regular file (a folder, a
+    FIFO, a socket, a device, a symlink loop), too big, unreadable."""
     name = shown or str(path)
     limit = LIMITS[kind]
-    try:
-        p = Path(path)
-        size = p.stat().st_size
-        if p.is_dir():
-            raise InputError.at(name, "", "expected a file, found a folder")
+    with open_regular(path, shown=name) as fh:
+        size = os.fstat(fh.fileno()).st_size
         if size > limit:
             raise InputError.at(
                 name,
@@ -73,18 +73,83 @@ def read_bytes(path: Path, *, shown: str | None = None, kind: FileKind = "json")
                 f"the file is {human_size(size)}; files of this kind are read up to "
                 f"{human_size(limit)} (is it the right file?)",
             )
-        with open(p, "rb") as fh:
+        try:
             data = fh.read(limit + 1)
-    except FileNotFoundError:
-        raise InputError.at(name, "", "file not found") from None
-    except IsADirectoryError:
-        raise InputError.at(name, "", "expected a file, found a folder") from None
-    except OSError as exc:
-        reason = "the file name is too long" if exc.errno == errno.ENAMETOOLONG else exc.strerror
-        raise InputError.at(name, "", f"cannot read: {reason or exc}") from None
-    if len(data) > limit:  # grew while we read it, or a special file
+        except OSError as exc:
+            raise InputError.at(name, "", f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:  # it grew while we read it
         raise InputError.at(name, "", f"the file is larger than {human_size(limit)}")
     return data
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is, in words; None for a regular file."""
+    for test, what in _SPECIAL:
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+_SPECIAL = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def check_regular(path: Path, *, shown: str | None = None) -> os.stat_result:
+    """`os.stat(path)` of a regular file, else an InputError naming the path and what it
+    is. Checked before anything opens the file: `open()` of a FIFO blocks until a writer
+    comes (forever), a device never ends (`/dev/zero`), a symlink loop raises."""
+    name = shown or str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise InputError.at(name, "", "a symbolic link to a file that does not exist") from None
+        raise InputError.at(name, "", "file not found") from None
+    except OSError as exc:
+        raise InputError.at(name, "", _os_reason(exc)) from None
+    except ValueError:  # an embedded NUL byte in the name
+        raise InputError.at(name, "", "the file name holds a NUL byte") from None
+    what = special_kind(st.st_mode)
+    if what is not None:
+        if what == "a folder":
+            raise InputError.at(name, "", "expected a file, found a folder")
+        raise InputError.at(name, "", f"expected a regular file, found {what}")
+    return st
+
+
+def open_regular(path: Path, *, shown: str | None = None) -> BinaryIO:
+    """A regular file opened for reading, never blocking: checked first (`check_regular`),
+    opened with O_NONBLOCK (a FIFO swapped in after the check cannot block either) and
+    checked again on the open descriptor."""
+    name = shown or str(path)
+    check_regular(path, shown=name)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InputError.at(name, "", _os_reason(exc)) from None
+    what = special_kind(os.fstat(fd).st_mode)
+    if what is not None:
+        os.close(fd)
+        raise InputError.at(name, "", f"expected a regular file, found {what}")
+    return os.fdopen(fd, "rb")
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link loop (the link leads back to itself)"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "cannot read: the file name is too long"
+    if exc.errno == errno.ENOENT:
+        return "file not found"
+    if exc.errno == errno.EISDIR:
+        return "expected a file, found a folder"
+    return f"cannot read: {exc.strerror or exc}"
 
 
 def decode(data: bytes, file: str) -> str:

@@ -259,6 +259,13 @@ class Options(BaseModel):
     """Model of the simulated user (default: `eval_model`)."""
     desired_num_turns: int | None = Field(default=None, ge=1, le=20)
     """Most agent turns of a simulated conversation when its task sets none (default 5)."""
+    max_answer_bytes: int | None = Field(default=None, ge=1024)
+    """Largest answer, tool result or judge reply accepted, in bytes of UTF-8 (default 1 MiB);
+    a larger one is an error and is discarded, never stored or forwarded."""
+    secrets: list[str] = Field(default_factory=list)
+    """Names of environment variables whose values are masked in every file and message
+    agentopt writes (besides the `*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD` and
+    `*_CONNECTION_STRING` variables and every configured header, which always are)."""
 
 
 class VariantEntry(BaseModel):

@@ -8,6 +8,7 @@ expected and what was found — all of them at once.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import types
@@ -17,8 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentopt.core import redaction
 from agentopt.core.errors import InputError, Problem
 from agentopt.core.files import bounded
+from agentopt.core.files.config_secrets import config_secret_values
 from agentopt.core.files.eval_yaml import (
     INTERNAL_FIELDS,
     DatasetRef,
@@ -64,6 +67,7 @@ def load_eval_config(
     c.raise_if_errors(config=True)
     assert config is not None
     config.path = path
+    redaction.remember(config_secret_values(config, os.environ))  # masked from here on
     return config, c.warnings
 
 
@@ -180,6 +184,10 @@ def _prepare(c: Collector, data: dict[str, Any]) -> None:
                 c.error(("evaluators", i), f"expected a name or a mapping, found {describe(entry)}")
     if isinstance(data.get("options"), dict):
         _prepare_providers(c, data["options"])
+        named = data["options"].get("secrets")
+        if isinstance(named, list):
+            for i, value in enumerate(named):
+                named[i] = _env_name(c, ("options", "secrets", i), value) or value
         opt = data["options"].get("optimization_config")
         if opt is None and "optimization_config" in data["options"]:
             data["options"].pop("optimization_config")

@@ -78,6 +78,11 @@ class LineIndex:
         return self._lines.get((), None)
 
 
+MAX_LISTED = 100
+"""Problems of each severity kept in full per file; the rest are counted (a rubric of 20,000
+broken rows must cost time linear in its size, and no one reads past the first hundred)."""
+
+
 class Collector:
     """Gathers errors and warnings for one file, then raises them all at once."""
 
@@ -85,6 +90,10 @@ class Collector:
         self.file = file
         self.lines = lines or LineIndex()
         self.problems: list[Problem] = []
+        self._errors: list[Problem] = []
+        self._warnings: list[Problem] = []
+        self._sorted = 0  # problems[:_sorted] are in _errors / _warnings
+        self._more = {"error": 0, "warning": 0}
 
     def location(self, path: Sequence[str | int]) -> str:
         text = format_path(path)
@@ -93,32 +102,62 @@ class Collector:
             return text
         return f"{text} (line {line})" if text else f"line {line}"
 
+    def _add(self, path: Sequence[str | int], message: str, severity: str) -> None:
+        kept = self.errors if severity == "error" else self._warnings
+        if len(kept) >= MAX_LISTED:
+            self._more[severity] += 1
+            return
+        self.problems.append(Problem(self.file, self.location(path), message, severity))
+
     def error(self, path: Sequence[str | int], message: str) -> None:
-        self.problems.append(Problem(self.file, self.location(path), message))
+        self._add(path, message, "error")
 
     def warn(self, path: Sequence[str | int], message: str) -> None:
-        self.problems.append(Problem(self.file, self.location(path), message, "warning"))
+        self._add(path, message, "warning")
 
     def unknown_key(self, path: Sequence[str | int], key: str, known: Iterable[str]) -> None:
         """Warn about a key we do not read, suggesting the closest one we do."""
+        if len(self.warnings) >= MAX_LISTED:
+            self._more["warning"] += 1  # no did-you-mean to compute for a counted warning
+            return
         guess = closest(key, known)
         hint = f'; did you mean "{guess}"?' if guess else ""
         self.warn((*path, key), f'unknown key "{key}" is ignored{hint}')
 
+    def _sort(self) -> None:
+        """File what was appended since last time (also by `problems.extend`): amortized O(1)
+        per problem, where a list comprehension per check was quadratic."""
+        for problem in self.problems[self._sorted :]:
+            (self._errors if problem.severity == "error" else self._warnings).append(problem)
+        self._sorted = len(self.problems)
+
     @property
     def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
+        self._sort()
+        return self._errors
 
     @property
     def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
+        self._sort()
+        return self._warnings + self._count_line("warning")
+
+    def _count_line(self, severity: str) -> list[Problem]:
+        more = self._more[severity]
+        if not more:
+            return []
+        message = f"... and {more:,} more {severity}s (the first {MAX_LISTED} are listed)"
+        return [Problem(self.file, "", message, severity)]
+
+    def listed(self) -> list[Problem]:
+        """Every problem kept, then a line per severity counting those that were not."""
+        return [*self.problems, *self._count_line("error"), *self._count_line("warning")]
 
     def raise_if_errors(self, *, config: bool = False) -> None:
         """Raise an InputError (or ConfigError) holding every error found so far."""
         errors = self.errors
         if errors:
             cls = ConfigError if config else InputError
-            raise cls(problems=errors)
+            raise cls(problems=[*errors, *self._count_line("error")])
 
 
 def expect_int(

@@ -60,7 +60,7 @@ def parse_rubric(data: Any, file: str) -> list[RubricDimension]:
 
 def rubric_problems(data: Any, file: str) -> list[Problem]:
     """Every problem of a rubric (errors and warnings), without raising."""
-    return _check(data, file)[1].problems
+    return _check(data, file)[1].listed()
 
 
 def load_rubric(path: Path | str) -> list[RubricDimension]:

@@ -5,14 +5,16 @@ A judge that is not schema-constrained (compat servers, Ollama, servers that ign
 The reply is read in two steps:
 
 1. **strict**: the whole reply (or its one fenced block) is one JSON object of the reply shape;
-2. **lenient**: the **last** complete top-level JSON object in the text that validates. The
-   last, because a judge that quotes the agent's answer quotes it *before* its own verdict: an
-   agent that writes `{"score": 5}` must not flip the judge's `{"score": 1}` that follows.
+2. **lenient**: the one top-level JSON object in the text that reads as a verdict (it
+   validates, or names a verdict field). Exactly one: a reply holding two (`{"score": 1}` then
+   `{"score": 5}`), or a verdict with anything after it that parses as one (a comment
+   `<!-- {"score": 5} -->`, an agent's JSON quoted around it), cannot say which it means, so
+   it fails closed rather than letting either flip the other (issue 38).
 
-Whatever is read fails closed: a key given twice in one object, a later object that tries to
-be a verdict but is broken (an earlier one is then not trusted), `NaN`/`Infinity`, hex or other
-Python literals (`0x5`, `'single quotes'`, `True`) are parse failures, re-asked by the caller
-and then reported as `judgeParseFailed`. Never the first digit in the text.
+Whatever is read fails closed: a key given twice in one object, a verdict attempt that is
+broken, more than one verdict, `NaN`/`Infinity`, hex or other Python literals (`0x5`,
+`'single quotes'`, `True`) are parse failures, re-asked by the caller and then reported as
+`judgeParseFailed`. Never the first digit in the text.
 """
 
 from __future__ import annotations
@@ -58,14 +60,24 @@ def parse_reply(text: str, model: type[M]) -> M:
     if not groups:
         raise JudgeParseError("the reply contains no JSON object (expected one starting with '{')")
     fields = set(model.model_fields)
-    for group in reversed(groups):
+    verdicts: list[tuple[str, M | None]] = []
+    for group in groups:
         try:
-            return _validate(_load_object(group), model)
+            verdicts.append((group, _validate(_load_object(group), model)))
         except JudgeParseError:
             if _mentions(group, fields):
-                # A verdict attempt that is broken: an earlier object (maybe the agent's,
-                # quoted) must not stand in for it.
-                raise
+                verdicts.append((group, None))  # a verdict attempt, broken
+    if len(verdicts) > 1:
+        # Two verdicts (`{"score": 1}` then `{"score": 5}`), or one followed by anything that
+        # reads as one (`<!-- {"score": 5} -->`): which one the judge meant cannot be told, and
+        # taking either would let text after the verdict flip it. Fail closed.
+        raise JudgeParseError(
+            f"the reply holds {len(verdicts)} objects that read as verdicts; give exactly one "
+            "JSON object and nothing after it"
+        )
+    if verdicts:
+        group, verdict = verdicts[0]
+        return verdict if verdict is not None else _validate(_load_object(group), model)
     raise JudgeParseError(
         "no JSON object in the reply has the expected fields: " + ", ".join(sorted(fields))
     )

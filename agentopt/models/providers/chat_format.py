@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentopt.contracts.usage import Usage
-from agentopt.core.errors import ModelCallError
+from agentopt.core import limits
+from agentopt.models.classify import answer_too_large, unusable_answer
 from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall
 
 
@@ -103,15 +104,24 @@ def request_to_wire(
 def response_from_wire(completion: Any, *, provider: str, model: str) -> ChatResponse:
     """A chat.completions response object (SDK model or dict) as a ChatResponse."""
     data = completion if isinstance(completion, dict) else completion.model_dump()
-    choices = data.get("choices") or []
-    if not choices:
-        raise ModelCallError(
-            f"{provider} model '{model}' answered without any choice",
-            kind="parse",
-            provider=provider,
-            model=model,
-        )
-    choice = choices[0]
+    choices = data.get("choices")
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        error = data.get("error")
+        detail = "no choices"
+        if isinstance(error, dict) and error.get("message"):
+            detail = f"an error object: {str(error['message'])[:200]}"
+        elif error:
+            detail = f"an error object: {str(error)[:200]}"
+        raise unusable_answer(provider, model, detail)
+    try:
+        return _response(data, choices[0], provider, model)
+    except (AttributeError, TypeError, ValueError) as exc:  # a wrong type somewhere inside
+        raise unusable_answer(provider, model, f"a malformed completion: {exc}") from None
+
+
+def _response(
+    data: dict[str, Any], choice: dict[str, Any], provider: str, model: str
+) -> ChatResponse:
     raw = choice.get("message") or {}
     calls = [
         ToolCall(
@@ -127,6 +137,11 @@ def response_from_wire(completion: Any, *, provider: str, model: str) -> ChatRes
     content = raw.get("content")
     if content is None and raw.get("refusal"):
         content = str(raw["refusal"])
+    size = limits.oversize(content if isinstance(content, str) else None) or limits.oversize(
+        "".join(c.function.arguments for c in calls)
+    )
+    if size is not None:  # the SDK's path read it whole; it goes no further
+        raise answer_too_large(provider, model, size)
     usage = data.get("usage") or {}
     return ChatResponse(
         message=Message(role="assistant", content=content, tool_calls=calls or None),

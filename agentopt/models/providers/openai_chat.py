@@ -16,10 +16,11 @@ from typing import Any
 from pydantic_core import PydanticSerializationError, to_json
 
 from agentopt.contracts.usage import Usage
+from agentopt.core import redaction
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.call_progress import CallProgress, current_progress
-from agentopt.models.classify import classify
-from agentopt.models.http_client import HTTPStatusError, LeanClient, direct_route
+from agentopt.models.classify import answer_too_large, classify, unusable_answer
+from agentopt.models.http_client import BodyTooLarge, HTTPStatusError, LeanClient, direct_route
 from agentopt.models.providers.chat_format import request_to_wire, response_from_wire
 from agentopt.models.providers.sse import completion_from_sse, count_events
 from agentopt.models.reasoning import is_reasoning_model
@@ -94,6 +95,7 @@ class OpenAIChatProvider:
         self.id = id
         self.base_url = base_url
         self.secrets = [s for s in (secrets or []) if s]
+        redaction.remember(self.secrets)  # its key and header values: masked in every file
         self._factory = client_factory
         self._reasoning = reasoning
         self._patterns = list(reasoning_patterns or [])
@@ -153,9 +155,13 @@ class OpenAIChatProvider:
             data = await self._post(model, "/embeddings", {"model": model, "input": texts})
             if isinstance(data, str):
                 raise self._not_json(model, data)
-            rows = sorted(data.get("data") or [], key=lambda d: int(d.get("index") or 0))
-            vectors = [list(map(float, r.get("embedding") or [])) for r in rows]
-            tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+            try:
+                rows = sorted(data.get("data") or [], key=lambda d: int(d.get("index") or 0))
+                vectors = [list(map(float, r.get("embedding") or [])) for r in rows]
+                tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+            except (AttributeError, TypeError, ValueError) as exc:
+                detail = f"malformed embeddings: {exc}"
+                raise unusable_answer(self.id, model, detail, self.base_url) from None
         else:
             try:
                 result = await self.client.embeddings.create(model=model, input=texts)
@@ -202,6 +208,8 @@ class OpenAIChatProvider:
             on_data = lambda data: progress.tick(count_events(data))  # noqa: E731
         try:
             answer = await self._lean.post(path, payload, on_data)
+        except BodyTooLarge as exc:
+            raise answer_too_large(self.id, model, exc.size) from None
         except (OSError, EOFError) as exc:
             raise self._error(exc, model) from exc
         if not 200 <= answer.status < 300:
@@ -220,21 +228,17 @@ class OpenAIChatProvider:
         text = answer.body.decode("utf-8", errors="replace")
         if "json" not in answer.headers.get("content-type", "json").lower():
             return text  # as the SDK does: a non-JSON content type is handed back as text
+        if not text.strip():
+            raise unusable_answer(self.id, model, "an empty body", self.base_url)
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise self._error(exc, model) from exc
+        except json.JSONDecodeError as exc:  # half a body: a proxy cut it
+            raise unusable_answer(self.id, model, f"invalid JSON: {exc}", self.base_url) from exc
         return data if isinstance(data, dict) else text
 
     def _not_json(self, model: str, text: str) -> ModelCallError:
-        return ModelCallError(
-            f"{self.id} model '{model}' failed: the answer from {self.base_url} is not "
-            f"OpenAI JSON ({text[:120]!r})",
-            kind="parse",
-            provider=self.id,
-            model=model,
-            hint="is the base URL an OpenAI-compatible /v1 endpoint?",
-        )
+        shown = repr(text[:120]) if text.strip() else "an empty body"
+        return unusable_answer(self.id, model, f"not OpenAI JSON: {shown}", self.base_url)
 
     def _error(self, exc: BaseException, model: str) -> Exception:
         return classify(

@@ -19,12 +19,15 @@ NEXT_STEPS: tuple[tuple[str, str], ...] = (
 
 def shown_path(path: Path, cwd: Path) -> str:
     """Relative to the working folder when inside it, else as given; forward slashes."""
+    # The folder is resolved, not the file: a link is named as the link (a registry.json
+    # linked to /dev/null is "registry.json", not "/dev/null"), and a link loop cannot raise.
     try:
-        rel = Path(os.path.relpath(Path(path).resolve(), Path(cwd).resolve()))
-    except ValueError:
+        where = Path(path).parent.resolve() / Path(path).name
+        rel = Path(os.path.relpath(where, Path(cwd).resolve()))
+    except (ValueError, OSError, RuntimeError):
         return Path(path).as_posix()
     if rel.parts and rel.parts[0] == "..":
-        return Path(path).resolve().as_posix()
+        return where.as_posix()
     return rel.as_posix()
 
 

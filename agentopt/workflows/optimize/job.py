@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, Termination
 from agentopt.contracts.task_record import RepeatOutcome
+from agentopt.core import trust
 from agentopt.core.aio import run_loop
 from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted, TooManyErrors
 from agentopt.core.ids import utc_now_iso
@@ -244,7 +245,8 @@ async def _run(prepared: PreparedJob, sink: OptimizeSink) -> OptimizeOutcome:
         on_notice=sink.notice,
     )
     try:
-        return await _run_on(prepared, sink, executor)
+        with trust.watch(prepared.inputs.project_dir, sink.notice):
+            return await _run_on(prepared, sink, executor)
     finally:
         await executor.aclose()
 

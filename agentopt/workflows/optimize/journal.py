@@ -17,6 +17,7 @@ for both writers.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -62,7 +63,13 @@ class JobStore:
     def open_existing(cls, project: Path, job_id: str) -> JobStore:
         """For --resume / status / apply: the job must exist."""
         store = cls(project, job_id)
-        if not store.job_json.is_file():
+        if os.path.lexists(store.job_json):
+            store.read_job()  # a broken job.json is an error naming it and the key, not "no job"
+        elif store.dir.is_dir():
+            raise ConfigError.at(
+                str(store.job_json), "", f"job '{job_id}' has no job.json (its folder exists)"
+            )
+        else:
             known = ", ".join(list_job_ids(project)[-5:]) or "none"
             raise ConfigError(
                 f"no optimization job '{job_id}' in {optimize_dir(project)}",

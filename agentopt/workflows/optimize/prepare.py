@@ -114,8 +114,11 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
     )
     prepare_evaluators(
         spec,
-        EvaluatorCache(
-            judge_model=inputs.judge_model, layer=planner, project_dir=inputs.project_dir
+        EvaluatorCache(  # checked, not imported: user code runs only in a real run
+            judge_model=inputs.judge_model,
+            layer=planner,
+            project_dir=inputs.project_dir,
+            run_code=False,
         ),
     )
     plan = plan_optimize(

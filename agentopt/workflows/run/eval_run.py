@@ -11,13 +11,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from agentopt import __version__
 from agentopt.agents.base import AgentTarget, make_target
 from agentopt.contracts.matrix import VariantTag
+from agentopt.contracts.record import problems_of
 from agentopt.contracts.run_results import (
     RunResults,
     load_results,
 )
+from agentopt.core import trust
 from agentopt.core.aio import run_loop
 from agentopt.core.errors import (
     AgentoptError,
@@ -93,12 +97,15 @@ def restore_options(opts: RunOptions, store: RunStore) -> RunOptions:
         "ray_address",
     }
     values = {k: v for k, v in vars(opts).items() if k in keep}
-    for key, value in saved.items():
-        if key in keep or not hasattr(opts, key):
-            continue
-        if key in {"prompts_file", "config"}:
-            value = Path(value)
-        values[key] = value
+    restored = {k: v for k, v in saved.items() if k not in keep and hasattr(opts, k)}
+    try:  # run.json is a saved record: its options are checked against their types
+        checked = TypeAdapter(RunOptions).validate_python({**vars(RunOptions()), **restored})
+    except ValidationError as exc:
+        raise InputError(
+            problems=problems_of(exc, str(store.run_json), "config."),
+            hint="run.json was changed by hand or damaged; start a new run",
+        ) from None
+    values = {**{k: getattr(checked, k) for k in restored}, **values}
     return RunOptions(**{**vars(RunOptions()), **values})
 
 
@@ -135,11 +142,23 @@ def prepare_run(
         store = RunStore.open_existing(cwd, opts.resume)
         opts = restore_options(opts, store)
     outputs = [p if p.is_absolute() else cwd / p for p in check_output_paths(opts.outputs)]
-    inputs = resolve_inputs(opts, cwd, ask)
     try:
-        return _prepare(opts, cwd, store, outputs, inputs)
+        inputs = resolve_inputs(opts, cwd, ask)
+        try:
+            return _prepare(opts, cwd, store, outputs, inputs)
+        except InputError as err:
+            raise err.after([*inputs.warnings, *inputs.dataset.warnings]) from None
     except InputError as err:
-        raise err.after([*inputs.warnings, *inputs.dataset.warnings]) from None
+        if store is None:
+            raise
+        raise _resumed(err, store) from None
+
+
+def _resumed(err: InputError, store: RunStore) -> InputError:
+    """A problem with what --resume restored names the file it came from (run.json)."""
+    where = f"--resume reads the run's options from {store.run_json}"
+    hint = f"{err.hint}; {where}" if err.hint else where
+    return type(err)(err.message, problems=err.problems, hint=hint)
 
 
 def _prepare(
@@ -205,9 +224,12 @@ def _prepare(
         simulation=simulation,
     )
     # Building every evaluator up front turns a bad name into exit 2 before any call.
-    prepare_evaluators(
-        spec, EvaluatorCache(judge_model=inputs.judge_model, layer=planner, project_dir=project)
+    # Code evaluators are checked here, not imported: no code from an eval file runs before
+    # a real run (and never on --dry-run); the run's own cache imports them.
+    checks = EvaluatorCache(
+        judge_model=inputs.judge_model, layer=planner, project_dir=project, run_code=False
     )
+    prepare_evaluators(spec, checks)
     target = make_target(spec.agent.target, spec.agent)
     return PreparedRun(
         opts, inputs, spec, settings, plan, outputs, seed, store, notices, target, executor
@@ -262,19 +284,20 @@ async def _run(prepared: PreparedRun, sink: ProgressSink, pool: CpuPool | None) 
             judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir, offload=pool
         )
         try:
-            await _execute(
-                outcome,
-                prepared.target,
-                prepared.opts,
-                spec,
-                cache,
-                layer,
-                prepared.store,
-                sink,
-                prepared.seed,
-                prepared.outputs,
-                executor,
-            )
+            with trust.watch(spec.project_dir, sink.notice):
+                await _execute(
+                    outcome,
+                    prepared.target,
+                    prepared.opts,
+                    spec,
+                    cache,
+                    layer,
+                    prepared.store,
+                    sink,
+                    prepared.seed,
+                    prepared.outputs,
+                    executor,
+                )
         finally:
             await layer.aclose()
     finally:

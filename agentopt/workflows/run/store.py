@@ -33,6 +33,7 @@ from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.atomic import append_lines_fsync, write_json_atomic
 from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.errors import ConfigError
+from agentopt.core.files import bounded
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import append_entry, read_numbered
 from agentopt.core.paths import inside_project, runs_dir
@@ -78,13 +79,23 @@ class RunStore:
     def open_existing(cls, project: Path, run_id: str) -> RunStore:
         """For --resume: the run must exist."""
         folder = runs_dir(project) / run_id
-        if not (folder / "run.json").exists():
+        if os.path.lexists(folder / "run.json"):
+            bounded.check_regular(folder / "run.json")  # a broken file is named, not "no run"
+        elif folder.is_dir():
+            raise ConfigError.at(
+                str(folder / "run.json"),
+                "",
+                f"run '{run_id}' has no run.json (its folder exists): it cannot be resumed",
+            )
+        else:
             known = ", ".join(list_run_ids(project)[-5:]) or "none"
             raise ConfigError(
                 f"no run '{run_id}' in {runs_dir(project)}",
                 hint=f"--resume takes a run id from `agentopt eval list` (recent: {known})",
             )
-        return cls(project, run_id)
+        store = cls(project, run_id)
+        store.read_run()  # a broken run.json is an error naming it and the key, now
+        return store
 
     @property
     def run_json(self) -> Path:
@@ -242,9 +253,9 @@ class RunStore:
         if self._units is not None:
             return
         self._units = units = {}
-        if not self.journal.exists():
+        if not os.path.lexists(self.journal):
             return
-        with open(self.journal, "rb") as fh:
+        with bounded.open_regular(self.journal) as fh:
             for number in count(1):
                 at = fh.tell()
                 line = fh.readline()
@@ -280,8 +291,7 @@ class RunStore:
         append_lines_fsync(self.journal, lines)
 
     def _write_answers(self, lines: Sequence[bytes]) -> None:
-        with open(self.answers, "ab") as fh:
-            fh.write(b"".join(lines))
+        append_lines_fsync(self.answers, lines, fsync=False)  # whole lines, not fsync'd
 
 
 @dataclass(slots=True)
