@@ -37,9 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.gepa_peer.install import install_dspy
+from bench.gepa_peer.leakscan import leaks
 from bench.gepa_peer.report import render_table, summary_rows
 from bench.gepa_peer.scripted import ScriptedServer, judge_prompt
-from bench.gepa_peer.worlds import BASE_INSTRUCTIONS, SPLITS, WORLDS, BenchTask, World, words
+from bench.gepa_peer.suite import WORLDS
+from bench.gepa_peer.worlds import BASE_INSTRUCTIONS, SPLITS, BenchTask, World, words
 from bench.peers.install import Peer, cache_root
 from tests.fake_openai import FakeOpenAI
 
@@ -82,6 +84,13 @@ class Result:
     note: str = ""
     rules: list[str] = field(default_factory=list)
     """Rules agentopt's model-free proposer wrote in this run."""
+    leak_refusals: int = 0
+    """agentopt: proposed texts it refused for quoting a task (`leak.py`)."""
+    leaky_best: int = 0
+    """1 when the winner carries a task verbatim (`gepa_peer/leakscan.py`)."""
+    leaky_evaluated: int = 0
+    """agentopt: fully evaluated candidates that carry a task verbatim."""
+    best_text: str = ""
 
     @property
     def calls(self) -> int:
@@ -143,6 +152,7 @@ def run_agentopt(srv: FakeOpenAI, world: World, seed: int, root: Path) -> Result
         "instructions": BASE_INSTRUCTIONS,
         "tools": world.tools,
         "tool_mocks": world.tool_mocks,
+        "evaluators": getattr(world, "evaluators", None),
         **_splits(tasks),
     }
     cfg_path, out_path = root / "agentopt_config.json", root / "agentopt_result.json"
@@ -167,6 +177,10 @@ def run_agentopt(srv: FakeOpenAI, world: World, seed: int, root: Path) -> Result
         best_words=words(out["best_instructions"]) - words(BASE_INSTRUCTIONS),
         note=out["note"],
         rules=out["rules"],
+        leak_refusals=out["leak_refusals"],
+        leaky_best=int(bool(leaks(out["best_texts"], tasks))),
+        leaky_evaluated=sum(bool(leaks(t, tasks)) for t in out["evaluated_texts"].values()),
+        best_text=out["best_instructions"],
     )
 
 
@@ -189,9 +203,12 @@ def run_gepa(peer: Peer, srv: FakeOpenAI, world: World, seed: int, root: Path) -
         "max_metric_calls": (BUDGET_CALLS - test_calls) // world.calls_per_task,
         "tools": world.tools,
         "tool_mocks": world.tool_mocks or {},
+        # Worlds scored by an expected answer: GEPA's metric checks it itself (no judge call),
+        # as agentopt's exact_match does.
+        "metric": "contains" if getattr(world, "evaluators", None) else "judge",
         **{
             split: [
-                {"name": t.name, "query": t.query, "criterion": t.criterion}
+                {"name": t.name, "query": t.query, "criterion": t.criterion, "truth": t.truth}
                 for t in tasks
                 if t.split == split
             ]
@@ -220,6 +237,8 @@ def run_gepa(peer: Peer, srv: FakeOpenAI, world: World, seed: int, root: Path) -
         stop=stop,
         candidates=out["candidates"] - 1,
         best_words=words(best.get("instructions", "")) - words(BASE_INSTRUCTIONS),
+        leaky_best=int(bool(leaks([str(v) for v in best.values()], tasks))),
+        best_text=str(best.get("instructions", "")),
     )
 
 
@@ -235,6 +254,11 @@ def run(
         written = [x for r in suite.results if r.world == world for x in r.rules]
         for rule in list(dict.fromkeys(written))[:2]:
             print(f"- {world}: {rule}")
+    print("\nWinners' added instructions, seed 1 (agentopt, then GEPA):")
+    for r in suite.results:
+        if r.seed == min(x.seed for x in suite.results):
+            added = r.best_text.removeprefix(BASE_INSTRUCTIONS).strip().replace("\n", " / ")
+            print(f"- {r.world} {r.system}: {added[:300] or '(none)'}")
     out = cache_root().parent / "bench-results" / f"{BENCH}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps([asdict(r) for r in suite.results], indent=1), encoding="utf-8")

@@ -18,6 +18,24 @@ from agentopt.core.files import bounded
 
 JobStatus = Literal["running", "completed", "interrupted", "failed", "cancelled"]
 Termination = Literal["completed", "budget_exhausted", "screening_stalled", "interrupted"]
+TERMINATION_PHRASES: dict[str, str] = {
+    "completed": "completed: nothing left that a proposal could improve",
+    "budget_exhausted": "stopped: the call or cost budget ran out",
+    "screening_stalled": "stopped: proposals kept failing screening and no longer moved train",
+    "interrupted": "interrupted (Ctrl-C)",
+}
+"""The one human phrase for each stop reason: every view (final report, `optimize status`,
+the HTML report, the bench table) says why a job stopped in these words; the job's
+`stop_detail` adds the particulars."""
+
+
+def termination_phrase(reason: str | None) -> str:
+    """Why a job stopped, in the words every view uses ("running" while it has not)."""
+    if not reason:
+        return "running"
+    return TERMINATION_PHRASES.get(reason, reason)
+
+
 Outcome = Literal["improved", "no_improvement"]
 CandidateStatus = Literal[
     "baseline", "screening", "evaluating", "evaluated", "screened_out", "incomplete", "outranked"
@@ -287,6 +305,13 @@ class JobRecord(VersionedRecord):
     """Proposal slots used (ids cand_01… are numbered by them)."""
     stalls: int = 0
     """Failed screenings in a row at the end."""
+    stop_detail: str = ""
+    """The particulars of `termination_reason` (which candidate, how many stalls), shown after
+    `termination_phrase` (written only when set)."""
+    leak_refusals: int = 0
+    """Proposed texts refused before evaluation because they carried a task's query or its
+    expected answer (`workflows/optimize/leak.py`): whole candidates and reflection lines
+    (written only when non-zero)."""
     warnings: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     """Things the report should say (e.g. why a target was skipped)."""
@@ -296,7 +321,9 @@ class JobRecord(VersionedRecord):
 
     @model_serializer(mode="wrap")
     def _omit_no_errors(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _without_empty(handler(self), "errors", EvaluationErrors().model_dump())
+        data = _without_empty(handler(self), "errors", EvaluationErrors().model_dump())
+        data = _without_empty(data, "stop_detail", "")
+        return _without_empty(data, "leak_refusals", 0)
 
     def candidate(self, cand_id: str) -> CandidateRecord | None:
         return next((c for c in self.candidates if c.id == cand_id), None)

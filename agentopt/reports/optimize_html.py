@@ -4,7 +4,13 @@ creation with its scores, the lineage tree, the Pareto plots and the instruction
 
 from __future__ import annotations
 
-from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, ScoreSummary
+from agentopt.contracts.optimize_job import (
+    BASELINE_ID,
+    CandidateRecord,
+    JobRecord,
+    ScoreSummary,
+    termination_phrase,
+)
 from agentopt.reports.formatting import fmt_when
 from agentopt.reports.html_assets import CSS
 from agentopt.reports.html_task import esc
@@ -38,7 +44,7 @@ def _header(job: JobRecord) -> str:
     bits = [
         ("job", job.id),
         ("status", job.status),
-        ("termination", job.termination_reason or "—"),
+        ("stopped", termination_phrase(job.termination_reason) if job.termination_reason else "—"),
         ("outcome", job.outcome or "—"),
         ("started", fmt_when(job.started_at)),
         ("agent", f"{agent.get('name', '')} ({agent.get('model', '')})"),
@@ -53,6 +59,13 @@ def _header(job: JobRecord) -> str:
     warns = "".join(f"<p class='warn'>{esc(w)}</p>" for w in job.warnings)
     if errors:
         warns = f"<p class='warn'><b>Errors:</b> {esc(errors)}.</p>" + warns
+    if job.stop_detail:
+        warns += f"<p class='muted'>{esc(job.stop_detail)}</p>"
+    if job.leak_refusals:
+        warns += (
+            f"<p class='warn'><b>Leaks:</b> {job.leak_refusals} proposed text(s) refused before "
+            "evaluation: they quoted a task's query or its expected answer.</p>"
+        )
     notes = "".join(f"<p class='muted'>{esc(n)}</p>" for n in job.notes)
     return f"<h1>agentopt optimize — {esc(job.id)}</h1><div class='meta'>{meta}</div>{warns}{notes}"
 

@@ -19,18 +19,30 @@ from agentopt.contracts.optimize_job import (
     JobRecord,
     OptimizePlan,
     ScoreSummary,
+    termination_phrase,
 )
 from agentopt.reports.formatting import fmt_when
 from agentopt.reports.optimize_diff import changed_lines, unified_diff
 from agentopt.reports.optimize_table import candidates_table, error_line
 
 DIFF_LINES = 12
-TERMINATION_TEXT = {
-    "completed": "completed",
-    "budget_exhausted": "stopped: the call or cost budget ran out",
-    "screening_stalled": "stopped: too many proposals in a row failed screening (--max-stalls)",
-    "interrupted": "interrupted (Ctrl-C)",
-}
+
+
+def stop_line(job: JobRecord) -> str:
+    """Why the job stopped: the one phrase for its reason, then the particulars."""
+    phrase = termination_phrase(job.termination_reason)
+    return f"{phrase} ({job.stop_detail})" if job.stop_detail else phrase
+
+
+def leak_line(job: JobRecord) -> str:
+    """How many proposed texts were refused for quoting a task ("" when none)."""
+    n = job.leak_refusals
+    if not n:
+        return ""
+    return (
+        f"{n} proposed text{'s' if n != 1 else ''} refused before evaluation: "
+        "they quoted a task's query or its expected answer"
+    )
 
 
 def _est(e: Estimate) -> str:
@@ -171,14 +183,15 @@ def final_report(
 
     `table=False` when a live view already shows the final table."""
     best = job.candidate(job.best) if job.best else None
-    reason = TERMINATION_TEXT.get(job.termination_reason or "", job.termination_reason or "")
-    out: list[RenderableType] = [Text(f"Job {job.id}: {reason}", style="bold")]
+    out: list[RenderableType] = [Text(f"Job {job.id}: {stop_line(job)}", style="bold")]
     if table:
         out.append(candidates_table(job))
     out += [*_verdict(job, best), *_test(job)]
     errors = error_line(job)
     if errors:
         out.append(Text(f"Errors: {errors}.", style="bold red"))
+    if leak_line(job):
+        out.append(Text(f"Leaks: {leak_line(job)}.", style="yellow"))
     if best is not None and best.id != BASELINE_ID:
         lines = instruction_diff_lines(instructions, best.id)
         if lines:
@@ -222,9 +235,7 @@ def status_renderables(job: JobRecord) -> list[RenderableType]:
     head.add_column(style="bold")
     head.add_column()
     head.add_row("Job", job.id)
-    head.add_row(
-        "Status", job.status + (f" ({job.termination_reason})" if job.termination_reason else "")
-    )
+    head.add_row("Status", job.status + (f" — {stop_line(job)}" if job.termination_reason else ""))
     head.add_row("Started", fmt_when(job.started_at))
     if job.finished_at:
         head.add_row("Finished", fmt_when(job.finished_at))
@@ -243,6 +254,8 @@ def status_renderables(job: JobRecord) -> list[RenderableType]:
     errors = error_line(job)
     if errors:
         head.add_row("Errors", Text(errors, style="red"))
+    if leak_line(job):
+        head.add_row("Leaks", leak_line(job))
     if job.outcome:
         head.add_row("Outcome", f"{job.outcome} (best: {job.best})")
     out: list[RenderableType] = [head, candidates_table(job)]
