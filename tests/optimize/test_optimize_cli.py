@@ -142,4 +142,4 @@ def test_a_call_budget_stop_exits_3_with_the_job_saved(tmp_path: Path, models: M
     assert code == 3, out  # cli.md: an early stop on a budget is exit 3, as in eval run
     assert "budget_exhausted" in out or "budget" in out.lower()
     code, out = cli(project, "status")
-    assert code == 0 and "budget_exhausted" in out
+    assert code == 0 and "stopped: the call or cost budget ran out" in out

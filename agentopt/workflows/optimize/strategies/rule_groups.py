@@ -104,6 +104,8 @@ class Verdict:
     instruction: str = ""
     fact: str = ""
     habit: str = ""
+    pattern: bool = False
+    """The fact is the wording a regular expression asks for (said as "mention …")."""
 
 
 def _answer(ex: Example) -> str:
@@ -165,7 +167,7 @@ def _deterministic(ex: Example, evaluator: str, details: dict[str, Any]) -> Iter
                 ex, f"habit:{norm(quoted)}", False, "", habit=f"Use the wording {quoted}."
             )
         else:
-            yield Verdict(ex, f"fact:{norm(said[0])}", False, "", fact=said[0])
+            yield Verdict(ex, f"fact:{norm(said[0])}", False, "", fact=said[0], pattern=True)
     elif evaluator == "builtin.json_schema":
         yield Verdict(ex, "habit:json", False, "", habit=schema_rule(details))
     elif evaluator in WHOLE_RESPONSE_RULES:
@@ -226,11 +228,14 @@ def _segments(reason: str) -> list[tuple[list[str], bool]]:
     return [(t, q) for t, q in out if t]
 
 
-def _phrases(reason: str, generic: set[str], topic: set[str]) -> set[str]:
+def _phrases(reason: str, generic: set[str], topic: set[str], contrast: bool) -> set[str]:
     """Runs of words only this group's reasons use (a topic word may extend a run; function
-    words may sit inside one)."""
+    words may sit inside one). Without other groups to compare with (`contrast` False) only
+    quoted spans count: any word would look specific."""
     found: set[str] = set()
     for words, quoted in _segments(reason):
+        if not quoted and not contrast:
+            continue
         if quoted:
             telling = any(w not in generic and w not in topic and content(w) for w in words)
             if telling and len(words) <= MAX_PHRASE_WORDS:
@@ -267,7 +272,7 @@ def missing_phrases(group: Group, others: list[Group], limit: int = 2) -> list[t
     quoted: set[str] = set()
     for v in [*group.failed, *group.passed]:
         answer = _answer(v.example)
-        for phrase in _phrases(v.reason, generic, topic):
+        for phrase in _phrases(v.reason, generic, topic, bool(other_words)):
             if any(" ".join(t) == phrase for t, q in _segments(v.reason) if q):
                 quoted.add(phrase)
             there = _has(answer, phrase)
@@ -319,7 +324,7 @@ def _query_scope(group: Group, train: list[Example]) -> str:
     rest = [set(tokens(ex.task.query)) for ex in train if ex.task.name not in names]
     counts = Counter(w for words in mine for w in words)
     elsewhere = {w: sum(w in r for r in rest) for w in counts}
-    floor = 1 if len(mine) < 3 else math.ceil(len(mine) / 3)
+    floor = 1 if len(mine) < 3 else math.ceil(len(mine) / 2)
     common = sorted(
         (
             w
@@ -399,17 +404,28 @@ def group_rules(group: Group, groups: list[Group], train: list[Example]) -> list
     where = scope(group, groups, train)
     if group.key.startswith("fact:"):
         fact = first.fact
-        action = _criterion_stating(group, fact) or f"state {_quote(fact)}"
+        action = _criterion_stating(group, fact) or (
+            mention(fact) if first.pattern else f"state {_quote(fact)}"
+        )
         return [Rule(_scoped(where, action), norm(fact), names)]
     others = [g for g in groups if g is not group and g.key.startswith("criterion:")]
     found = missing_phrases(group, others)
     if found:
-        return [Rule(_scoped(where, mention_phrase(p, q)), p, names) for p, q in found]
+        return [
+            Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names) for p, q in found
+        ]
     instruction = first.instruction
     if not instruction or _restates(instruction, group):
         return []
     text = criterion_rule(instruction)
     return [Rule(text, norm(text), names)] if text else []
+
+
+def _apart(condition: str, phrase: str) -> str:
+    """No condition that only repeats what the rule asks for ("On refund window: mention
+    'refund window'")."""
+    said = set(phrase.split())
+    return condition if any(content(w) and w not in said for w in tokens(condition)) else ""
 
 
 def _quote(text: str) -> str:
