@@ -335,7 +335,10 @@ def _query_scope(group: Group, train: list[Example]) -> str:
     )[:2]
     if not common:
         return ""
-    every = all(counts[w] == len(mine) for w in common) and len(mine) >= 3
+    shared = [w for w in common if counts[w] == len(mine)]
+    if shared and len(mine) > 1:
+        common = shared  # what every one of its questions is about
+    every = len(common) > 1 and all(counts[w] == len(mine) for w in common) and len(mine) >= 3
     return "When asked about " + (" and " if every else " or ").join(common)
 
 
