@@ -63,7 +63,8 @@ VAGUE = _wordset(
     "required expected standard response responses answer answers reply replies agent "
     "assistant request requests question questions ask asks asked asking customer "
     "customers user users give gives tell tells say says state states handle handles "
-    "right"
+    "right mention mentions include includes provide provides offer offers explain explains "
+    "cover covers note notes missing lacks omit omits"
 )
 MAX_SCOPE_WORDS = 5
 MAX_PHRASE_WORDS = 8
@@ -74,6 +75,15 @@ _QUOTED = re.compile(r"(?<!\w)['‘\"“`]([^'’\"”`\n]{2,80}?)['’\"”`](?
 
 def tokens(text: str) -> list[str]:
     return [t.replace("’", "'") for t in _TOKEN.findall(text.casefold())]
+
+
+def stem(word: str) -> str:
+    """A crude stem, so "mention" and "mentions" are one word when phrasing is compared."""
+    word = word.removesuffix("'s")
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
 
 
 def norm(text: str) -> str:
@@ -201,15 +211,19 @@ def _distinct(verdicts: list[Verdict]) -> list[Example]:
     return list(seen.values())
 
 
-def group_failures(examples: Iterable[Example]) -> list[Group]:
-    """Groups with at least one failure, most failures first (then by key)."""
+def all_groups(examples: Iterable[Example]) -> list[Group]:
+    """Every group, passed-only ones too (the contrast and the conditions read them)."""
     groups: dict[str, Group] = {}
     for ex in examples:
         for v in verdicts(ex):
             g = groups.setdefault(v.key, Group(v.key))
             (g.passed if v.passed else g.failed).append(v)
-    live = [g for g in groups.values() if g.failed]
-    return sorted(live, key=lambda g: (-len(g.tasks), g.key))
+    return sorted(groups.values(), key=lambda g: (-len(g.tasks), g.key))
+
+
+def group_failures(examples: Iterable[Example]) -> list[Group]:
+    """Groups with at least one failure, most failures first (then by key)."""
+    return [g for g in all_groups(examples) if g.failed]
 
 
 def failure_keys(examples: Iterable[Example]) -> set[str]:
@@ -237,20 +251,22 @@ def _phrases(reason: str, generic: set[str], topic: set[str], contrast: bool) ->
         if not quoted and not contrast:
             continue
         if quoted:
-            telling = any(w not in generic and w not in topic and content(w) for w in words)
+            telling = any(stem(w) not in generic and w not in topic and content(w) for w in words)
             if telling and len(words) <= MAX_PHRASE_WORDS:
                 found.add(" ".join(words))
             continue
         run: list[str] = []
         for w in [*words, ""]:
-            specific = w and w not in generic and w not in STOP and w not in topic
-            inside = w and (w in STOP or w in topic) and w not in generic - STOP
+            common = stem(w) in generic
+            specific = w and not common and w not in STOP and w not in topic
+            inside = w and (w in STOP or (w in topic and not common))
             if specific or (run and inside):
                 run.append(w)
                 continue
             while run and (run[-1] in STOP):
                 run.pop()
-            if any(x not in topic and x not in STOP for x in run) and len(run) <= MAX_PHRASE_WORDS:
+            telling = any(content(x) and x not in topic for x in run)
+            if telling and len(run) <= MAX_PHRASE_WORDS:
                 found.add(" ".join(run))
             run = []
     return found
@@ -258,13 +274,12 @@ def _phrases(reason: str, generic: set[str], topic: set[str], contrast: bool) ->
 
 def missing_phrases(group: Group, others: list[Group], limit: int = 2) -> list[tuple[str, bool]]:
     """What this group's failing answers lacked, best supported first: (phrase, quoted)."""
-    other_words = [
-        {w for v in g.failed + g.passed for w in tokens(v.reason)} for g in others if g.failed
-    ]
+    other_words = [{w for v in g.failed + g.passed for w in tokens(v.reason)} for g in others]
+    other_words = [words for words in other_words if words]
     if not other_words and not any(_QUOTED.search(v.reason) for v in group.failed):
         return []
-    need = max(1, math.ceil(0.5 * len(other_words)))
-    df = Counter(w for words in other_words for w in words)
+    need = max(1, math.ceil(0.25 * len(other_words)))
+    df = Counter(x for words in other_words for x in {stem(w) for w in words})
     generic = {w for w, n in df.items() if n >= need}
     topic = {w for v in group.failed for w in tokens(v.instruction)}
     topic |= {w for ex in group.tasks for w in tokens(ex.task.query)}
@@ -280,7 +295,12 @@ def missing_phrases(group: Group, others: list[Group], limit: int = 2) -> list[t
                 score[phrase] += 1 if there else 0
             else:
                 score[phrase] += -1 if there else 1
-    ranked = sorted((p for p in score if score[p] > 0), key=lambda p: (-score[p], -len(p), p))
+    # A judge that quotes is quoting what it missed: its quoted spans first, the rest only
+    # when it quoted nothing usable.
+    live = [p for p in score if score[p] > 0]
+    if any(p in quoted for p in live):
+        live = [p for p in live if p in quoted]
+    ranked = sorted(live, key=lambda p: (-score[p], -len(p), p))
     chosen: list[tuple[str, bool]] = []
     for phrase in ranked:
         if len(chosen) >= limit:
@@ -331,7 +351,7 @@ def _query_scope(group: Group, train: list[Example]) -> str:
             for w, n in counts.items()
             if n >= floor and w.isalpha() and len(w) > 2 and elsewhere[w] <= len(rest) / 4
         ),
-        key=lambda w: (-counts[w], elsewhere[w], w),
+        key=lambda w: (-counts[w], elsewhere[w], -len(w), w),
     )[:2]
     if not common:
         return ""
@@ -414,9 +434,7 @@ def group_rules(group: Group, groups: list[Group], train: list[Example]) -> list
     others = [g for g in groups if g is not group and g.key.startswith("criterion:")]
     found = missing_phrases(group, others)
     if found:
-        return [
-            Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names) for p, q in found
-        ]
+        return [Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names) for p, q in found]
     instruction = first.instruction
     if not instruction or _restates(instruction, group):
         return []
@@ -464,8 +482,9 @@ def merge(rules: list[Rule]) -> list[Rule]:
 
 def rules_from(examples: list[Example], train: list[Example]) -> list[Rule]:
     """Every rule the failures of `examples` teach, the largest groups first."""
-    groups = group_failures(examples)
+    groups = all_groups(examples)
     found: list[Rule] = []
     for g in groups:
-        found += group_rules(g, groups, train)
+        if g.failed:
+            found += group_rules(g, groups, train)
     return merge(found)
