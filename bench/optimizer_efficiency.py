@@ -1,5 +1,6 @@
 """Optimizer efficiency: held-out score gained per 100 model calls, agentopt beside GEPA, on a
-suite of scripted worlds (`bench/gepa_peer/worlds.py`), seeds 1–10.
+suite of thirteen scripted worlds (`bench/gepa_peer/suite.py`: the six of `worlds.py` and the
+seven of `traps.py`, built to trap an optimizer), seeds 1–10.
 
 Each world is one fake OpenAI-compatible server playing the agent, the judge and the
 reflection model (`bench/gepa_peer/scripted.py`); splits are fixed and shared (16 train,
@@ -16,8 +17,11 @@ over the suite as the mean over seeds with its 95% t interval, with a paired sig
 of agentopt − GEPA over seeds. Each system runs in its own process (`gepa_peer/run_agentopt.py`,
 `gepa_peer/run_gepa.py`) beside the server's, interleaved seed by seed with who goes first
 alternating, and the load average is recorded before and after, so their wall-time ratio
-comes from the same conditions; each one's `seconds` excludes its interpreter's imports. Raw
-results go to `~/.cache/agentopt/bench-results/optimizer_efficiency.json`.
+comes from the same conditions; each one's `seconds` excludes its interpreter's imports.
+Beside gain per call the table shows the final test pass rate (stopping early is not rewarded
+by the ratio alone), agentopt's leak refusals, and how many winners (and agentopt's evaluated
+candidates) carry a task's question verbatim (`gepa_peer/leakscan.py`, the bench's own scan).
+Raw results go to `~/.cache/agentopt/bench-results/optimizer_efficiency.json`.
 
     python -m bench optimizer_efficiency
     python -m bench.optimizer_efficiency --seeds 1-3 --worlds phrases,subsets
