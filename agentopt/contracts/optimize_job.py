@@ -19,7 +19,7 @@ from agentopt.core.files import bounded
 JobStatus = Literal["running", "completed", "interrupted", "failed", "cancelled"]
 Termination = Literal["completed", "budget_exhausted", "screening_stalled", "interrupted"]
 TERMINATION_PHRASES: dict[str, str] = {
-    "completed": "completed: nothing left that a proposal could improve",
+    "completed": "completed: the search reached its end",
     "budget_exhausted": "stopped: the call or cost budget ran out",
     "screening_stalled": "stopped: proposals kept failing screening and no longer moved train",
     "interrupted": "interrupted (Ctrl-C)",

@@ -96,7 +96,10 @@ def _has(haystack: str, phrase: str) -> bool:
 
 
 def content(word: str) -> bool:
-    return word not in STOP and word not in VAGUE and len(word) > 1
+    """A word that can carry a rule's content (a number alone, as in a judge's score, cannot)."""
+    return (
+        word not in STOP and word not in VAGUE and len(word) > 1 and any(c.isalpha() for c in word)
+    )
 
 
 # -- reading the records --------------------------------------------------------------------------
