@@ -48,6 +48,8 @@ class StopRule:
         self.quiet = 0
         """Failed screenings in a row that moved no train task."""
         self._examples: dict[int, tuple[UnitResult, Example]] = {}
+        self._limit: tuple[tuple[str, int, int], int] | None = None
+        self._fixable: tuple[tuple[str, int, int], list[Example]] | None = None
 
     def screened_out(self, moved: bool) -> None:
         self.quiet = 0 if moved else self.quiet + 1
@@ -65,20 +67,31 @@ class StopRule:
         return ex
 
     def fixable(self, job: JobRecord, best: str) -> list[Example]:
-        """The best's known train failures that have not resisted its proposals."""
+        """The best's known train failures that have not resisted its proposals (worked out
+        again only when the evidence changed: a new candidate or unit)."""
+        state = (best, len(job.candidates), len(self.ctx.book.units))
+        if self._fixable is not None and self._fixable[0] == state:
+            return self._fixable[1]
         stuck = resisted(job, self.ctx.book, best)
-        return [
+        found = [
             self._example(n, u)
             for n, u in sorted(lineage_units(self.ctx, best).items())
             if not perfect(u) and n not in stuck
         ]
+        self._fixable = (state, found)
+        return found
 
     def limit(self) -> int:
         job = self.ctx.job
         base = self.ctx.settings.max_stalls
         if not job.best:
             return base
-        return max(base, len(failure_keys(self.fixable(job, job.best))))
+        # Worked out again only when the evidence changed (a new best, candidate or unit).
+        state = (job.best, len(job.candidates), len(self.ctx.book.units))
+        if self._limit is None or self._limit[0] != state:
+            groups = len(failure_keys(self.fixable(job, job.best)))
+            self._limit = (state, max(base, groups))
+        return self._limit[1]
 
     def stalled(self) -> str | None:
         """The particulars when the search is stuck, else None."""
