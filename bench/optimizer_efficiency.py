@@ -1,5 +1,6 @@
 """Optimizer efficiency: held-out score gained per 100 model calls, agentopt beside GEPA, on a
-suite of scripted worlds (`bench/gepa_peer/worlds.py`), seeds 1–10.
+suite of thirteen scripted worlds (`bench/gepa_peer/suite.py`: the six of `worlds.py` and the
+seven of `traps.py`, built to trap an optimizer), seeds 1–10.
 
 Each world is one fake OpenAI-compatible server playing the agent, the judge and the
 reflection model (`bench/gepa_peer/scripted.py`); splits are fixed and shared (16 train,
@@ -16,8 +17,11 @@ over the suite as the mean over seeds with its 95% t interval, with a paired sig
 of agentopt − GEPA over seeds. Each system runs in its own process (`gepa_peer/run_agentopt.py`,
 `gepa_peer/run_gepa.py`) beside the server's, interleaved seed by seed with who goes first
 alternating, and the load average is recorded before and after, so their wall-time ratio
-comes from the same conditions; each one's `seconds` excludes its interpreter's imports. Raw
-results go to `~/.cache/agentopt/bench-results/optimizer_efficiency.json`.
+comes from the same conditions; each one's `seconds` excludes its interpreter's imports.
+Beside gain per call the table shows the final test pass rate (stopping early is not rewarded
+by the ratio alone), agentopt's leak refusals, and how many winners (and agentopt's evaluated
+candidates) carry a task's question verbatim (`gepa_peer/leakscan.py`, the bench's own scan).
+Raw results go to `~/.cache/agentopt/bench-results/optimizer_efficiency.json`.
 
     python -m bench optimizer_efficiency
     python -m bench.optimizer_efficiency --seeds 1-3 --worlds phrases,subsets
@@ -37,9 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.gepa_peer.install import install_dspy
+from bench.gepa_peer.leakscan import leaks
 from bench.gepa_peer.report import render_table, summary_rows
 from bench.gepa_peer.scripted import ScriptedServer, judge_prompt
-from bench.gepa_peer.worlds import BASE_INSTRUCTIONS, SPLITS, WORLDS, BenchTask, World, words
+from bench.gepa_peer.suite import WORLDS
+from bench.gepa_peer.worlds import BASE_INSTRUCTIONS, SPLITS, BenchTask, World, words
 from bench.peers.install import Peer, cache_root
 from tests.fake_openai import FakeOpenAI
 
@@ -82,6 +88,13 @@ class Result:
     note: str = ""
     rules: list[str] = field(default_factory=list)
     """Rules agentopt's model-free proposer wrote in this run."""
+    leak_refusals: int = 0
+    """agentopt: proposed texts it refused for quoting a task (`leak.py`)."""
+    leaky_best: int = 0
+    """1 when the winner carries a task verbatim (`gepa_peer/leakscan.py`)."""
+    leaky_evaluated: int = 0
+    """agentopt: fully evaluated candidates that carry a task verbatim."""
+    best_text: str = ""
 
     @property
     def calls(self) -> int:
@@ -143,6 +156,7 @@ def run_agentopt(srv: FakeOpenAI, world: World, seed: int, root: Path) -> Result
         "instructions": BASE_INSTRUCTIONS,
         "tools": world.tools,
         "tool_mocks": world.tool_mocks,
+        "evaluators": getattr(world, "evaluators", None),
         **_splits(tasks),
     }
     cfg_path, out_path = root / "agentopt_config.json", root / "agentopt_result.json"
@@ -167,6 +181,10 @@ def run_agentopt(srv: FakeOpenAI, world: World, seed: int, root: Path) -> Result
         best_words=words(out["best_instructions"]) - words(BASE_INSTRUCTIONS),
         note=out["note"],
         rules=out["rules"],
+        leak_refusals=out["leak_refusals"],
+        leaky_best=int(bool(leaks(out["best_texts"], tasks))),
+        leaky_evaluated=sum(bool(leaks(t, tasks)) for t in out["evaluated_texts"].values()),
+        best_text=out["best_instructions"],
     )
 
 
@@ -189,9 +207,12 @@ def run_gepa(peer: Peer, srv: FakeOpenAI, world: World, seed: int, root: Path) -
         "max_metric_calls": (BUDGET_CALLS - test_calls) // world.calls_per_task,
         "tools": world.tools,
         "tool_mocks": world.tool_mocks or {},
+        # Worlds scored by an expected answer: GEPA's metric checks it itself (no judge call),
+        # as agentopt's exact_match does.
+        "metric": "contains" if getattr(world, "evaluators", None) else "judge",
         **{
             split: [
-                {"name": t.name, "query": t.query, "criterion": t.criterion}
+                {"name": t.name, "query": t.query, "criterion": t.criterion, "truth": t.truth}
                 for t in tasks
                 if t.split == split
             ]
@@ -220,6 +241,8 @@ def run_gepa(peer: Peer, srv: FakeOpenAI, world: World, seed: int, root: Path) -
         stop=stop,
         candidates=out["candidates"] - 1,
         best_words=words(best.get("instructions", "")) - words(BASE_INSTRUCTIONS),
+        leaky_best=int(bool(leaks([str(v) for v in best.values()], tasks))),
+        best_text=str(best.get("instructions", "")),
     )
 
 
@@ -235,6 +258,11 @@ def run(
         written = [x for r in suite.results if r.world == world for x in r.rules]
         for rule in list(dict.fromkeys(written))[:2]:
             print(f"- {world}: {rule}")
+    print("\nWinners' added instructions, seed 1 (agentopt, then GEPA):")
+    for r in suite.results:
+        if r.seed == min(x.seed for x in suite.results):
+            added = r.best_text.removeprefix(BASE_INSTRUCTIONS).strip().replace("\n", " / ")
+            print(f"- {r.world} {r.system}: {added[:300] or '(none)'}")
     out = cache_root().parent / "bench-results" / f"{BENCH}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps([asdict(r) for r in suite.results], indent=1), encoding="utf-8")

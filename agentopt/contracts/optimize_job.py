@@ -20,16 +20,19 @@ from agentopt.core.files import bounded
 JobStatus = Literal["running", "completed", "interrupted", "failed", "cancelled"]
 Termination = Literal["completed", "budget_exhausted", "screening_stalled", "interrupted"]
 TERMINATION_TEXT: dict[str, str] = {
-    "completed": "completed",
+    "completed": "completed: the search reached its end",
     "budget_exhausted": "stopped: the call or cost budget ran out",
-    "screening_stalled": "stopped: too many proposals in a row failed screening (--max-stalls)",
+    "screening_stalled": "stopped: proposals kept failing screening and no longer moved train "
+    "(--max-stalls)",
     "interrupted": "interrupted (Ctrl-C)",
 }
+"""The one human phrase for each stop reason; the job's `stop_detail` adds the particulars."""
 
 
 def termination_text(reason: str | None) -> str:
     """The one human phrase for why a job stopped, used by every view (the final report,
-    `optimize status` and `list`, the HTML report, `view`); '' while it has not stopped."""
+    `optimize status` and `list`, the HTML report, `view`, the bench table); '' while it has
+    not stopped."""
     if not reason:
         return ""
     return TERMINATION_TEXT.get(reason, reason)
@@ -338,6 +341,13 @@ class JobRecord(VersionedRecord):
     """Proposal slots used (ids cand_01… are numbered by them)."""
     stalls: int = 0
     """Failed screenings in a row at the end."""
+    stop_detail: str = ""
+    """The particulars of `termination_reason` (which candidate, how many stalls), shown after
+    `termination_phrase` (written only when set)."""
+    leak_refusals: int = 0
+    """Proposed texts refused before evaluation because they carried a task's query or its
+    expected answer (`workflows/optimize/leak.py`): whole candidates and reflection lines
+    (written only when non-zero)."""
     warnings: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     """Things the report should say (e.g. why a target was skipped)."""
@@ -347,7 +357,9 @@ class JobRecord(VersionedRecord):
 
     @model_serializer(mode="wrap")
     def _omit_no_errors(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _without_empty(handler(self), "errors", EvaluationErrors().model_dump())
+        data = _without_empty(handler(self), "errors", EvaluationErrors().model_dump())
+        data = _without_empty(data, "stop_detail", "")
+        return _without_empty(data, "leak_refusals", 0)
 
     def candidate(self, cand_id: str) -> CandidateRecord | None:
         return next((c for c in self.candidates if c.id == cand_id), None)
@@ -380,9 +392,23 @@ class JobRecord(VersionedRecord):
         )
 
     @property
+    def leak_note(self) -> str:
+        """How many proposed texts were refused for quoting a task ("" when none), in the
+        words every view uses."""
+        n = self.leak_refusals
+        if not n:
+            return ""
+        return (
+            f"{n} proposed text{'s' if n != 1 else ''} refused before evaluation: "
+            "they quoted a task's query or its expected answer"
+        )
+
+    @property
     def stop_reason(self) -> str:
-        """Why the job stopped, in the one phrase (`termination_text`)."""
-        return termination_text(self.termination_reason)
+        """Why the job stopped: the one phrase (`termination_text`), then its particulars
+        (`stop_detail`); '' while it runs. Every view prints this line."""
+        phrase = termination_text(self.termination_reason)
+        return f"{phrase} ({self.stop_detail})" if phrase and self.stop_detail else phrase
 
 
 def load_job(path: Path) -> JobRecord:

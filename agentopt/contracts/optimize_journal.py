@@ -58,6 +58,9 @@ class ProposalEntry(Record):
     exhausted: bool = False
     merge_with: str | None = None
     """A merge's second parent (`strategy` "merge"; `parent` is the first)."""
+    leaks: int = 0
+    """Lines of a reflection reply dropped because they quoted a task, when no proposal came
+    of it (a proposal counts its own in `mutation.leaks_dropped`); written only when set."""
 
     @model_serializer(mode="wrap")
     def _one_outcome(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -69,6 +72,8 @@ class ProposalEntry(Record):
                 data.pop(key, None)
             if self.merge_with is None:
                 data.pop("merge_with", None)
+            if not self.leaks:
+                data.pop("leaks", None)
         return data
 
 

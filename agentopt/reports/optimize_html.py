@@ -4,7 +4,12 @@ creation with its scores, the lineage tree, the Pareto plots and the instruction
 
 from __future__ import annotations
 
-from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, ScoreSummary
+from agentopt.contracts.optimize_job import (
+    BASELINE_ID,
+    CandidateRecord,
+    JobRecord,
+    ScoreSummary,
+)
 from agentopt.reports.formatting import fmt_when
 from agentopt.reports.html_assets import CSS
 from agentopt.reports.html_task import esc
@@ -54,6 +59,8 @@ def _header(job: JobRecord) -> str:
     warns = "".join(f"<p class='warn'>{esc(w)}</p>" for w in job.warnings)
     if errors:
         warns = f"<p class='warn'><b>Errors:</b> {esc(errors)}.</p>" + warns
+    if job.leak_note:
+        warns += f"<p class='warn'><b>Leaks:</b> {esc(job.leak_note)}.</p>"
     notes = "".join(f"<p class='muted'>{esc(n)}</p>" for n in job.notes)
     return f"<h1>agentopt optimize — {esc(job.id)}</h1><div class='meta'>{meta}</div>{warns}{notes}"
 

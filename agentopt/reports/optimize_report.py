@@ -176,6 +176,8 @@ def final_report(
     errors = error_line(job)
     if errors:
         out.append(Text(f"Errors: {errors}.", style="bold red"))
+    if job.leak_note:
+        out.append(Text(f"Leaks: {job.leak_note}.", style="yellow"))
     if best is not None and best.id != BASELINE_ID:
         lines = instruction_diff_lines(instructions, best.id)
         if lines:
@@ -232,6 +234,8 @@ def status_renderables(job: JobRecord) -> list[RenderableType]:
     errors = error_line(job)
     if errors:
         head.add_row("Errors", Text(errors, style="red"))
+    if job.leak_note:
+        head.add_row("Leaks", job.leak_note)
     if job.outcome:
         head.add_row("Outcome", f"{job.outcome} (best: {job.best})")
     out: list[RenderableType] = [head, candidates_table(job)]

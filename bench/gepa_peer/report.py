@@ -4,6 +4,7 @@ markdown table (it pastes into an issue note and never wraps)."""
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -25,6 +26,9 @@ class Run(Protocol):
     candidates: int
     best_words: int
     note: str
+    leak_refusals: int
+    leaky_best: int
+    leaky_evaluated: int
 
     @property
     def calls(self) -> int: ...
@@ -50,7 +54,13 @@ def _paired(ours: list[Run], theirs: list[Run], value: Any) -> tuple[list[float]
 
 def _row(world: str, system: str, runs: list[Run], wall_ratio: str, diff: str) -> str:
     calls = {k: _mean([r.requests.get(k, 0) for r in runs]) for k in ("agent", "judge", "reflect")}
-    stops = sorted({r.stop for r in runs})
+    stops = Counter(r.stop for r in runs)
+    ours = system == "agentopt"
+    leak = (
+        f"{sum(r.leak_refusals for r in runs) if ours else '—'} / "
+        f"{sum(r.leaky_best for r in runs)} / "
+        f"{sum(r.leaky_evaluated for r in runs) if ours else '—'}"
+    )
     cells = [
         world,
         system,
@@ -64,7 +74,8 @@ def _row(world: str, system: str, runs: list[Run], wall_ratio: str, diff: str) -
         f"{_mean([r.seconds for r in runs]):.2f}",
         wall_ratio,
         diff,
-        ", ".join(stops),
+        leak,
+        ", ".join(f"{k} ×{n}" for k, n in sorted(stops.items())),
     ]
     return "| " + " | ".join(cells) + " |"
 
@@ -72,7 +83,8 @@ def _row(world: str, system: str, runs: list[Run], wall_ratio: str, diff: str) -
 HEADER = (
     "| world | system | val gain /100 calls [95% CI] | test gain /100 calls [95% CI] | "
     "test pass rate base → best | calls/run agent / judge / reflect | refused | candidates "
-    "| words added | wall s/run | wall ratio | agentopt − GEPA test /100 [95% CI], p | stop |"
+    "| words added | wall s/run | wall ratio | agentopt − GEPA test /100 [95% CI], p "
+    "| leaks refused / leaking winners / leaking evaluated | stop |"
 )
 
 
@@ -143,6 +155,12 @@ def _suite_rows(ours: list[Run], theirs: list[Run], n_worlds: int) -> list[str]:
         diffs = [a[s] - b[s] for s in seeds]
         ratio = _mean(list(a.values())) / _mean(list(b.values()))
         wall = _mean([r.seconds for r in ours]) / _mean([r.seconds for r in theirs])
+        out.append(
+            f"- leaks: agentopt refused {sum(r.leak_refusals for r in ours)} proposed texts; "
+            f"winners carrying a task verbatim: agentopt {sum(r.leaky_best for r in ours)}, "
+            f"GEPA {sum(r.leaky_best for r in theirs)}; agentopt's evaluated candidates "
+            f"carrying one: {sum(r.leaky_evaluated for r in ours)}"
+        )
         out.append(
             f"- agentopt / GEPA test gain per 100 calls: {ratio:.2f}×; difference "
             f"{mean_ci(diffs).show()}, paired sign-flip p={sign_flip_p(diffs):.3f}; "

@@ -36,7 +36,7 @@ import agentopt.models.providers.compat
 import agentopt.workflows.optimize.strategies.skills
 import agentopt.workflows.optimize.strategies.toolset  # noqa: F401
 from agentopt.core import heap
-from agentopt.core.files.agent_config import write_agent_config
+from agentopt.core.files.agent_config import load_agent_config, write_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.workflows.optimize import (
     NullOptimizeSink,
@@ -68,7 +68,7 @@ def write_project(root: Path, cfg: dict) -> Path:
         "dataset": {"local_uri": "data/train.jsonl"},
         "validation_dataset": {"local_uri": "data/validation.jsonl"},
         "test_dataset": {"local_uri": "data/test.jsonl"},
-        "evaluators": ["builtin.task_adherence"],
+        "evaluators": cfg.get("evaluators") or ["builtin.task_adherence"],
         "options": {
             "eval_model": f"compat:judge@{base}",
             "optimization_model": f"compat:reflect@{base}",
@@ -76,6 +76,27 @@ def write_project(root: Path, cfg: dict) -> Path:
     }
     (root / "eval.yaml").write_text(json.dumps(config), encoding="utf-8")
     return root
+
+
+def texts(folder: Path) -> list[str]:
+    """A candidate's optimizable texts as its folder holds them (what `apply` would copy):
+    instructions, skill bodies, tool and parameter descriptions."""
+    definition, _ = load_agent_config(folder, name="store")
+    out = [definition.instructions or "", *(s.body or "" for s in definition.skills)]
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "description" and isinstance(value, str):
+                    out.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(definition.tools)
+    return out
 
 
 def main(config_path: str, result_path: str) -> int:
@@ -110,6 +131,16 @@ def main(config_path: str, result_path: str) -> int:
         "best_strategy": best.strategy,
         "rules": [r for c in job.candidates for r in c.mutation.get("rules_added", [])],
         "note": job.test.note or "",
+        "leak_refusals": job.leak_refusals,
+        "stop_phrase": job.stop_reason or "running",
+        "stop_detail": job.stop_detail,
+        # What each fully evaluated candidate held, for the bench's own leak scan.
+        "evaluated_texts": {
+            c.id: texts(outcome.store.candidate_dir(c.id))
+            for c in job.candidates
+            if c.validation is not None and c.id != "baseline"
+        },
+        "best_texts": texts(outcome.store.candidate_dir(best.id)),
     }
     Path(result_path).write_text(json.dumps(result, indent=2), encoding="utf-8")
     return 0

@@ -83,7 +83,13 @@ _lock = threading.Lock()
 def judge_call(
     base: str, cfg: dict[str, Any], model: str, task: dict[str, str], answer: str
 ) -> tuple[float, str]:
-    """(score, reason); a repeated judgement costs nothing (as with dspy's LM cache)."""
+    """(score, reason); a repeated judgement costs nothing (as with dspy's LM cache). A world
+    scored by an expected answer is checked here, without a call (`metric` "contains")."""
+    if cfg.get("metric") == "contains":
+        truth = task["truth"]
+        if truth.lower() in answer.lower():
+            return 1.0, f"Correct: the answer contains the expected answer '{truth}'."
+        return 0.0, f"The answer did not contain the expected answer '{truth}'."
     prompt = cfg["judge_template"].format(
         query=task["query"], criterion=task["criterion"], response=answer
     )

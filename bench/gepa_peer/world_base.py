@@ -20,6 +20,16 @@ TOPICS: dict[str, str] = {
     "delivery": "signature on delivery",
     "privacy": "data export",
 }
+KIND_QUERIES = {
+    "order": "A customer asks where their order is.",
+    "tracking": "A customer asks where their parcel is right now.",
+    "promo": "A customer asks what is on offer this week.",
+}
+KIND_CRITERIA = {
+    "order": "The response tells the customer the status of their order.",
+    "tracking": "The response tells the customer where their parcel is.",
+    "promo": "The response tells the customer about the current promotions.",
+}
 PER_SPLIT = 16
 SPLITS = ("train", "validation", "test")
 MAX_NEW_RULES = 2
@@ -47,23 +57,33 @@ class BenchTask:
     split: str
     group: str = ""
     kind: str = "policy"
+    text: str = ""
+    """The question itself, when the world words it (`memorized-qa`)."""
+    truth: str = ""
+    """The expected answer, when the world scores by one (`memorized-qa`: no judge)."""
 
     @property
     def query(self) -> str:
-        if self.kind == "order":
-            return f"[{self.name}] A customer asks where their order is."
+        if self.text:
+            return f"[{self.name}] {self.text}"
+        if self.kind in KIND_QUERIES:
+            return f"[{self.name}] {KIND_QUERIES[self.kind]}"
         who = f"A {self.group} customer" if self.group else "A customer"
         return f"[{self.name}] {who} asks a question about {self.topic}."
 
     @property
     def criterion(self) -> str:
-        if self.kind == "order":
-            return "The response tells the customer the status of their order."
+        if self.truth:
+            return f"The answer contains '{self.truth}'."
+        if self.kind in KIND_CRITERIA:
+            return KIND_CRITERIA[self.kind]
         scope = f" for {self.group} customers" if self.group else ""
         return f"The response follows the store's policy on {self.topic}{scope}."
 
     def row(self) -> dict[str, Any]:
         """The task as a jsonl row of an agentopt dataset."""
+        if self.truth:
+            return {"name": self.name, "query": self.query, "ground_truth": self.truth}
         return {
             "name": self.name,
             "query": self.query,

@@ -44,7 +44,7 @@ def test_apply_writes_the_candidate_as_an_agent_config_folder(
     assert definition.config_id == "cand_01"
     # The Python tools module came along, so the folder works on its own.
     assert (folder / "tools.py").is_file() and definition.tools_module == str(folder / "tools.py")
-    assert any(line.startswith("+- Mention '") for line in result.instruction_diff)
+    assert any(line.startswith("+- Include the phrase '") for line in result.instruction_diff)
     # Applying again keeps the first copy aside instead of overwriting it.
     (folder / "instructions.md").write_text("edited by hand\n")
     again = apply_candidate(project, "cand_01", job_id)

@@ -62,7 +62,7 @@ def test_rule_proposer_makes_a_rule_following_agent_truly_better(
     # The best passes every validation task: the ceiling. Nothing written from failures can
     # rank above it, so the search ends there instead of proposing until it stalls.
     assert job.termination_reason == "completed"
-    assert any(f"{best.id} passes every validation task" in n for n in job.notes)
+    assert job.stop_detail.startswith(f"{best.id} passes every validation task")
     last = max(e["number"] for e in journal(outcome) if e["kind"] == "proposal")
     assert last == best.number + 1  # only the duplicate slot of the same round
     assert outcome.report_path.is_file()
@@ -144,7 +144,7 @@ def test_model_strategy_walks_the_search_space_and_keeps_the_better_model(
     # Every model of the space was tried, and the best passes every validation task: the
     # search ends by itself.
     assert job.termination_reason == "completed"
-    assert any("cand_02 passes every validation task" in n for n in job.notes)
+    assert job.stop_detail.startswith("cand_02 passes every validation task")
 
 
 def test_call_budget_stops_the_search_and_keeps_calls_within_the_cap(

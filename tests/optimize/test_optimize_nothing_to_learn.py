@@ -62,7 +62,7 @@ def test_a_search_whose_proposers_are_used_up_ends_by_itself(
     job = outcome.job
     assert [c.model for c in job.candidates if c.id != "baseline"] == ["mock:opt_silent"]
     assert job.termination_reason == "completed" and job.stalls == 1
-    assert any("no target has anything left to propose" in n for n in job.notes)
+    assert job.stop_detail == "no target has anything left to propose"
 
 
 def _unit(name: str, score: float) -> Any:

@@ -264,15 +264,31 @@ def test_a_rule_the_instructions_already_state_is_not_added() -> None:
     assert new_rules(parent.instructions or "", [ex]) == []
 
 
-def test_ground_truth_failures_become_expected_answer_rules() -> None:
-    t = Task(name="t", turns=[Turn(query="How long is shipping?", ground_truth="3 to 5 days")])
+def test_ground_truth_failures_become_a_general_rule_never_a_question_with_its_answer() -> None:
+    """Failures that share an expected fact are one policy, stated under the condition their
+    questions share — not an FAQ line per question."""
     record = {
         "evaluators": [{"evaluator": "builtin.exact_match", "status": "fail", "reason": "no match"}]
     }
-    rules = new_rules("Be brief.", [Example(t, 0.0, "fail", record)])
-    assert [r.text for r in rules] == [
-        'When asked "How long is shipping?", the expected answer is: 3 to 5 days'
+    queries = {
+        "s1": ("How long does shipping take to Leeds?", "3 to 5 days"),
+        "s2": ("When will my shipping arrive if I order today?", "3 to 5 days"),
+        "s3": ("What is the usual shipping time?", "3 to 5 days"),
+        "r1": ("Can I return a lamp?", "45 days"),
+        "r2": ("How long do I have to return shoes?", "45 days"),
+    }
+    examples = [
+        Example(Task(name=n, turns=[Turn(query=q, ground_truth=gt)]), 0.0, "fail", record)
+        for n, (q, gt) in queries.items()
     ]
+    rules = [r.text for r in new_rules("Be brief.", examples)]
+    assert rules == [
+        "When asked about shipping: state '3 to 5 days'.",
+        "When asked about return: state '45 days'.",
+    ]
+    for rule in rules:
+        assert not any(q.lower() in rule.lower() for q, _ in queries.values())
+        assert "expected answer" not in rule
 
 
 def test_judge_errors_teach_nothing() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, ScoreSummary
 from agentopt.reports.formatting import fmt_cost, fmt_int, fmt_pct, fmt_score, fmt_when
 from agentopt.reports.optimize_svg import pareto_svg, scores_svg
-from agentopt.reports.view.job_facts import candidate_line, leak_refusals, stop_detail, stop_phrase
+from agentopt.reports.view.job_facts import candidate_line, stop_phrase
 from agentopt.reports.view.layout import page, table_head, text
 
 __all__ = ["job_page"]
@@ -136,11 +136,10 @@ def _row(c: CandidateRecord, diff: Diff) -> str:
 def _facts(job: JobRecord) -> str:
     agent = job.config.get("agent") or {}
     phrase = stop_phrase(job)
-    detail = stop_detail(job)
     bits = [
         ("job", job.id),
         ("status", job.status),
-        ("stopped", (phrase + (f" ({detail})" if detail else "")) if phrase else "still running"),
+        ("stopped", phrase or "still running"),
         ("outcome", (job.outcome or "—").replace("_", " ")),
         ("started", fmt_when(job.started_at)),
         ("agent", f"{agent.get('name', '')} ({agent.get('model', '')})"),
@@ -151,14 +150,11 @@ def _facts(job: JobRecord) -> str:
     meta = "".join(f"<span>{text(k)} <b>{text(v)}</b></span>" for k, v in bits)
     out = [f'<div class="meta" id="job-facts">{meta}</div>']
     if phrase:
-        out.append(f'<p class="stop" id="stop-reason"><b>Why the search stopped:</b> {text(phrase)}'
-                   + (f" — {text(detail)}" if detail else "") + "</p>")  # fmt: skip
-    leaks = leak_refusals(job)
-    if leaks:
         out.append(
-            f'<p class="warn">{leaks} proposal(s) refused before evaluation: they carried a '
-            "task's query or expected answer.</p>"
+            f'<p class="stop" id="stop-reason"><b>Why the search stopped:</b> {text(phrase)}</p>'
         )
+    if job.leak_note:
+        out.append(f'<p class="warn"><b>Leaks:</b> {text(job.leak_note)}.</p>')
     if job.errors.units:
         codes = ", ".join(f"{k} {v}" for k, v in sorted(job.errors.by_code.items()))
         out.append(

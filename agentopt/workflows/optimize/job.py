@@ -280,6 +280,7 @@ async def _run_on(prepared: PreparedJob, sink: OptimizeSink, executor: Executor)
         except BudgetExceeded as exc:
             sink.notice(exc.message)
             termination = "budget_exhausted"
+            ctx.job.stop_detail = exc.message
         except StopRequested:
             termination = "interrupted"
         ctx.count_calls(phase, mark)

@@ -104,11 +104,30 @@ class Ranking:
     outcome: Outcome
 
 
-def _sort_key(c: CandidateRecord) -> tuple[float, float, float, int]:
+def _depths(candidates: list[CandidateRecord]) -> dict[str, int]:
+    """How many accepted ancestors each candidate has (each one a child that beat its
+    parent on train)."""
+    parent = {c.id: c.parent for c in candidates}
+    out: dict[str, int] = {}
+    for c in candidates:
+        depth, cid, seen = 0, c.parent, {c.id}
+        while cid is not None and cid not in seen:
+            seen.add(cid)
+            depth += 1
+            cid = parent.get(cid)
+        out[c.id] = depth
+    return out
+
+
+def _sort_key(c: CandidateRecord, depth: int = 0) -> tuple[float, float, int, float, int]:
+    """Validation score, pass rate; on a tie the deeper descendant (it tied its ancestors on
+    validation and beat them on train: the one more likely to hold up on new tasks), then
+    fewer tokens, then the older."""
     v = c.validation
     assert v is not None
     score = v.score if v.score is not None else -1.0
-    return (-score, -v.pass_rate, c.tokens if c.tokens is not None else 0.0, c.number)
+    tokens = c.tokens if c.tokens is not None else 0.0
+    return (-round(score, 9), -round(v.pass_rate, 9), -depth, tokens, c.number)
 
 
 def rank_candidates(candidates: list[CandidateRecord], seed: int) -> Ranking:
@@ -136,7 +155,8 @@ def rank_candidates(candidates: list[CandidateRecord], seed: int) -> Ranking:
     for c in evaluated:
         c.pareto.tokens = c.id in tokens
         c.pareto.cost = c.id in costs
-    order = sorted(evaluated, key=_sort_key)
+    depths = _depths(candidates)
+    order = sorted(evaluated, key=lambda c: _sort_key(c, depths.get(c.id, 0)))
     best = next((c for c in order if c.eligible), None)
     outcome: Outcome = "no_improvement"
     if best is not None and best.id != BASELINE_ID and best.delta and best.delta.low > 0:

@@ -35,6 +35,8 @@ from agentopt.workflows.optimize.evaluation import (
     StopRequested,
     mean_without_errors,
 )
+from agentopt.workflows.optimize.harm import HarmTracker
+from agentopt.workflows.optimize.leak import LeakCheck
 from agentopt.workflows.optimize.merge import (
     MAX_MERGES,
     merge_proposal,
@@ -42,17 +44,13 @@ from agentopt.workflows.optimize.merge import (
     pick_pair,
 )
 from agentopt.workflows.optimize.minibatch import weakest_tasks
-from agentopt.workflows.optimize.perfect import (
-    FROM_FAILURES,
-    at_ceiling,
-    nothing_to_learn,
-    resisted,
-)
+from agentopt.workflows.optimize.perfect import FROM_FAILURES, nothing_to_learn, resisted
 from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.rotation import Rotation
 from agentopt.workflows.optimize.slots import SlotOutcome, SlotPlan
 from agentopt.workflows.optimize.state import JobContext
+from agentopt.workflows.optimize.stop import StopRule
 from agentopt.workflows.optimize.strategies.base import (
     Example,
     NoProposal,
@@ -100,6 +98,12 @@ class Search:
         """Proposals in a row that gave no candidate to screen (nothing new, duplicates)."""
         self.known: set[tuple[str, str]] = set()
         """The units in the book when the current round started."""
+        splits = ctx.splits
+        every = [*splits.train.tasks, *splits.validation.tasks]
+        self.leaks = LeakCheck.of(every + (splits.test.tasks if splits.test else []))
+        self.harm = HarmTracker()
+        self.harmful: frozenset[str] = frozenset()
+        self.stopper = StopRule(ctx)
 
     # -- planning ------------------------------------------------------------------------------
     def plan_merge(self) -> SlotPlan | None:
@@ -160,6 +164,7 @@ class Search:
                 )
             else:
                 out.reason, out.exhausted = saved.reason, saved.exhausted
+                out.leaks = saved.leaks
             return out
         if plan.merge is not None:
             made = merge_proposal(self.ctx.definitions, plan.merge)
@@ -205,10 +210,13 @@ class Search:
                 seed=ctx.settings.seed,
                 rng=random.Random(f"{ctx.settings.seed}:{plan.number}:propose"),
                 tried=[c.strategy for c in ctx.job.candidates if c.parent == plan.parent],
+                harmful=self.harmful,
+                leaks=self.leaks,
+                start=ctx.definitions[BASELINE_ID],
             )
             out.proposal = await plan.strategy.propose(pctx)
         except NoProposal as exc:
-            out.reason, out.exhausted = exc.reason, exc.exhausted
+            out.reason, out.exhausted, out.leaks = exc.reason, exc.exhausted, exc.leaks
         except (BudgetExceeded, StopRequested) as exc:
             out.failure = exc
             return out
@@ -234,16 +242,25 @@ class Search:
                 signature=out.proposal.signature,
             )
         else:
-            entry.reason, entry.exhausted = out.reason, out.exhausted
+            entry.reason, entry.exhausted, entry.leaks = out.reason, out.exhausted, out.leaks
         ctx.store.append(entry)
         self.replay[plan.number] = entry
 
     def register(self, out: SlotOutcome) -> None:
         """In slot order: refuse duplicates, give the child its id, folder and record."""
         proposal = out.proposal
-        if proposal is None:
-            return
         ctx, plan = self.ctx, out.plan
+        if proposal is None:
+            ctx.job.leak_refusals += out.leaks
+            return
+        ctx.job.leak_refusals += int(proposal.mutation.get("leaks_dropped", 0) or 0)
+        leaks = self.leaks.in_definition(proposal.definition, ctx.definitions[BASELINE_ID])
+        if leaks:
+            # Never evaluated: a text that quotes a task teaches that task, not a policy.
+            ctx.job.leak_refusals += 1
+            out.reason = f"refused before evaluation: {proposal.strategy} " + leaks[0].describe()
+            out.proposal = None
+            return
         digest = config_hash(proposal.definition)
         meaning = f"{plan.parent}:{proposal.signature}" if proposal.signature else None
         same = self.hashes.get(digest) or (self.hashes.get(meaning) if meaning else None)
@@ -353,6 +370,7 @@ class Search:
         if not out.screening.accepted:
             record.status = "incomplete" if out.screening.errors else "screened_out"
             ctx.job.stalls += 1
+            self.stopper.screened_out(self._moved(out.cand_id, plan))
             ctx.sink.candidate(ctx.job, record)
             return
         if out.outranked is not None:
@@ -369,25 +387,37 @@ class Search:
         ranking = ctx.rerank()
         if ranking.best == out.cand_id:
             ctx.job.stalls = 0
+            self.stopper.new_best()
+        self.harmful = self.harm.lines(ctx)
         ctx.sink.candidate(ctx.job, record)
+
+    def _moved(self, child: str, plan: SlotPlan) -> bool:
+        """The child beat its parent on at least one minibatch task."""
+        for name in plan.minibatch:
+            mine, theirs = self.ctx.book.get(child, name), self.ctx.book.get(plan.parent, name)
+            if mine is None or theirs is None:
+                continue
+            if (mine.score.score or 0.0) > (theirs.score.score or 0.0) + _EPS:
+                return True
+        return False
 
     # -- the loop --------------------------------------------------------------------------------
     def _stop_reason(self) -> Termination | None:
         job, settings = self.ctx.job, self.ctx.settings
         accepted = sum(1 for c in job.evaluated if c.id != BASELINE_ID)
         if accepted >= settings.max_candidates:
+            job.stop_detail = f"{accepted} candidates evaluated (--max-candidates)"
             return "completed"
-        if job.stalls >= settings.max_stalls:
+        stalled = self.stopper.stalled()
+        if stalled is not None:
+            job.stop_detail = stalled
             return "screening_stalled"
-        top = at_ceiling(self.ctx)
+        top = self.stopper.ceiling()
         if top is not None:
-            job.notes.append(
-                f"stopped early: {top} passes every validation task with the top score; "
-                "no candidate can rank above it on quality"
-            )
+            job.stop_detail = top
             return "completed"
         if self.empty >= 2 * settings.max_stalls:
-            job.notes.append(f"stopped: {self.empty} proposals in a row had nothing new")
+            job.stop_detail = f"{self.empty} proposals in a row had nothing new to try"
             return "screening_stalled"
         return None
 
@@ -411,7 +441,7 @@ class Search:
                 if (p := self.plan(reserved, taken)) is not None
             ]
             if not plans:
-                ctx.job.notes.append("stopped early: no target has anything left to propose")
+                ctx.job.stop_detail = "no target has anything left to propose"
                 return "completed"
             self.known = set(ctx.book.units)
             outcomes = await asyncio.gather(*(self.propose(p) for p in plans))
@@ -427,4 +457,5 @@ class Search:
                 return "interrupted"
             if failures:
                 ctx.sink.notice(failures[0].message)
+                ctx.job.stop_detail = failures[0].message
                 return "budget_exhausted"

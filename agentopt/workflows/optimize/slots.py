@@ -40,5 +40,7 @@ class SlotOutcome:
     cand_id: str | None = None
     screening: Screening | None = None
     outranked: Outranked | None = None
+    leaks: int = 0
+    """Reply lines dropped for quoting a task when no proposal came of them (counted)."""
     failure: AgentoptError | None = None
     """BudgetExceeded or StopRequested: the slot stopped early (its finished units are kept)."""

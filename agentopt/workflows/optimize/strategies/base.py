@@ -19,6 +19,7 @@ from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.plugins import STRATEGIES_GROUP, PluginRegistry
 from agentopt.models.call import CallLayer
+from agentopt.workflows.optimize.leak import LeakCheck
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,14 @@ class ProposalContext:
     tried: list[str] = field(default_factory=list)
     """Labels of the changes already proposed from this parent (`tools:get_order`, …), so a
     strategy with several things to change tries another one first."""
+    harmful: frozenset[str] = frozenset()
+    """Normalised lines the search found harmful on validation (`harm.py`): never proposed
+    again, and taken out of a parent that holds them."""
+    leaks: LeakCheck | None = None
+    """The job's leak check (every split's queries and expected answers): a reflection reply's
+    lines that quote a task are dropped before the proposal is made."""
+    start: AgentDefinition | None = None
+    """The starting configuration: text it already holds is the user's own (never a leak)."""
 
 
 @dataclass
@@ -75,10 +84,12 @@ class Proposal:
 class NoProposal(Exception):
     """The strategy has nothing (new) to propose for this parent; counted as a stall."""
 
-    def __init__(self, reason: str, *, exhausted: bool = False) -> None:
+    def __init__(self, reason: str, *, exhausted: bool = False, leaks: int = 0) -> None:
         super().__init__(reason)
         self.reason = reason
         self.exhausted = exhausted
+        self.leaks = leaks
+        """Lines of the reply dropped because they quoted a task (`leak.py`), counted."""
         """True when no parent will ever give this strategy something to do (e.g. every
         model of the search space was tried): the loop stops asking it."""
 

@@ -13,7 +13,12 @@ from agentopt.workflows.optimize.strategies.base import (
     ProposalContext,
     register_strategy,
 )
-from agentopt.workflows.optimize.strategies.prompts import reflect, render_examples, render_prompt
+from agentopt.workflows.optimize.strategies.prompts import (
+    reflect,
+    render_examples,
+    render_prompt,
+    scrub,
+)
 
 TEMPLATE = "reflect_instructions.j2"
 EXAMPLE = '{"instructions": "<the complete new instructions>", "rationale": "<one line>"}'
@@ -98,12 +103,20 @@ class ReflectInstructions:
             # Room for instructions twice as long as today's (about 4 characters a token).
             string_tokens=max(MIN_REWRITE_TOKENS, len(current) // 2),
         )
-        new = reply.instructions.strip()
-        if new == current.strip():
-            raise NoProposal("the optimization model returned the instructions unchanged")
+        start = (ctx.start.instructions or "") if ctx.start else current
+        new, leaks = scrub(ctx, reply.instructions.strip(), start)
+        new = new.strip()
+        if new == current.strip() or not new:
+            why = "the optimization model returned the instructions unchanged"
+            if leaks:
+                why = f"every new line of the optimization model's reply quoted a task ({leaks})"
+            raise NoProposal(why, leaks=leaks)
+        mutation: dict[str, Any] = {"examples": [e.task.name for e in examples]}
+        if leaks:
+            mutation["leaks_dropped"] = leaks
         return Proposal(
             definition=ctx.parent.model_copy(update={"instructions": new}),
             strategy=self.label,
             rationale=one_line(reply.rationale) or "rewrote the instructions from the failures",
-            mutation={"examples": [e.task.name for e in examples]},
+            mutation=mutation,
         )

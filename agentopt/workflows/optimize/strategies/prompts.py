@@ -22,6 +22,7 @@ from agentopt.evaluators.judges.prompting import DataBlocks, make_boundary
 from agentopt.models.structured import cut_off, schema_max_tokens
 from agentopt.models.types import ChatRequest, Message
 from agentopt.workflows.optimize.strategies.base import Example, NoProposal, ProposalContext
+from agentopt.workflows.optimize.strategies.rule_groups import norm
 from agentopt.workflows.optimize.strategies.traces import example_view
 
 M = TypeVar("M", bound=BaseModel)
@@ -64,6 +65,21 @@ def render_prompt(
         .strip()
     )
     return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+def scrub(ctx: ProposalContext, text: str, start: str) -> tuple[str, int]:
+    """A reflection reply's text without the lines that quote a task (counted) or that the
+    search found harmful on validation; `start` is the starting configuration's own text."""
+    lines = [
+        line
+        for line in text.splitlines()
+        if not (ctx.harmful and norm(line.strip().removeprefix("- ")) in ctx.harmful)
+    ]
+    text = "\n".join(lines)
+    if ctx.leaks is None:
+        return text, 0
+    kept, dropped = ctx.leaks.scrub(text, start)
+    return kept, len(dropped)
 
 
 async def reflect(

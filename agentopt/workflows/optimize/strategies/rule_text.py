@@ -1,13 +1,13 @@
-"""Failed checks in plain words: the sentence a person would add to an agent's instructions
-after reading one failure (`instructions:rules`).
+"""Failed checks in plain words: the pieces `rule_groups` builds rules from
+(`instructions:rules`).
 
-Each evaluator's failure has its own phrasing: a criterion becomes an imperative ("The
-response mentions the refund window" → "Mention the refund window."), a regular expression
-becomes the words it asks for (`(?i)30-day refund window` → "Mention the 30-day refund window
-when it applies."), a JSON-schema check names the fields, a failed expected answer becomes an
-FAQ line. Evaluator messages and regex syntax never reach the instructions: a check that
-cannot be said plainly (a custom code evaluator, a pattern made of character classes) teaches
-no rule rather than a confusing one.
+A criterion becomes an imperative ("The response mentions the refund window" → "Mention the
+refund window."), a regular expression becomes the words it asks for (`(?i)30-day refund
+window` → "30-day refund window"), a JSON-schema check names the fields. Evaluator messages
+and regex syntax never reach the instructions: a check that cannot be said plainly (a custom
+code evaluator, a pattern made of character classes) teaches no rule rather than a confusing
+one. An expected answer is never written next to its question (`rule_groups` states the fact
+under the condition its questions share).
 """
 
 from __future__ import annotations
@@ -16,15 +16,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentopt.workflows.optimize.strategies.traces import GROUND_TRUTH_EVALUATORS, FailedCheck
-
 try:  # Python 3.11+: the regex parser the `re` module itself uses
     from re import _parser as sre_parse  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover
     import sre_parse  # type: ignore[no-redef]
 
-QUERY_CHARS = 90
-TRUTH_CHARS = 200
 DEFAULT_CRITERION = "follows_instructions"
 """task_adherence's criterion when a task has none ("follow your instructions" teaches nothing)."""
 
@@ -41,13 +37,6 @@ WHOLE_RESPONSE_RULES: dict[str, str] = {
     "builtin.token_budget": "Keep answers short.",
 }
 """Evaluators that judge the whole response: the habit their failure asks for."""
-DETERMINISTIC = frozenset(
-    {"builtin.regex_match", "builtin.json_schema", "builtin.latency", "builtin.token_budget"}
-    | {"builtin.citations"}
-    | GROUND_TRUTH_EVALUATORS
-)
-"""Evaluators whose messages are code's, not a judge's reasons (never read as a rule)."""
-
 _SUBJECT = re.compile(
     r"^(?:the\s+|its\s+|your\s+)?(?:agent's\s+|assistant's\s+)?"
     r"(?:response|answer|reply|agent|assistant|output|model|bot)\s+",
@@ -62,11 +51,6 @@ _NON_NOUN_START = frozenset(
     {"a", "an", "the", "please", "thank", "thanks", "we", "you", "i", "our", "your", "my", "no"}
     | {"not", "do", "don't", "call", "let", "sorry", "hello", "hi", "yes", "ok", "okay"}
 )
-
-
-def _clip(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _sentence(text: str) -> str:
@@ -200,83 +184,10 @@ def mention(text: str) -> str:
     return f'Use the wording "{text}"'
 
 
-def regex_rule(check: FailedCheck, ground_truth: str | None, query: str) -> str | None:
-    details = check.details
-    missing = [str(p) for p in details.get("missing") or []]
-    said = [w for p in missing if (w := regex_words(p))]
-    if not said:
-        return None
-    truth = (ground_truth or "").strip().lower()
-    if truth and any(truth in w.lower() for w in said):
-        return faq_rule(query, ground_truth or "")  # the pattern is this task's expected answer
-    if details.get("mode") == "any" and len(said) > 1:
-        quoted = " or ".join(f'"{w}"' for w in said)
-        return f"Use the wording {quoted} when it applies."
-    return f"{mention(said[0])} when it applies."
-
-
-def schema_rule(check: FailedCheck) -> str:
-    fields = [str(f) for f in check.details.get("fields") or []]
+def schema_rule(details: dict[str, Any]) -> str:
+    """A JSON-schema check's failure (its result's details) as the habit it asks for."""
+    fields = [str(f) for f in details.get("fields") or []]
     if not fields:
         return "Answer with valid JSON only."
     names = fields[0] if len(fields) == 1 else ", ".join(fields[:-1]) + " and " + fields[-1]
     return f"Answer with JSON that has the field{'s' if len(fields) > 1 else ''} {names}."
-
-
-def faq_rule(query: str, ground_truth: str) -> str:
-    return f'When asked "{_clip(query, QUERY_CHARS)}", the expected answer is: ' + _clip(
-        ground_truth, TRUTH_CHARS
-    )
-
-
-_MISSING_VERBS = (
-    "mention|include|state|give|provide|say|offer|explain|list|ask for|confirm|cite|name|"
-    "share|specify|quote|show|use|acknowledge|address|recommend|suggest|apologize for|warn about"
-)
-_REASON_MISSING = re.compile(
-    rf"\b(?:does|did|do) not ({_MISSING_VERBS}) (.+?)"
-    r"(?=,|;|:|\(|\.(?:\s|$)| which | because | since | as (?:the|required|requested|asked)|$)",
-    re.I,
-)
-REASON_WORDS = 12
-"""A judge's reason naming more than this many missing words is not a rule, it is an essay."""
-
-
-def reason_rule(reason: str) -> str | None:
-    """A judge's reason of the form "... does not mention the 30-day refund window, which ..."
-    as the instruction it implies ("Mention the 30-day refund window when it applies."):
-    what the judge found missing, never the judge's sentence."""
-    found = _REASON_MISSING.search(" ".join(reason.split()))
-    if found is None:
-        return None
-    verb, missing = found.group(1).lower(), found.group(2).strip()
-    bare = missing.strip(" '\"")
-    if not bare or len(bare.split()) > REASON_WORDS or "?" in bare:
-        return None
-    return f"{verb[0].upper()}{verb[1:]} {missing} when it applies."
-
-
-def rule_for(check: FailedCheck, *, query: str, ground_truth: str | None) -> str | None:
-    """The plain instruction one failed check teaches, or None when it teaches none.
-
-    An LLM judge's reason that names what is missing is the most specific signal; otherwise
-    each evaluator's failure has its own phrasing."""
-    evaluator = check.evaluator
-    is_judge = evaluator not in DETERMINISTIC
-    if is_judge and check.reason and (from_reason := reason_rule(check.reason)) is not None:
-        return from_reason
-    if check.instruction:
-        if check.name.split("#")[0] == DEFAULT_CRITERION:
-            return None
-        return criterion_rule(check.instruction)
-    if evaluator == "builtin.regex_match":
-        return regex_rule(check, ground_truth, query)
-    if evaluator == "builtin.json_schema":
-        return schema_rule(check)
-    if evaluator in GROUND_TRUTH_EVALUATORS:
-        return faq_rule(query, ground_truth) if ground_truth else None
-    if evaluator in WHOLE_RESPONSE_RULES:
-        return WHOLE_RESPONSE_RULES[evaluator]
-    if check.name:  # a rubric dimension
-        return f"Pay attention to {check.name.replace('_', ' ').replace('-', ' ')}."
-    return None

@@ -1,16 +1,17 @@
-"""`instructions:rules` — a model-free proposer: the checks the parent failed on its weakest
-train tasks become rules in plain words (`rule_text`), appended to its instructions.
+"""`instructions:rules` — a model-free proposer: the checks the parent failed on train become
+general, scoped rules in plain words (`rule_groups`), appended to its instructions.
 
 It needs no optimization model, so optimization is useful even with the embedded model, and it
 is cheap and predictable next to reflection. Rules go under one heading
-(`## Rules learned from evaluation`); a rule already there — or already said anywhere in the
-instructions — is never added again, so rules do not repeat across generations.
+(`## Rules learned from evaluation`); a rule already there — or whose content is already said
+anywhere in the instructions — is never added again, so rules do not repeat across
+generations. A line the search found harmful on validation (`harm.py`: the answers it broke
+carry its words) is taken out of the parent and never written again.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from agentopt.workflows.optimize.strategies.base import (
     Example,
@@ -19,39 +20,18 @@ from agentopt.workflows.optimize.strategies.base import (
     ProposalContext,
     register_strategy,
 )
-from agentopt.workflows.optimize.strategies.rule_text import rule_for
-from agentopt.workflows.optimize.strategies.traces import failed_checks
+from agentopt.workflows.optimize.strategies.rule_groups import Rule, norm, rules_from
 
 HEADING = "## Rules learned from evaluation"
 MAX_NEW_RULES = 5
 _WORD = re.compile(r"[a-z0-9]+")
 
+__all__ = ["HEADING", "Rule", "append_rules", "new_rules", "normalized"]
+
 
 def normalized(text: str) -> str:
     """Lower-case words only: the identity of a rule for de-duplication."""
     return " ".join(_WORD.findall(text.lower()))
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One rule: the bullet text written under the heading."""
-
-    text: str
-
-    @property
-    def key(self) -> str:
-        return normalized(self.text)
-
-
-def rules_from_example(ex: Example) -> list[Rule]:
-    """The rules one failed train task teaches, in plain words (`rule_text`)."""
-    query = ex.task.query
-    out: list[Rule] = []
-    for check in failed_checks(ex.record):
-        text = rule_for(check, query=query, ground_truth=ex.task.ground_truth)
-        if text and Rule(text) not in out:
-            out.append(Rule(text))
-    return out
 
 
 def existing_rule_keys(instructions: str) -> set[str]:
@@ -70,7 +50,10 @@ def existing_rule_keys(instructions: str) -> set[str]:
 
 
 def _already_said(rule: Rule, instructions_norm: str, keys: set[str]) -> bool:
-    return rule.key in keys or (len(rule.key) > 12 and rule.key in instructions_norm)
+    if normalized(rule.text) in keys:
+        return True
+    said = f" {instructions_norm} "
+    return f" {normalized(rule.key)} " in said if len(rule.key) > 3 else False
 
 
 def append_rules(instructions: str, bullets: list[str]) -> str:
@@ -88,19 +71,51 @@ def append_rules(instructions: str, bullets: list[str]) -> str:
     return "\n".join([*lines[:end], *new, *lines[end:]]).rstrip()
 
 
-def new_rules(instructions: str, examples: list[Example], limit: int = MAX_NEW_RULES) -> list[Rule]:
-    """Rules from the examples (in order) that the instructions do not hold yet."""
+def remove_lines(instructions: str, harmful: frozenset[str]) -> tuple[str, list[str]]:
+    """The instructions without their lines found harmful (and the lines taken out); a
+    rules heading left with no rule goes too."""
+    kept: list[str] = []
+    removed: list[str] = []
+    for line in instructions.splitlines():
+        body = line.strip().removeprefix("- ")
+        if body and norm(body) in harmful:
+            removed.append(body)
+        else:
+            kept.append(line)
+    if removed and HEADING in (x.strip() for x in kept):
+        at = next(i for i, x in enumerate(kept) if x.strip() == HEADING)
+        after = kept[at + 1 :]
+        if not any(x.lstrip().startswith("- ") for x in after[: _section_end(after)]):
+            kept = kept[:at] + after
+    return "\n".join(kept).rstrip(), removed
+
+
+def _section_end(lines: list[str]) -> int:
+    return next((i for i, x in enumerate(lines) if x.startswith("## ")), len(lines))
+
+
+def new_rules(
+    instructions: str,
+    examples: list[Example],
+    limit: int = MAX_NEW_RULES,
+    *,
+    train: list[Example] | None = None,
+    blocked: frozenset[str] = frozenset(),
+    first: set[str] | None = None,
+) -> list[Rule]:
+    """Rules the failures of `examples` teach that the instructions do not hold yet: those of
+    the tasks in `first` (the screening minibatch) before the others."""
     keys = existing_rule_keys(instructions)
     said = normalized(instructions)
+    found = rules_from(examples, train if train is not None else examples)
+    if first:
+        found.sort(key=lambda r: not (set(r.tasks) & first))
     chosen: list[Rule] = []
-    for ex in examples:
-        for rule in rules_from_example(ex):
-            if not rule.key or _already_said(rule, said, keys):
-                continue
-            keys.add(rule.key)
-            chosen.append(rule)
-            if len(chosen) >= limit:
-                break
+    for rule in found:
+        if not rule.key or norm(rule.text) in blocked or _already_said(rule, said, keys):
+            continue
+        keys.add(normalized(rule.text))
+        chosen.append(rule)
         if len(chosen) >= limit:
             break
     # A stable order: two slots that learn the same rules propose the same configuration,
@@ -110,7 +125,7 @@ def new_rules(instructions: str, examples: list[Example], limit: int = MAX_NEW_R
 
 @register_strategy("instructions:rules")
 class RuleProposer:
-    """Append rules learned from failed checks."""
+    """Append rules learned from failed checks (and take out the ones found harmful)."""
 
     name = "instructions:rules"
     target = "instructions"
@@ -118,26 +133,27 @@ class RuleProposer:
     label = "rules"
 
     async def propose(self, ctx: ProposalContext) -> Proposal:
-        current = ctx.parent.instructions or ""
-        weakest = [e for e in ctx.examples if e.status != "pass"]
-        # The minibatch first (screening will check those), then the parent's other failed
-        # train tasks, up to MAX_NEW_RULES: one proposal learns what several failures teach.
-        seen = {e.task.name for e in weakest}
-        others = [e for e in ctx.train if e.status != "pass" and e.task.name not in seen]
-        others.sort(key=lambda e: (e.score if e.score is not None else -1.0, e.task.name))
-        source = weakest + others
-        rules = new_rules(current, source)
-        if not rules:
+        current, removed = remove_lines(ctx.parent.instructions or "", ctx.harmful)
+        weakest = {e.task.name for e in ctx.examples if e.status != "pass"}
+        known = {e.task.name: e for e in [*ctx.examples, *ctx.train]}
+        source = sorted(known.values(), key=lambda e: (e.task.name not in weakest, e.task.name))
+        rules = new_rules(current, source, blocked=ctx.harmful, first=weakest)
+        if not rules and not removed:
             raise NoProposal("no failed check teaches a rule the instructions do not hold yet")
-        used = [e.task.name for e in source if any(r in rules_from_example(e) for r in rules)]
+        used = sorted({t for r in rules for t in r.tasks})
+        said = [f"added {len(rules)} rule(s) from failed checks on " + ", ".join(used[:4])]
+        said[0] += "…" if len(used) > 4 else ""
+        if removed:
+            said.append(f"took out {len(removed)} rule(s) that broke validation answers")
+        text = append_rules(current, [r.text for r in rules]) if rules else current
         return Proposal(
-            definition=ctx.parent.model_copy(
-                update={"instructions": append_rules(current, [r.text for r in rules])}
-            ),
+            definition=ctx.parent.model_copy(update={"instructions": text}),
             strategy=self.label,
-            rationale=f"added {len(rules)} rule(s) from failed checks on "
-            + ", ".join(used[:4])
-            + ("…" if len(used) > 4 else ""),
-            mutation={"rules_added": [r.text for r in rules], "tasks": used},
-            signature="rules:" + "|".join(r.key for r in rules),
+            rationale="; ".join(said if rules else said[1:]),
+            mutation={
+                "rules_added": [r.text for r in rules],
+                "tasks": used,
+                **({"rules_removed": removed} if removed else {}),
+            },
+            signature="rules:" + "|".join(r.key for r in rules) + "|-".join(["", *removed]),
         )

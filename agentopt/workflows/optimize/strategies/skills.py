@@ -14,7 +14,12 @@ from agentopt.workflows.optimize.strategies.base import (
     register_strategy,
 )
 from agentopt.workflows.optimize.strategies.instructions import one_line, reflection_examples
-from agentopt.workflows.optimize.strategies.prompts import reflect, render_examples, render_prompt
+from agentopt.workflows.optimize.strategies.prompts import (
+    reflect,
+    render_examples,
+    render_prompt,
+    scrub,
+)
 from agentopt.workflows.optimize.strategies.traces import tool_calls
 
 TEMPLATE = "reflect_skill.j2"
@@ -90,14 +95,19 @@ class RewriteSkill:
             reply_model=SkillReply,
             example=EXAMPLE,
         )
-        body = reply.body.strip()
-        if body == skill.body.strip():
-            raise NoProposal(f"skill '{skill.name}' came back unchanged")
+        started = {s.name: s.body for s in ctx.start.skills} if ctx.start else {}
+        body, leaks = scrub(ctx, reply.body.strip(), started.get(skill.name, skill.body) or "")
+        body = body.strip()
+        if body == skill.body.strip() or not body:
+            why = f"skill '{skill.name}' came back unchanged"
+            if leaks:
+                why = f"every new line of skill '{skill.name}' quoted a task ({leaks})"
+            raise NoProposal(why, leaks=leaks)
         skills = list(ctx.parent.skills)
         skills[index] = skill.model_copy(update={"body": body})
         return Proposal(
             definition=ctx.parent.model_copy(update={"skills": skills}),
             strategy=f"skills:{skill.name}",
             rationale=one_line(reply.rationale) or f"rewrote skill {skill.name}",
-            mutation={"skill": skill.name},
+            mutation={"skill": skill.name, **({"leaks_dropped": leaks} if leaks else {})},
         )

@@ -34,7 +34,12 @@ from agentopt.workflows.optimize.strategies.instructions import (
     one_line,
     reflection_examples,
 )
-from agentopt.workflows.optimize.strategies.prompts import reflect, render_examples, render_prompt
+from agentopt.workflows.optimize.strategies.prompts import (
+    reflect,
+    render_examples,
+    render_prompt,
+    scrub,
+)
 from agentopt.workflows.optimize.strategies.traces import failed_checks, tool_calls
 
 TEMPLATE = "reflect_tool.j2"
@@ -222,6 +227,7 @@ class RewriteTool:
         ranked = ranked_tools(ctx)
         unchanged: list[str] = []
         refused: list[str] = []
+        leaks = 0
         for tool_name in ranked:
             try:
                 first = await self._rewrite(ctx, ctx.parent.tools, tool_name)
@@ -230,13 +236,24 @@ class RewriteTool:
                     raise
                 refused.append(exc.reason)  # a fallback's bad reply: the next tool is asked
                 continue
+            except NoProposal as exc:  # every new line quoted a task: as unchanged, counted
+                if not exc.leaks:
+                    raise
+                leaks += exc.leaks
+                first = None
             if first is not None:
                 others = [n for n in ranked if n != tool_name and n not in unchanged]
-                return await self._with_partner(ctx, tool_name, first, others)
+                proposal = await self._with_partner(ctx, tool_name, first, others)
+                if leaks:
+                    dropped = proposal.mutation.get("leaks_dropped", 0) + leaks
+                    proposal.mutation["leaks_dropped"] = dropped
+                return proposal
             unchanged.append(tool_name)
         names = ", ".join(f"'{n}'" for n in unchanged)
         reason = f"the descriptions of tool {names} came back unchanged"
-        raise NoProposal("; ".join([reason, *refused]))
+        if leaks:
+            reason += f" once the lines quoting a task were dropped ({leaks})"
+        raise NoProposal("; ".join([reason, *refused]), leaks=leaks)
 
     async def _with_partner(
         self, ctx: ProposalContext, tool_name: str, first: _Rewrite, others: list[str]
@@ -257,6 +274,9 @@ class RewriteTool:
         mutation: dict[str, Any] = {"tool": tool_name, "description": first.description}
         if len(rewrites) > 1:
             mutation["descriptions"] = described
+        leaks = sum(r.leaks for r in rewrites.values())
+        if leaks:
+            mutation["leaks_dropped"] = leaks
         return Proposal(
             definition=ctx.parent.model_copy(update={"tools": last.tools}),
             strategy="tools:" + "+".join(rewrites),
@@ -306,12 +326,46 @@ class RewriteTool:
                 + " (only descriptions may change)"
             )
         updated = apply_descriptions(original, proposed)
+        leaks = _scrub_descriptions(ctx, updated, original)
         if updated == original:
+            if leaks:
+                raise NoProposal(f"the rewrite of tool '{tool_name}' quoted a task", leaks=leaks)
             return None
         tools = copy.deepcopy(current)
         tools[index] = {**tools[index], "function": updated}
         rationale = one_line(reply.rationale) or f"rewrote the description of {tool_name}"
-        return _Rewrite(tools, str(updated.get("description", "")), rationale)
+        return _Rewrite(tools, str(updated.get("description", "")), rationale, leaks)
+
+
+def _scrub_descriptions(ctx: ProposalContext, updated: Any, original: Any) -> int:
+    """Drop the lines of each rewritten description that quote a task (a description left
+    empty gets its original text back); how many lines were dropped."""
+    if not isinstance(updated, dict) or not isinstance(original, dict):
+        return 0
+    dropped = 0
+    start = "\n".join(_start_descriptions(ctx))
+    before = original.get("description")
+    text = updated.get("description")
+    if isinstance(text, str) and text != before:
+        kept, n = scrub(ctx, text, start)
+        dropped += n
+        updated["description"] = kept.strip() or before or ""
+    for key, value in updated.items():
+        if key != "description":
+            dropped += _scrub_descriptions(ctx, value, original.get(key))
+    return dropped
+
+
+def _start_descriptions(ctx: ProposalContext) -> list[str]:
+    def walk(node: Any) -> list[str]:
+        if isinstance(node, dict):
+            own = [node["description"]] if isinstance(node.get("description"), str) else []
+            return own + [t for k, v in node.items() if k != "description" for t in walk(v)]
+        if isinstance(node, list):
+            return [t for v in node for t in walk(v)]
+        return []
+
+    return walk(ctx.start.tools if ctx.start else ctx.parent.tools)
 
 
 @dataclass(frozen=True)
@@ -321,3 +375,4 @@ class _Rewrite:
     tools: list[dict[str, Any]]
     description: str
     rationale: str
+    leaks: int = 0

@@ -1,0 +1,493 @@
+"""Failures grouped into general, scoped rules (`instructions:rules`), from the structure of
+the results rather than from one judge's wording.
+
+Failures are grouped by what they share: the criterion a judge failed, or the expected fact
+an answer lacked (a ground truth, a required pattern). For each group:
+
+- **what is missing**: a judged group's reasons are compared with the other groups' reasons.
+  Words every group's reasons use ("does not mention", "which the policy requires", "Left
+  out:") are the judge's phrasing; the words only this group's reasons use, and that the
+  failing answers do not contain, are what the answers lacked ("refund window"). A span the
+  judge quoted counts whole. Reasons of passed verdicts of the same criterion support a
+  phrase; a reason whose answer already holds the phrase counts against it (the judge
+  objected to it being there). The phrasing of the reasons does not matter — "does not
+  mention 'X', which …", "Left out: X (…)" and a paragraph read the same.
+- **when it applies**: the condition the group's tasks share and the others do not — the
+  words that set its criterion apart ("returns for business customers"), else a category,
+  else the words its queries share ("When asked about return or refund").
+- **the rule**: "On returns for business customers: mention 'invoice credit'." An expected
+  fact becomes the criterion that states it when a task has one, else "state '45 days'" under
+  the condition; never a task's question with its answer (`leak.py` refuses those anyway).
+
+Rules that say the same thing are merged; a criterion that says nothing the query does not
+("follows the store's policy on returns") is never restated as a rule.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentopt.workflows.optimize.strategies.base import Example
+from agentopt.workflows.optimize.strategies.rule_text import (
+    DEFAULT_CRITERION,
+    WHOLE_RESPONSE_RULES,
+    criterion_rule,
+    mention,
+    regex_words,
+    schema_rule,
+)
+from agentopt.workflows.optimize.strategies.traces import GROUND_TRUTH_EVALUATORS, _results
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOP = _wordset(
+    "a an the of on in at to for from by with about and or but not no nor is are was were "
+    "be been being it its this that these those which who whom whose what when where why "
+    "how as than then so such any all each every some own same other into onto over under "
+    "up down out off do does did done has have had i you he she we they them their there "
+    "here my your our his her s can could should would will shall may might must also "
+    "only just very"
+)
+VAGUE = _wordset(
+    "policy policies follow follows followed following rule rules guideline guidelines "
+    "instruction instructions store store's correct correctly appropriate appropriately "
+    "proper properly accurate accurately requirement requirements require requires "
+    "required expected standard response responses answer answers reply replies agent "
+    "assistant request requests question questions ask asks asked asking customer "
+    "customers user users give gives tell tells say says state states handle handles "
+    "right mention mentions include includes provide provides offer offers explain explains "
+    "cover covers note notes missing lacks omit omits"
+)
+MAX_SCOPE_WORDS = 5
+MAX_PHRASE_WORDS = 8
+_TOKEN = re.compile(r"\w+(?:['’-]\w+)*")
+_BREAK = re.compile(r"[,;:()\[\]{}!?\n]|\.(?:\s|$)|\s[-–—]\s")
+_QUOTED = re.compile(r"(?<!\w)['‘\"“`]([^'’\"”`\n]{2,80}?)['’\"”`](?!\w)")
+
+
+def tokens(text: str) -> list[str]:
+    return [t.replace("’", "'") for t in _TOKEN.findall(text.casefold())]
+
+
+def stem(word: str) -> str:
+    """A crude stem, so "mention" and "mentions" are one word when phrasing is compared."""
+    word = word.removesuffix("'s")
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def norm(text: str) -> str:
+    return " ".join(tokens(text))
+
+
+def _has(haystack: str, phrase: str) -> bool:
+    """`phrase` occurs in `haystack` as whole words (both normalised)."""
+    return bool(phrase) and f" {phrase} " in f" {haystack} "
+
+
+def content(word: str) -> bool:
+    """A word that can carry a rule's content (a number alone, as in a judge's score, cannot)."""
+    return (
+        word not in STOP and word not in VAGUE and len(word) > 1 and any(c.isalpha() for c in word)
+    )
+
+
+# -- reading the records --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One criterion verdict of one task (passed or failed)."""
+
+    example: Example
+    key: str
+    """The group: `criterion:<text>`, `fact:<answer>`, `habit:<rule>`."""
+    passed: bool
+    reason: str
+    instruction: str = ""
+    fact: str = ""
+    habit: str = ""
+    pattern: bool = False
+    """The fact is the wording a regular expression asks for (said as "mention …")."""
+
+
+def _answer(ex: Example) -> str:
+    record = ex.record
+    parts = [str(record.get("response") or "")]
+    parts += [str(t.get("response") or "") for t in record.get("turns") or []]
+    return norm(" ".join(parts))
+
+
+def _truth_of(ex: Example) -> str:
+    return (ex.task.ground_truth or "").strip()
+
+
+def verdicts(ex: Example) -> Iterator[Verdict]:
+    """Every verdict of a record, as the groups see it (judge errors say nothing)."""
+    for result in _results(ex.record):
+        status = result.get("status")
+        if status not in ("pass", "fail"):
+            continue
+        evaluator = str(result.get("evaluator", ""))
+        details = result.get("details") or {}
+        if details.get("verdicts"):
+            for v in details["verdicts"]:
+                name = str(v.get("name", "")).split("#")[0]
+                instruction = " ".join(str(v.get("instruction", "")).split())
+                key = f"criterion:{norm(instruction) or name}"
+                if name == DEFAULT_CRITERION:
+                    key, instruction = f"criterion:{DEFAULT_CRITERION}", ""
+                yield Verdict(
+                    ex, key, bool(v.get("passed", True)), str(v.get("reason") or ""), instruction
+                )
+        elif details.get("dimension_scores"):
+            for d in details["dimension_scores"]:
+                if d.get("applicable") and int(d.get("score", 5)) <= 2:
+                    dim = str(d.get("id", "")).replace("_", " ").replace("-", " ")
+                    yield Verdict(ex, f"habit:{dim}", False, "", habit=f"Pay attention to {dim}.")
+        elif status == "fail":
+            yield from _deterministic(ex, evaluator, details)
+        elif evaluator in GROUND_TRUTH_EVALUATORS and _truth_of(ex):
+            # A passed expected answer: its question shares the condition of the failed ones.
+            truth = _truth_of(ex)
+            yield Verdict(ex, f"fact:{norm(truth)}", True, "", fact=truth)
+
+
+def _deterministic(ex: Example, evaluator: str, details: dict[str, Any]) -> Iterator[Verdict]:
+    truth = _truth_of(ex)
+    if evaluator in GROUND_TRUTH_EVALUATORS:
+        if truth:
+            yield Verdict(ex, f"fact:{norm(truth)}", False, "", fact=truth)
+    elif evaluator == "builtin.regex_match":
+        said = [w for p in details.get("missing") or [] if (w := regex_words(str(p)))]
+        if not said:
+            return
+        if truth and any(norm(truth) in norm(w) for w in said):
+            yield Verdict(ex, f"fact:{norm(truth)}", False, "", fact=truth)
+        elif details.get("mode") == "any" and len(said) > 1:
+            quoted = " or ".join(f'"{w}"' for w in said)
+            yield Verdict(
+                ex, f"habit:{norm(quoted)}", False, "", habit=f"Use the wording {quoted}."
+            )
+        else:
+            yield Verdict(ex, f"fact:{norm(said[0])}", False, "", fact=said[0], pattern=True)
+    elif evaluator == "builtin.json_schema":
+        yield Verdict(ex, "habit:json", False, "", habit=schema_rule(details))
+    elif evaluator in WHOLE_RESPONSE_RULES:
+        yield Verdict(ex, f"habit:{evaluator}", False, "", habit=WHOLE_RESPONSE_RULES[evaluator])
+
+
+# -- groups ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Group:
+    key: str
+    failed: list[Verdict] = field(default_factory=list)
+    passed: list[Verdict] = field(default_factory=list)
+
+    @property
+    def tasks(self) -> list[Example]:
+        """The tasks that failed it."""
+        return _distinct(self.failed)
+
+    @property
+    def all_tasks(self) -> list[Example]:
+        """The tasks it was checked on, passed or failed (what its condition is read from)."""
+        return _distinct(self.failed + self.passed)
+
+
+def _distinct(verdicts: list[Verdict]) -> list[Example]:
+    seen: dict[str, Example] = {}
+    for v in verdicts:
+        seen.setdefault(v.example.task.name, v.example)
+    return list(seen.values())
+
+
+def all_groups(examples: Iterable[Example]) -> list[Group]:
+    """Every group, passed-only ones too (the contrast and the conditions read them)."""
+    groups: dict[str, Group] = {}
+    for ex in examples:
+        for v in verdicts(ex):
+            g = groups.setdefault(v.key, Group(v.key))
+            (g.passed if v.passed else g.failed).append(v)
+    return sorted(groups.values(), key=lambda g: (-len(g.tasks), g.key))
+
+
+def group_failures(examples: Iterable[Example]) -> list[Group]:
+    """Groups with at least one failure, most failures first (then by key)."""
+    return [g for g in all_groups(examples) if g.failed]
+
+
+def failure_keys(examples: Iterable[Example]) -> set[str]:
+    """The distinct groups the failures of `examples` fall in (the stop rule's count)."""
+    return {g.key for g in group_failures(examples)}
+
+
+# -- what is missing ------------------------------------------------------------------------------
+
+
+def _segments(reason: str) -> list[tuple[list[str], bool]]:
+    """The reason cut at punctuation into word runs, plus each quoted span (flag True)."""
+    out: list[tuple[list[str], bool]] = [(tokens(q), True) for q in _QUOTED.findall(reason)]
+    unquoted = _QUOTED.sub(" , ", reason)
+    out += [(tokens(part), False) for part in _BREAK.split(unquoted)]
+    return [(t, q) for t, q in out if t]
+
+
+def _phrases(reason: str, generic: set[str], topic: set[str], contrast: bool) -> set[str]:
+    """Runs of words only this group's reasons use (a topic word may extend a run; function
+    words may sit inside one). Without other groups to compare with (`contrast` False) only
+    quoted spans count: any word would look specific."""
+    found: set[str] = set()
+    for words, quoted in _segments(reason):
+        if not quoted and not contrast:
+            continue
+        if quoted:
+            telling = any(stem(w) not in generic and w not in topic and content(w) for w in words)
+            if telling and len(words) <= MAX_PHRASE_WORDS:
+                found.add(" ".join(words))
+            continue
+        run: list[str] = []
+        for w in [*words, ""]:
+            common = stem(w) in generic
+            specific = w and not common and w not in STOP and w not in topic
+            inside = w and (w in STOP or (w in topic and not common))
+            if specific or (run and inside):
+                run.append(w)
+                continue
+            while run and (run[-1] in STOP):
+                run.pop()
+            telling = any(content(x) and x not in topic for x in run)
+            if telling and len(run) <= MAX_PHRASE_WORDS:
+                found.add(" ".join(run))
+            run = []
+    return found
+
+
+def missing_phrases(group: Group, others: list[Group], limit: int = 2) -> list[tuple[str, bool]]:
+    """What this group's failing answers lacked, best supported first: (phrase, quoted)."""
+    other_words = [{w for v in g.failed + g.passed for w in tokens(v.reason)} for g in others]
+    other_words = [words for words in other_words if words]
+    if not other_words and not any(_QUOTED.search(v.reason) for v in group.failed):
+        return []
+    need = max(1, math.ceil(0.25 * len(other_words)))
+    df = Counter(x for words in other_words for x in {stem(w) for w in words})
+    generic = {w for w, n in df.items() if n >= need}
+    topic = {w for v in group.failed for w in tokens(v.instruction)}
+    topic |= {w for ex in group.tasks for w in tokens(ex.task.query)}
+    score: Counter[str] = Counter()
+    quoted: set[str] = set()
+    for v in [*group.failed, *group.passed]:
+        answer = _answer(v.example)
+        for phrase in _phrases(v.reason, generic, topic, bool(other_words)):
+            if any(" ".join(t) == phrase for t, q in _segments(v.reason) if q):
+                quoted.add(phrase)
+            there = _has(answer, phrase)
+            if v.passed:
+                score[phrase] += 1 if there else 0
+            else:
+                score[phrase] += -1 if there else 1
+    # A judge that quotes is quoting what it missed: its quoted spans first, the rest only
+    # when it quoted nothing usable.
+    live = [p for p in score if score[p] > 0]
+    if any(p in quoted for p in live):
+        live = [p for p in live if p in quoted]
+    ranked = sorted(live, key=lambda p: (-score[p], -len(p), p))
+    chosen: list[tuple[str, bool]] = []
+    for phrase in ranked:
+        if len(chosen) >= limit:
+            break
+        if chosen and score[phrase] < max(2, score[chosen[0][0]] / 2):
+            break
+        if any(_has(phrase, c) or _has(c, phrase) for c, _ in chosen):
+            continue
+        chosen.append((phrase, phrase in quoted))
+    return chosen
+
+
+# -- when it applies ------------------------------------------------------------------------------
+
+
+def _criterion_scope(instruction: str, others: list[str]) -> str:
+    words = tokens(instruction)
+    if not words or not others:
+        return ""
+    other_sets = [set(tokens(o)) for o in others]
+    apart = [
+        i
+        for i, w in enumerate(words)
+        if content(w) and sum(w in s for s in other_sets) < len(other_sets)
+    ]
+    if not apart:
+        return ""
+    start, end = apart[0], apart[-1] + 1
+    while end < len(words) and words[end] not in STOP:
+        end += 1  # the rest of the noun phrase ("business" → "business customers")
+    span = words[start:end]
+    return " ".join(span) if len(span) <= MAX_SCOPE_WORDS else ""
+
+
+def _query_scope(group: Group, train: list[Example]) -> str:
+    """The words the group's questions share and the others' rarely use, most shared first
+    (at most two): "When asked about return or refund"."""
+    tasks = group.all_tasks
+    mine = [set(filter(content, tokens(ex.task.query))) for ex in tasks]
+    names = {ex.task.name for ex in tasks}
+    rest = [set(tokens(ex.task.query)) for ex in train if ex.task.name not in names]
+    counts = Counter(w for words in mine for w in words)
+    elsewhere = {w: sum(w in r for r in rest) for w in counts}
+    floor = 1 if len(mine) < 3 else math.ceil(len(mine) / 2)
+    common = sorted(
+        (
+            w
+            for w, n in counts.items()
+            if n >= floor and w.isalpha() and len(w) > 2 and elsewhere[w] <= len(rest) / 4
+        ),
+        key=lambda w: (-counts[w], elsewhere[w], -len(w), w),
+    )[:2]
+    if not common:
+        return ""
+    shared = [w for w in common if counts[w] == len(mine)]
+    if shared and len(mine) > 1:
+        common = shared  # what every one of its questions is about
+    every = len(common) > 1 and all(counts[w] == len(mine) for w in common) and len(mine) >= 3
+    return "When asked about " + (" and " if every else " or ").join(common)
+
+
+def scope(group: Group, groups: list[Group], train: list[Example]) -> str:
+    """The condition the group's tasks share and the other failures do not ("" = none)."""
+    instruction = next((v.instruction for v in group.failed if v.instruction), "")
+    if instruction:
+        others = [
+            v.instruction
+            for g in groups
+            if g is not group
+            for v in g.failed[:1] + g.passed[:1]
+            if v.instruction
+        ]
+        found = _criterion_scope(instruction, others)
+        if found:
+            return f"On {found}"
+    categories = {ex.task.category for ex in group.all_tasks}
+    everyone = {ex.task.category for ex in train} | categories
+    if len(categories) == 1 and None not in categories and len(everyone) > 1:
+        return f"On {str(next(iter(categories))).replace('_', ' ')} questions"
+    return _query_scope(group, train)
+
+
+# -- rules ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: the bullet text, and what it asks for (its identity when merging)."""
+
+    text: str
+    key: str
+    tasks: tuple[str, ...] = ()
+
+
+def _scoped(condition: str, action: str) -> str:
+    action = action.rstrip(" .")
+    if not condition:
+        return action[0].upper() + action[1:] + "."
+    return f"{condition}: {action[0].lower()}{action[1:]}."
+
+
+def _restates(instruction: str, group: Group) -> bool:
+    """The criterion says nothing its tasks' queries do not ("follows the policy on returns")."""
+    asked = {w for ex in group.tasks for w in tokens(ex.task.query)}
+    return all(w in asked for w in tokens(instruction) if content(w))
+
+
+def _criterion_stating(group: Group, fact: str) -> str:
+    """A criterion of the group's tasks that states the fact, as an imperative."""
+    for ex in group.tasks:
+        for turn in ex.task.turns:
+            for c in turn.criteria:
+                if _has(norm(c.instruction), norm(fact)):
+                    return criterion_rule(c.instruction) or ""
+    return ""
+
+
+def group_rules(group: Group, groups: list[Group], train: list[Example]) -> list[Rule]:
+    """The rules one group teaches (none when it says nothing the agent could act on)."""
+    names = tuple(sorted(ex.task.name for ex in group.tasks))
+    first = group.failed[0]
+    if group.key.startswith("habit:"):
+        return [Rule(first.habit, norm(first.habit), names)]
+    where = scope(group, groups, train)
+    if group.key.startswith("fact:"):
+        fact = first.fact
+        action = _criterion_stating(group, fact) or (
+            mention(fact) if first.pattern else f"state {_quote(fact)}"
+        )
+        return [Rule(_scoped(where, action), norm(fact), names)]
+    others = [g for g in groups if g is not group and g.key.startswith("criterion:")]
+    found = missing_phrases(group, others)
+    if found:
+        return [Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names) for p, q in found]
+    instruction = first.instruction
+    if not instruction or _restates(instruction, group):
+        return []
+    text = criterion_rule(instruction)
+    return [Rule(text, norm(text), names)] if text else []
+
+
+def _apart(condition: str, phrase: str) -> str:
+    """No condition that only repeats what the rule asks for ("On refund window: mention
+    'refund window'")."""
+    said = set(phrase.split())
+    return condition if any(content(w) and w not in said for w in tokens(condition)) else ""
+
+
+def _quote(text: str) -> str:
+    return f"'{text}'" if "'" not in text else f'"{text}"'
+
+
+def mention_phrase(phrase: str, quoted: bool) -> str:
+    """The action of a missing phrase: quoted as the judge quoted it, else in plain words."""
+    return f"mention {_quote(phrase)}" if quoted else mention(phrase)
+
+
+def merge(rules: list[Rule]) -> list[Rule]:
+    """One rule per thing asked for: conditions of the same rule joined ("On a or b: …")."""
+    by_key: dict[str, list[Rule]] = {}
+    for r in rules:
+        by_key.setdefault(r.key, []).append(r)
+    out: list[Rule] = []
+    for key, same in by_key.items():
+        if len(same) == 1:
+            out.append(same[0])
+            continue
+        heads = [r.text.split(": ", 1) for r in same]
+        tasks = tuple(sorted({t for r in same for t in r.tasks}))
+        if all(len(h) == 2 for h in heads) and len({h[1] for h in heads}) == 1:
+            conditions = " or ".join(
+                dict.fromkeys(h[0].removeprefix("On ") if i else h[0] for i, h in enumerate(heads))
+            )
+            out.append(Rule(f"{conditions}: {heads[0][1]}", key, tasks))
+        else:
+            out.append(Rule(min((r.text for r in same), key=len), key, tasks))
+    return out
+
+
+def rules_from(examples: list[Example], train: list[Example]) -> list[Rule]:
+    """Every rule the failures of `examples` teach, the largest groups first."""
+    groups = all_groups(examples)
+    found: list[Rule] = []
+    for g in groups:
+        if g.failed:
+            found += group_rules(g, groups, train)
+    return merge(found)

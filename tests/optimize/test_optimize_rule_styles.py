@@ -1,0 +1,125 @@
+"""The model-free proposer writes general, scoped rules whatever the judge's wording: the same
+failures with their reasons in three styles — the usual "does not mention 'X', which …", a
+terse "Left out: X (…)", and a free-text paragraph — teach the same policies, each under the
+customer group and topic its failures share, and never a task's question."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agentopt.contracts.task import Criterion, Task, Turn
+from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.workflows.optimize.leak import LeakCheck
+from agentopt.workflows.optimize.strategies import Example, ProposalContext, make_strategy
+
+PHRASES = {
+    ("returns", "personal"): "refund window",
+    ("returns", "business"): "invoice credit",
+    ("shipping", "personal"): "tracking link",
+    ("shipping", "business"): "freight account",
+}
+OTHER_TOPICS = {"warranty": "two-year warranty", "payments": "secure checkout"}
+
+
+def reason(style: str, phrase: str, topic: str, group: str) -> str:
+    policy = f"the policy on {topic} for {group} customers"
+    if style == "present":
+        return f"The response does not mention '{phrase}', which {policy} requires."
+    if style == "terse":
+        return f"Left out: {phrase} ({topic} policy)."
+    return (
+        f"The reply talks about {topic} in general terms but never brings up the {phrase}; a "
+        f"{group} customer asking about {topic} has to be told about it, so it falls short."
+    )
+
+
+def example(name: str, topic: str, group: str, phrase: str, style: str) -> Example:
+    query = f"[{name}] A {group} customer writes in with a question about {topic} today."
+    criterion = f"The response follows the store's policy on {topic} for {group} customers."
+    task = Task(
+        name=name,
+        turns=[Turn(query=query, criteria=[Criterion(name="policy", instruction=criterion)])],
+    )
+    verdict = {
+        "name": "policy",
+        "instruction": criterion,
+        "passed": False,
+        "reason": reason(style, phrase, topic, group),
+    }
+    record = {
+        "response": f"Thanks for asking about {topic}. We are happy to help.",
+        "evaluators": [
+            {
+                "evaluator": "builtin.task_adherence",
+                "status": "fail",
+                "details": {"verdicts": [verdict]},
+            }
+        ],
+    }
+    return Example(task, 0.0, "fail", record)
+
+
+def failures(style: str) -> list[Example]:
+    out: list[Example] = []
+    cells = [*PHRASES.items(), *(((t, g), p) for t, p in OTHER_TOPICS.items() for g in ("x",))]
+    for (topic, group), phrase in cells:
+        for _ in range(2):
+            group_name = group if group != "x" else ("personal", "business")[len(out) % 2]
+            out.append(example(f"t{len(out):02d}", topic, group_name, phrase, style))
+    return out
+
+
+def rules(style: str) -> list[str]:
+    train = failures(style)
+    parent = AgentDefinition(name="store", model="mock:x", instructions="Answer briefly.")
+    ctx = ProposalContext(
+        number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
+        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
+    )  # fmt: skip
+    proposal = asyncio.run(make_strategy("instructions:rules").propose(ctx))
+    return list(proposal.mutation["rules_added"])
+
+
+@pytest.mark.parametrize("style", ["present", "terse", "free text"])
+def test_each_judge_style_teaches_the_same_general_scoped_rules(style: str) -> None:
+    written = rules(style)
+    tasks = [ex.task for ex in failures(style)]
+    check = LeakCheck.of(tasks)
+    for (topic, group), phrase in PHRASES.items():
+        rule = next((r for r in written if phrase in r), None)
+        assert rule is not None, (phrase, written)  # the shared fact is there
+        assert topic in rule and f"{group} customers" in rule, rule  # and its condition
+        other = next(p for (t, g), p in PHRASES.items() if t == topic and g != group)
+        assert other not in rule
+    for rule in written:
+        assert check.in_line(rule) is None, rule  # no question quoted
+        assert not any(t.turns[0].query.lower() in rule.lower() for t in tasks)
+        assert "does not mention" not in rule and "left out" not in rule.lower()
+        assert "falls short" not in rule and "general terms" not in rule
+
+
+def test_the_three_styles_agree() -> None:
+    """What the rules ask for does not depend on the judge's phrasing (only whether it put
+    the phrase in quotes)."""
+    said = [
+        {r.replace("'", "").replace("the ", "") for r in rules(s)} for s in ("present", "terse")
+    ]
+    assert (
+        said[0] == said[1] == {r.replace("'", "").replace("the ", "") for r in rules("free text")}
+    )
+
+
+def test_a_criterion_that_only_restates_the_question_teaches_no_rule() -> None:
+    ex = example("t01", "returns", "personal", "refund window", "present")
+    vague = {"reason": "Not what the policy says.", "passed": False, "name": "policy"}
+    vague["instruction"] = "The response follows the store's policy on returns."
+    ex.record["evaluators"][0]["details"]["verdicts"] = [vague]
+    parent = AgentDefinition(name="store", model="mock:x", instructions="Answer briefly.")
+    ctx = ProposalContext(
+        number=1, parent_id="baseline", parent=parent, examples=[ex], train=[ex],
+        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
+    )  # fmt: skip
+    with pytest.raises(Exception, match="no failed check teaches a rule"):
+        asyncio.run(make_strategy("instructions:rules").propose(ctx))
