@@ -16,7 +16,7 @@ import importlib
 import math
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -111,33 +111,38 @@ def _resampled_means(values: Sequence[float], seed: int, resamples: int) -> Any:
     return means
 
 
-def _picks(seed: int, n: int, resamples: int, rows: int) -> list[tuple[int, Any]]:
-    """The resampled indices, `(first resample, rows × n index array)` per chunk.
+def _picks(seed: int, n: int, resamples: int, rows: int) -> Iterator[tuple[int, Any]]:
+    """The resampled indices, `(first resample, rows × n index array)` per chunk, drawn as
+    they are used: one chunk in memory at a time, so the interval's memory does not grow with
+    `resamples × n` (all chunks at once were 16 KB a task: 1.7 GB of peak at 100,000 tasks).
 
     They depend only on (seed, n, resamples), not on the values: an optimizer job ranks every
-    candidate with the job's seed over the same split, so the indices of one split size are
-    drawn once and kept (`_PICKS`, small sizes only). Seeding the stream and drawing took
-    most of an interval's 1.5 ms at 8 tasks: the six intervals of a bench run took 8.8 ms,
-    and take 3.6 ms when the five after the first reuse its indices."""
+    candidate with the job's seed over the same split, so the indices of one small split size
+    are kept once drawn (`_PICKS`). Seeding the stream and drawing took most of an interval's
+    1.5 ms at 8 tasks: the six intervals of a bench run took 8.8 ms, and take 3.6 ms when the
+    five after the first reuse its indices."""
     import numpy as np
 
     key = (seed, n, resamples)
     kept = _PICKS.get(key)
     if kept is not None:
-        return kept
+        yield from kept
+        return
+    keep = n * resamples <= KEEP_PICKS_MAX
     stream = np.random.RandomState(_twister_key(seed))
     chunks = []
     for start in range(0, resamples, rows):
         count = min(rows, resamples - start)
         picks = (stream.random_sample((count, n)) * n).astype(np.intp)  # floor: u >= 0
-        picks.flags.writeable = False  # shared by later intervals
-        chunks.append((start, picks))
-    if n * resamples <= KEEP_PICKS_MAX:
+        if keep:
+            picks.flags.writeable = False  # shared by later intervals
+            chunks.append((start, picks))
+        yield start, picks
+    if keep:
         with _PICKS_LOCK:
             if len(_PICKS) >= KEEP_PICKS_SIZES:
                 _PICKS.pop(next(iter(_PICKS)))
             _PICKS[key] = chunks
-    return chunks
 
 
 def _twister_key(seed: int) -> list[int]:
