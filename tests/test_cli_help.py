@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from agentopt.cli.app import COMMANDS as root_commands
 from agentopt.cli.app import app
 from agentopt.cli.eval_cmd import COMMANDS as eval_commands
+from agentopt.cli.eval_run_group import COMMANDS as run_commands
 from agentopt.cli.lazy import load
 
 
@@ -45,7 +46,11 @@ def test_help_has_an_example_and_no_bool_metavar(path: tuple[str, ...]) -> None:
     assert "<bool>" not in result.output
 
 
-LAZY_GROUPS = {"agentopt": root_commands, "agentopt eval": eval_commands}
+LAZY_GROUPS = {
+    "agentopt": root_commands,
+    "agentopt eval": eval_commands,
+    "agentopt eval run": run_commands,
+}
 
 
 @pytest.mark.parametrize("group", sorted(LAZY_GROUPS))

@@ -200,6 +200,10 @@ class RunTally:
     def __init__(self) -> None:
         self._units: dict[tuple[int, int], _Unit] = {}
         self._counts: Counter[str] = Counter()
+        self._first_score: float | None = None
+        self.varied = False
+        """Two units scored differently: the run's interval needs the bootstrap's draws (a
+        run of one score has a one-point interval, `stats.bootstrap_ci`)."""
 
     def add(self, key: tuple[int, int], score: TaskScore) -> None:
         """Count one finished unit (a second one under the same key replaces the first)."""
@@ -209,6 +213,11 @@ class RunTally:
             self._counts.subtract(before.counted())
         self._counts.update(unit.counted())
         self._units[key] = unit
+        if unit.score is not None and not self.varied:
+            if self._first_score is None:
+                self._first_score = unit.score
+            elif unit.score != self._first_score:
+                self.varied = True
 
     @property
     def counts(self) -> OutcomeCounts:

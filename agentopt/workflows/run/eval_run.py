@@ -303,9 +303,10 @@ async def _execute(
     engine = RunEngine(spec, target, layer, store, sink, cache)
     engine.runner = executor.runner(engine)
     if total > 1:
-        # The bootstrap at the end needs numpy: load it while calls are waited on, once the
-        # first requests are out (the import would otherwise hold the GIL during the ramp).
-        asyncio.get_running_loop().call_later(PREFETCH_AFTER_S, prefetch_numpy)
+        # The bootstrap at the end needs numpy once the scores differ (or to compare with a
+        # --baseline): load it while calls are waited on, once the first requests are out
+        # (the import would otherwise hold the GIL during the ramp).
+        _prefetch_when_needed(store, bool(opts.baseline))
     sink.start(progress, f"Running {len(spec.tasks)} tasks × {spec.repeat}")
     status: str = "completed"
     failure: AgentoptError | None = None
@@ -337,6 +338,18 @@ async def _execute(
     if failure is not None:
         raise failure
     conclude(outcome, opts, spec, seed, outputs)
+
+
+def _prefetch_when_needed(store: RunStore, baseline: bool) -> None:
+    loop = asyncio.get_running_loop()
+
+    def check() -> None:
+        if baseline or store.tally.varied:
+            prefetch_numpy()
+        else:
+            loop.call_later(PREFETCH_AFTER_S, check)
+
+    loop.call_later(PREFETCH_AFTER_S, check)
 
 
 def conclude(
