@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,9 +39,6 @@ def write_results(
     keep: Callable[[TaskOutcome], None] | None = None,
 ) -> Path:
     """Stream results.json, the `RunResults` shape, one task per line (atomic rename)."""
-    by_task: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for (pos, repeat), at in store.offsets():
-        by_task[pos].append((repeat, at))
     target = store.results_json
     fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=store.dir)
     try:
@@ -54,10 +50,11 @@ def write_results(
             out.write(',\n"tasks": [')
             first = True
             for pos, task in enumerate(tasks):
-                if pos not in by_task:
+                journaled = store.repeat_offsets(pos)
+                if not journaled:
                     continue
                 repeats = []
-                for _, at in sorted(by_task[pos]):
+                for _, at in journaled:
                     journal.seek(at)
                     repeats.append(RunJournalEntry.model_validate_json(journal.readline()).record)
                 record, line = _masked(task_record(task, repeats, repeat_stats.get(task.name)))
