@@ -64,11 +64,12 @@ def run(repeats: int = REPEATS) -> list[dict[str, Any]]:
         ratios = sorted(
             h / v for h, v in zip(cpus["agentopt --help"], cpus["agentopt --version"], strict=True)
         )
+        median = ratios[len(ratios) // 2]
         rows.append(
             {
                 "bench": "startup",
                 "case": "--help ÷ --version",
-                "value": f"×{ratios[0]:.2f}–{ratios[-1]:.2f} (median ×{ratios[len(ratios) // 2]:.2f})",
+                "value": f"×{ratios[0]:.2f}–{ratios[-1]:.2f} (median ×{median:.2f})",
                 "detail": "CPU within each round; budget ×1.30",
             }
         )
