@@ -7,7 +7,7 @@ file (not once per line) with a did-you-mean.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -221,24 +221,31 @@ def _given(**values: Any) -> dict[str, Any]:
 
 
 def assign_names(
-    tasks: list[Task] | PackedTasks, log: ProblemLog, where: Callable[[int], str]
+    tasks: list[Task] | PackedTasks,
+    log: ProblemLog,
+    where: Callable[[int], str],
+    known: Iterable[tuple[str, int | None]] | None = None,
 ) -> None:
-    """Report duplicate names (naming both lines) and generate `task_<n>` for the rest."""
+    """Report duplicate names (naming both lines) and generate `task_<n>` for the rest.
+
+    `known`: each task's (name, line) as the loader built it, so packed tasks are not read
+    back (a read parses the task's JSON)."""
     first_line: dict[str, int | None] = {}
     unnamed: list[int] = []
-    for i, task in enumerate(tasks):
-        if not task.name:
+    pairs = known if known is not None else ((t.name, t.line) for t in tasks)
+    for i, (name, line) in enumerate(pairs):
+        if not name:
             unnamed.append(i)
             continue
-        if task.name in first_line:
-            earlier = first_line[task.name]
+        if name in first_line:
+            earlier = first_line[name]
             log.error(
-                where(task.line or 0),
-                f'duplicate name "{task.name}": already used on {where(earlier or 0)}; '
+                where(line or 0),
+                f'duplicate name "{name}": already used on {where(earlier or 0)}; '
                 "expected every task name to be unique",
             )
         else:
-            first_line[task.name] = task.line
+            first_line[name] = line
     for i in unnamed:
         task = tasks[i]
         candidate, k = f"task_{i + 1}", 2

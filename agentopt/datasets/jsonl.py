@@ -22,6 +22,7 @@ def load_jsonl(text: str, file: str) -> tuple[PackedTasks, ProblemLog]:
     log = ProblemLog(file)
     unknown = UnknownKeys()
     tasks = PackedTasks()
+    known: list[tuple[str, int | None]] = []
     lines = text.splitlines()
     if not any(line.strip() for line in lines):
         log.error(
@@ -50,6 +51,7 @@ def load_jsonl(text: str, file: str) -> tuple[PackedTasks, ProblemLog]:
         task = task_from_record(record, ctx, index=len(tasks))
         if task is not None:
             tasks.append(task)
+            known.append((task.name, task.line))
     if log.errors and _is_one_json_document(text):
         log.error(
             "",
@@ -57,7 +59,7 @@ def load_jsonl(text: str, file: str) -> tuple[PackedTasks, ProblemLog]:
             "extension to load it as an M365 eval document",
         )
     unknown.report(log)
-    assign_names(tasks, log, lambda n: f"line {n}")
+    assign_names(tasks, log, lambda n: f"line {n}", known)
     return tasks, log
 
 

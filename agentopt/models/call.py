@@ -23,8 +23,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentopt.core.errors import ModelCallError
-from agentopt.core.redaction import redact_data, redact_json
+from agentopt.core.redaction import current as current_redactor
+from agentopt.core.redaction import redact_data
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
+from agentopt.models.cache import payload_json
 from agentopt.models.cache_key import chat_cache_key, embed_cache_key
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
 from agentopt.models.calllog import log_request, log_response
@@ -221,9 +223,14 @@ class CallLayer:
             payload = response.model_dump(mode="json", exclude={"cached", "latency_s", "cost_usd"})
             # The same matcher as results and reports: a server that echoes the request's
             # Authorization header must not leave the key in cache.sqlite (a CI artifact).
-            payload = redact_json(payload, secrets)[0]  # one scan of its JSON, not a walk
+            # One serialisation, scanned and stored; walked only when the scan finds a mark.
+            text = payload_json(payload)
+            matcher = current_redactor(secrets)
+            if not matcher.json_text_clean(text):
+                payload = matcher.data(payload)
+                text = payload_json(payload)
             await self._cache.put(
-                key, kind="chat", provider=ref.type, model=ref.model, payload=payload
+                key, kind="chat", provider=ref.type, model=ref.model, payload=payload, text=text
             )
         await self.state.sync()
         return response

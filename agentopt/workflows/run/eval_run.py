@@ -35,7 +35,7 @@ from agentopt.workflows.events import Progress, ProgressSink
 from agentopt.workflows.executor import Executor, ExecutorSettings, open_executor
 from agentopt.workflows.run.cpu_pool import CpuPool, pool_from_env
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
-from agentopt.workflows.run.engine import EngineSpec, RunEngine, prepare_evaluators
+from agentopt.workflows.run.engine import EngineSpec, RunEngine
 from agentopt.workflows.run.finish import finish_results, new_run_info
 from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
 from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs
@@ -171,6 +171,9 @@ def _prepare(
     simulation = simulation_of(options, inputs.judge_model, seed)
     if opts.evaluate_only:  # captured answers are scored as they are: nobody to talk to
         simulation = dataclasses.replace(simulation, users=False)
+    # Building every evaluator up front (in the plan's pass over the tasks) turns a bad
+    # name into exit 2 before any call.
+    evaluators = EvaluatorCache(judge_model=inputs.judge_model, layer=planner, project_dir=project)
     plan = plan_run(
         tasks,
         inputs.dataset,
@@ -180,6 +183,7 @@ def _prepare(
         repeat,
         planner,
         simulation,
+        prepare=evaluators.get,
     )
     spec = EngineSpec(
         project_dir=project,
@@ -192,10 +196,6 @@ def _prepare(
         turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
         stop_after_errors=opts.max_errors,
         simulation=simulation,
-    )
-    # Building every evaluator up front turns a bad name into exit 2 before any call.
-    prepare_evaluators(
-        spec, EvaluatorCache(judge_model=inputs.judge_model, layer=planner, project_dir=project)
     )
     target = make_target(spec.agent.target, spec.agent)
     return PreparedRun(

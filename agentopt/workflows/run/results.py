@@ -15,13 +15,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from agentopt.contracts.record import SCHEMA_VERSION
-from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RunInfo, RunSummary
 from agentopt.contracts.task import Task
-from agentopt.contracts.task_record import TaskOutcome
+from agentopt.contracts.task_record import RepeatOutcome, TaskOutcome
 from agentopt.core.redaction import redact_json
 from agentopt.evaluators.run_stats import RepeatStats
 from agentopt.workflows.run.records import task_record
@@ -56,7 +55,7 @@ def write_results(
                 repeats = []
                 for _, at in journaled:
                     journal.seek(at)
-                    repeats.append(RunJournalEntry.model_validate_json(journal.readline()).record)
+                    repeats.append(_RecordOnly.model_validate_json(journal.readline()).record)
                 record, line = _masked(task_record(task, repeats, repeat_stats.get(task.name)))
                 out.write(("\n" if first else ",\n") + line)
                 first = False
@@ -70,6 +69,15 @@ def write_results(
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+class _RecordOnly(BaseModel):
+    """A journal line read for its record alone (`RunJournalEntry` less the verdict, which
+    the summary has already counted): half the validation a task."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    record: RepeatOutcome
 
 
 def _masked(record: R) -> tuple[R, str]:
