@@ -77,3 +77,25 @@ def test_the_bootstrap_alone_stays_within_its_chunk_whatever_the_tasks() -> None
         tracemalloc.stop()
     assert interval is not None and interval.low < interval.mean < interval.high
     assert peak < 20_000_000, f"{peak / 1e6:.0f} MB"
+
+
+def test_the_tally_keeps_a_unit_in_a_hundred_bytes() -> None:
+    """What the run keeps of each finished unit until its summary: a row of arrays (a
+    record object per unit took ~450 bytes)."""
+    from agentopt.evaluators import RunTally
+
+    scores = []
+    for pos in range(4_000):
+        value = (pos * 7919 % 1000) / 1000
+        result = EvalResult(evaluator="x", status="pass", score=value, normalized=value)
+        scores.append(score_task(f"task-{pos}", [score_turn([result])], repeat=0))
+    tracemalloc.start()
+    try:
+        tally = RunTally()
+        for pos, score in enumerate(scores):
+            tally.add((pos, 0), score)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(tally) == 4_000 and tally.stats().runs == 4_000
+    assert held / 4_000 < 100, f"{held / 4_000:.0f} bytes a unit"
