@@ -79,9 +79,10 @@ class Rows:
         self._r_normalized = array("d")
         self._r_has_normalized = bytearray()
         self._r_error = array("i")
-        self._r_in = array("q")
-        self._r_out = array("q")
-        self._r_cost = array("d")
+        self._r_in = array("i")
+        self._r_out = array("i")
+        self._r_cost: dict[int, float] = {}
+        """By result: its cost, when it cost anything (judges; deterministic checks: 0)."""
         self._words: list[str] = []
         """Evaluator names and error codes, each once (`_word`)."""
         self._word_ids: dict[str, int] = {}
@@ -126,7 +127,8 @@ class Rows:
                 self._r_error.append(self._word(r.error.code) if r.error is not None else -1)
                 self._r_in.append(r.cost.input_tokens)
                 self._r_out.append(r.cost.output_tokens)
-                self._r_cost.append(r.cost.cost_usd)
+                if r.cost.cost_usd:
+                    self._r_cost[len(self._r_status) - 1] = r.cost.cost_usd
         self._first.append(first)
         self._count.append(len(self._r_status) - first)
         self._flags.append(
@@ -203,7 +205,7 @@ class Rows:
             self._words[error] if error >= 0 else None,
             self._r_in[i],
             self._r_out[i],
-            self._r_cost[i],
+            self._r_cost.get(i, 0.0),
         )
 
     def _word(self, text: str) -> int:

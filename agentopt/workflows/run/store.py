@@ -324,11 +324,11 @@ class _Units:
         counts = (calls, int(tokens.get("input") or 0), int(tokens.get("output") or 0))
         usage = self._usage.get(repeat)
         if usage is None and any(counts):
-            usage = self._usage[repeat] = array("q")
+            usage = self._usage[repeat] = array("i")
         if usage is not None:
             if 3 * pos + 3 > len(usage):
-                usage.frombytes(bytes(8 * (3 * pos + 3 - len(usage))))  # zeros
-            usage[3 * pos : 3 * pos + 3] = array("q", counts)
+                usage.frombytes(bytes(4 * (3 * pos + 3 - len(usage))))  # zeros
+            usage[3 * pos : 3 * pos + 3] = array("i", counts)
 
     def items(self) -> Iterator[tuple[UnitKey, int, bool, bool]]:
         """(key, offset, errored, agent failed) of every journaled unit."""
