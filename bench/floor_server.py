@@ -37,6 +37,9 @@ class FloorServer:
         self.in_flight = 0
         self.peak_in_flight = 0
         self._cpu_at_reset = 0.0
+        self.first_at: float | None = None
+        """`time.monotonic()` when the first request since `reset` arrived."""
+        self.last_at: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
@@ -50,6 +53,7 @@ class FloorServer:
     def reset(self) -> None:
         """Zero the counters between two measured runs."""
         self.requests = self.connections = self.peak_in_flight = 0
+        self.first_at = self.last_at = None
         self._cpu_at_reset = self._thread_cpu()
 
     @property
@@ -101,6 +105,9 @@ class FloorServer:
                 method, path, headers = _parse_head(head)
                 body = await _read_body(reader, headers)
                 self.requests += 1
+                if self.first_at is None:
+                    self.first_at = time.monotonic()
+                self.last_at = time.monotonic()
                 self.in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
                 try:

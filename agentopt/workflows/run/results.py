@@ -38,6 +38,7 @@ def write_results(
     keep: Callable[[TaskOutcome], None] | None = None,
 ) -> Path:
     """Stream results.json, the `RunResults` shape, one task per line (atomic rename)."""
+    store.flush()  # every journaled line is in the file, to be read back by offset
     target = store.results_json
     fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=store.dir)
     try:

@@ -219,9 +219,8 @@ class RunStore:
 
     def repeat_offsets(self, position: int) -> list[tuple[int, int]]:
         """(repeat, where its latest journal line starts) of the task at `position`, by
-        repeat (all written once this returns)."""
+        repeat (call `flush` first to read the lines)."""
         self._scan()
-        self.flush()
         assert self._units is not None
         return self._units.of_position(position)
 
