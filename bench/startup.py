@@ -56,7 +56,7 @@ def run(repeats: int = REPEATS) -> list[dict[str, Any]]:
                 {
                     "bench": "startup",
                     "case": label,
-                    "value": f"{got[0]:.2f}–{got[-1]:.2f} s CPU",
+                    "value": f"{got[0]:.2f}–{got[-1]:.2f} s CPU (median {got[len(got) // 2]:.2f})",
                     "detail": f"{repeats} runs, budget {budget:.2f} s, load {load:.1f} → "
                     f"{os.getloadavg()[0]:.1f}",
                 }
