@@ -14,6 +14,7 @@ global options are attached as it loads.
 
 from __future__ import annotations
 
+import gc
 import importlib
 from dataclasses import dataclass
 from typing import Any
@@ -38,8 +39,19 @@ class Lazy:
 
 
 def load(name: str, spec: Lazy) -> Any:
-    """The click command of `spec`, named `name` (typer's own click)."""
-    target: Any = getattr(importlib.import_module(spec.module), spec.attr)
+    """The click command of `spec`, named `name` (typer's own click).
+
+    The command's module is imported with the cycle collector paused: importing `eval run`
+    makes ~130 collections that find ~2,000 objects to free among the ~200,000 the imports
+    build, 4-5% of the import's instructions."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        module = importlib.import_module(spec.module)
+    finally:
+        if paused:
+            gc.enable()
+    target: Any = getattr(module, spec.attr)
     if isinstance(target, typer.Typer):
         command: Any = typer.main.get_group(target)
     else:
