@@ -14,6 +14,7 @@ BENCHES = [
     "startup",
     "call_layer",
     "run_overhead",
+    "floor",
     "scaling",
     "peers.run_peers",
     "optimizer_efficiency",

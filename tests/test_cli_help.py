@@ -3,13 +3,21 @@ flags (cli.md). Replaces the subprocess check of a hand-kept command list in tes
 
 from __future__ import annotations
 
+import inspect
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 import typer.main
 from typer.testing import CliRunner
 
+from agentopt.cli.app import COMMANDS as root_commands
 from agentopt.cli.app import app
+from agentopt.cli.eval_cmd import COMMANDS as eval_commands
+from agentopt.cli.eval_run_group import COMMANDS as run_commands
+from agentopt.cli.lazy import load
 
 
 def _paths(command: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -36,3 +44,97 @@ def test_help_has_an_example_and_no_bool_metavar(path: tuple[str, ...]) -> None:
     assert "Example" in result.output, f"agentopt {' '.join(path)} --help has no example"
     assert "agentopt " in result.output.split("Example", 1)[1]
     assert "<bool>" not in result.output
+
+
+LAZY_GROUPS = {
+    "agentopt": root_commands,
+    "agentopt eval": eval_commands,
+    "agentopt eval run": run_commands,
+}
+
+
+@pytest.mark.parametrize("group", sorted(LAZY_GROUPS))
+def test_a_groups_help_lists_each_command_by_its_own_first_paragraph(group: str) -> None:
+    """The static lines `--help` lists without importing the commands say what each
+    command's own help says (typer lists a help's first paragraph)."""
+    for name, spec in LAZY_GROUPS[group].items():
+        command = load(name, spec)
+        own = inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0]
+        assert spec.help == own.strip(), f"{group} {name}: update its Lazy(help=...)"
+
+
+def _imported(*args: str) -> set[str]:
+    """The modules a fresh `python -X importtime …` imports (this tree's, via PYTHONPATH)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    names = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert names, done.stderr[-500:]
+    return names
+
+
+HELLO_HELP = """
+import typer
+app = typer.Typer(rich_markup_mode="rich")
+@app.command()
+def hello(name: str = "") -> None:
+    \"\"\"Say hello.\"\"\"
+@app.command()
+def bye() -> None:
+    \"\"\"Say bye.\"\"\"
+app(["--help"], prog_name="hello")
+"""
+"""A two-command typer app printing its `--help`: what typer's help renderer imports."""
+
+
+def test_help_imports_no_more_than_version_and_the_help_renderer() -> None:
+    """`agentopt --help` imported every command module to print one line each (768 modules,
+    3-4x the CPU of `--version`); now it needs only what `--version` loads plus typer's rich
+    help renderer."""
+    version = _imported("-m", "agentopt", "--version")
+    renderer = _imported("-c", HELLO_HELP)
+    extra = _imported("-m", "agentopt", "--help") - version - renderer
+    assert not extra, f"agentopt --help also imports {sorted(extra)}"
+    # A subgroup's help imports the subgroup, and none of the commands it lists.
+    listed = {spec.module for spec in eval_commands.values()}
+    assert listed & _imported("-m", "agentopt", "eval", "--help") == set()
+
+
+DEFERRED = """
+import sys
+from agentopt.cli import help_format
+help_format.load_renderer()
+from typer import rich_utils
+assert "rich.markdown" not in sys.modules and "rich.traceback" not in sys.modules
+try:
+    raise ValueError("boom")
+except ValueError as exc:
+    shown = rich_utils.Traceback.from_exception(type(exc), exc, exc.__traceback__)
+import rich.traceback
+assert isinstance(shown, rich.traceback.Traceback) and isinstance(shown, rich_utils.Traceback)
+md = rich_utils._make_rich_text(text="*a*", style="", markup_mode="markdown")
+import rich.markdown
+assert isinstance(md, rich.markdown.Markdown)
+print("ok")
+"""
+
+
+def test_the_help_renderer_loads_markdown_and_tracebacks_only_when_used() -> None:
+    """What `load_renderer` leaves out still works the first time it is needed: typer's
+    pretty traceback of a crash and markdown help."""
+    done = subprocess.run(
+        [sys.executable, "-c", DEFERRED],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.stdout.strip() == "ok", done.stderr[-800:]

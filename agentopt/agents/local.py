@@ -125,7 +125,8 @@ class LocalTarget:
         tool_defs = [ToolDef(function=t["function"]) for t in tools] or None
         limit = self.definition.max_tool_rounds
         result = TurnResult(query=str(messages[-1].content or ""))
-        usage, cost, rounds = Usage(), 0.0, 0
+        usage: Usage | None = None
+        cost, rounds = 0.0, 0
         while True:
             request = ChatRequest(
                 messages=list(messages),
@@ -135,7 +136,8 @@ class LocalTarget:
                 max_tokens=self.definition.max_tokens,
             )
             response = await calls.complete(self.model, request, pool="agent", repeat=config.repeat)
-            usage, cost = usage + response.usage, cost + response.cost_usd
+            usage = response.usage if usage is None else usage + response.usage
+            cost += response.cost_usd
             result.usage, result.cost_usd = usage, cost
             messages.append(response.message)
             if not response.tool_calls:

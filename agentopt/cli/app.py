@@ -44,11 +44,23 @@ class _Group(TyperGroup):
 
 COMMANDS = {
     "view": Lazy(
-        "agentopt.cli.view_cmd", "view_command", "Example:\n\n  agentopt view --port 8765"
+        "agentopt.cli.view_cmd",
+        "view_command",
+        "Example:\n\n  agentopt view --port 8765",
+        help="Serve runs, optimize jobs and matrices on http://127.0.0.1:PORT (local only, "
+        "read-only).",
     ),
-    "eval": Lazy("agentopt.cli.eval_cmd", "eval_app"),
-    "optimize": Lazy("agentopt.cli.optimize_cmd", "optimize_app"),
-    "cache": Lazy("agentopt.cli.cache_cmd", "cache_app"),
+    "eval": Lazy(
+        "agentopt.cli.eval_cmd", "eval_app", help="Create, run and maintain evaluation suites."
+    ),
+    "optimize": Lazy(
+        "agentopt.cli.optimize_cmd",
+        "optimize_app",
+        help="Search for a better agent configuration and apply the winner.",
+    ),
+    "cache": Lazy(
+        "agentopt.cli.cache_cmd", "cache_app", help="Inspect or clear the model-call cache."
+    ),
 }
 
 app = typer.Typer(

@@ -19,6 +19,7 @@ COMMANDS = {
         "Examples:\n\n  agentopt eval init\n\n"
         '  agentopt eval init --no-prompt -g "A support agent for an online store" '
         "--eval-model gpt-4.1-mini",
+        help="Guided first run: detect the agent, write the baseline, generate the suite.",
     ),
     "generate": Lazy(
         "agentopt.cli.eval_generate_cmd",
@@ -27,13 +28,19 @@ COMMANDS = {
         '  agentopt eval generate -g "Answers HR policy questions" --max-samples 20\n\n'
         "  agentopt eval generate --gen-instruction-file brief.md --multi-turn 3\n\n"
         "  agentopt eval generate --dataset my_tasks.jsonl   # only the rubric is generated",
+        help="Generate a seed dataset and a rubric evaluator, register them and write eval.yaml.",
     ),
     "update": Lazy(
         "agentopt.cli.eval_generate_cmd",
         "update_command",
         "Examples:\n\n  agentopt eval update\n\n  agentopt eval update --dataset-only",
+        help="Register edited dataset/rubric working copies as new versions and re-pin eval.yaml.",
     ),
-    "run": Lazy("agentopt.cli.eval_run_group", "run_app"),
+    "run": Lazy(
+        "agentopt.cli.eval_run_group",
+        "run_app",
+        help="Run an evaluation suite against the agent and score it (azd: `run start`).",
+    ),
     "calibrate": Lazy(
         "agentopt.cli.eval_calibrate_cmd",
         "calibrate_command",
@@ -42,9 +49,13 @@ COMMANDS = {
         "  agentopt eval calibrate labelled.jsonl --sweep       # agreement per threshold\n\n"
         "  agentopt eval calibrate labelled.jsonl --method judge -m gpt-4.1-mini "
         "--min-agreement 0.9",
+        help="Measure how often a criterion check agrees with your labels.",
     ),
     "list": Lazy(
-        "agentopt.cli.eval_show_cmd", "list_command", "Example:\n\n  agentopt eval list --limit 10"
+        "agentopt.cli.eval_show_cmd",
+        "list_command",
+        "Example:\n\n  agentopt eval list --limit 10",
+        help="List recent runs: id, name, date, dataset version, score, pass rate, errors.",
     ),
     "show": Lazy(
         "agentopt.cli.eval_show_cmd",
@@ -53,6 +64,7 @@ COMMANDS = {
         "  agentopt eval show RUN_ID --task refund_window\n\n"
         "  agentopt eval show RUN_ID --compare OTHER_RUN_ID\n\n"
         "  agentopt eval show RUN_ID --watch                # follow a --remote run",
+        help="Show the summary of one run (default: the latest).",
     ),
 }
 """Imported when used: `eval validate` (below) loads none of them."""

@@ -2,7 +2,9 @@
 over the same code: `eval run start` (= `eval run`), `eval run list` (= `eval list`),
 `eval run show [RUN] [--wait] [--fail-on …]`, and `eval run output list|show|export`.
 
-`eval run` itself, with no subcommand, is exactly `eval_run_cmd.run_command`.
+`eval run` itself, with no subcommand, is exactly `eval_run_cmd.run_command`; the
+subcommands load when named (`lazy.py`): a run does not import `eval list`'s and `run show`'s
+modules (the remote run's watcher among them).
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ from typing import Any
 import typer
 
 from agentopt.cli.eval_run_cmd import run_command
-from agentopt.cli.eval_show_cmd import list_command
-from agentopt.cli.run_output_cmd import output_app, show_run_command
+from agentopt.cli.lazy import Lazy, lazy_group
 
 RUN_EXAMPLES = (
     "Examples:\n\n"
@@ -56,22 +57,39 @@ def _as_callback(command: Any) -> Any:
     return callback
 
 
+COMMANDS = {
+    "start": Lazy(
+        "agentopt.cli.eval_run_cmd",
+        "run_command",
+        "Examples:\n\n  agentopt eval run start --eval support-quality\n\n"
+        "  agentopt eval run start --eval gate --fail-on pass-rate=0.8 --no-prompt",
+        help="Run an evaluation suite against the agent and score it.",
+    ),
+    "list": Lazy(
+        "agentopt.cli.eval_show_cmd",
+        "list_command",
+        "Example:\n\n  agentopt eval run list --limit 10",
+        help="List recent runs: id, name, date, dataset version, score, pass rate, errors.",
+    ),
+    "show": Lazy(
+        "agentopt.cli.run_output_cmd",
+        "show_run_command",
+        "Examples:\n\n  agentopt eval run show\n\n"
+        "  agentopt eval run show RUN_ID --fail-on any-failure\n\n"
+        "  agentopt eval run show RUN_ID --wait --fail-on pass-rate=0.8   # a --remote run",
+        help="Show one run's summary (default: the latest), gated like azd's `run show`.",
+    ),
+    "output": Lazy(
+        "agentopt.cli.run_output_cmd",
+        "output_app",
+        help="Per-sample results of a run (azd: `run output list|show|export`).",
+    ),
+}
+
 run_app = typer.Typer(
+    cls=lazy_group(COMMANDS),
     help="Run an evaluation suite against the agent and score it (azd: `run start`).",
     rich_markup_mode="rich",
     epilog=RUN_EXAMPLES,
 )
 run_app.callback(invoke_without_command=True, epilog=RUN_EXAMPLES)(_as_callback(run_command))
-run_app.command(
-    "start",
-    epilog="Examples:\n\n  agentopt eval run start --eval support-quality\n\n"
-    "  agentopt eval run start --eval gate --fail-on pass-rate=0.8 --no-prompt",
-)(run_command)
-run_app.command("list", epilog="Example:\n\n  agentopt eval run list --limit 10")(list_command)
-run_app.command(
-    "show",
-    epilog="Examples:\n\n  agentopt eval run show\n\n"
-    "  agentopt eval run show RUN_ID --fail-on any-failure\n\n"
-    "  agentopt eval run show RUN_ID --wait --fail-on pass-rate=0.8   # a --remote run",
-)(show_run_command)
-run_app.add_typer(output_app, name="output")

@@ -24,10 +24,11 @@ def view_command(
         bool, typer.Option("--open", help="Open the page in the default browser.")
     ] = False,
 ) -> None:
-    """Serve .agentopt/ runs, optimize jobs and matrix runs on http://127.0.0.1:PORT (local
-    only, read-only): sortable runs with a score-over-time chart, a run's tasks with filters and
-    drill-down, compare 2–N runs, an optimize job with its Pareto chart and diffs; pages of a
-    run or job in progress update themselves."""
+    """Serve runs, optimize jobs and matrices on http://127.0.0.1:PORT (local only, read-only).
+
+    Sortable runs with a score-over-time chart, a run's tasks with filters and drill-down,
+    compare 2–N runs, an optimize job with its Pareto chart and diffs; pages of a run or job in
+    progress update themselves."""
     from agentopt.evaluators.stats import paired_bootstrap_ci
 
     state = STATE.cwd / STATE_DIR

@@ -33,6 +33,7 @@ def version_problem(value: object) -> str | None:
         return 'expected a version like "1" or "1.0" (leave it out for the latest), found "latest"'
     if text is None or not VERSION_RE.match(text):
         shown = repr(value) if not isinstance(value, str) else f'"{value}"'
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."  # a fuzzed key can be huge
         return (
             'expected a version like "1" or "1.0" (letters, digits, ".", "_" or "-"), '
             f"found {shown}"

@@ -7,7 +7,7 @@ file (not once per line) with a did-you-mean.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -158,7 +158,9 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
         truth = _text(record, (truth_key,), ctx, numbers=True) if truth_key else None
         context = _text(record, ("context",), ctx)
         if query is not None:
-            turns = [Turn(query=query, ground_truth=truth, context=context, criteria=criteria)]
+            turns = [
+                Turn(query=query, **_given(ground_truth=truth, context=context, criteria=criteria))
+            ]
     evaluators = _evaluators(record.get("evaluators"), "evaluators", ctx)
     mode = _mode(record.get("evaluators_mode"), "evaluators_mode", ctx)
     desired = desired_turns(record.get("desired_num_turns"), "desired_num_turns", ctx)
@@ -200,42 +202,61 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
     return Task(
         name=name or "",
         turns=turns,
-        category=category,
-        tags=tags,
-        metadata=metadata or {},
-        description=description,
-        tool_mocks=tool_mocks,
-        desired_num_turns=desired,
-        persona=persona,
-        goal=goal,
-        stop_when=stop_when,
         index=index,
-        line=ctx.line,
-        evaluators=evaluators,
-        evaluators_mode=mode,
-        extra=extra,
+        **_given(
+            category=category,
+            tags=tags,
+            metadata=metadata,
+            description=description,
+            tool_mocks=tool_mocks,
+            desired_num_turns=desired,
+            persona=persona,
+            goal=goal,
+            stop_when=stop_when,
+            line=ctx.line,
+            evaluators=evaluators,
+            evaluators_mode=None if mode == "extend" else mode,
+            extra=extra,
+        ),
     )
 
 
+_EMPTY_BY_DEFAULT = frozenset({"tags", "metadata", "extra", "criteria"})
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """The fields a record gave: what equals the field's default (None; an empty list or
+    mapping where the default is one) is left unset, so a task held packed (`PackedTasks`,
+    its set fields as JSON) takes ~100 bytes, not ~350 (every default written out)."""
+    return {k: v for k, v in values.items() if v is not None and (v or k not in _EMPTY_BY_DEFAULT)}
+
+
 def assign_names(
-    tasks: list[Task] | PackedTasks, log: ProblemLog, where: Callable[[int], str]
+    tasks: list[Task] | PackedTasks,
+    log: ProblemLog,
+    where: Callable[[int], str],
+    known: Iterable[tuple[str, int | None]] | None = None,
 ) -> None:
-    """Report duplicate names (naming both lines) and generate `task_<n>` for the rest."""
+    """Report duplicate names (naming both lines) and generate `task_<n>` for the rest.
+
+    `known`: each task's (name, line) as the loader built it, so packed tasks are not read
+    back (a read parses the task's JSON)."""
     first_line: dict[str, int | None] = {}
     unnamed: list[int] = []
-    for i, task in enumerate(tasks):
-        if not task.name:
+    pairs = known if known is not None else ((t.name, t.line) for t in tasks)
+    for i, (name, line) in enumerate(pairs):
+        if not name:
             unnamed.append(i)
             continue
-        if task.name in first_line:
-            earlier = first_line[task.name]
+        if name in first_line:
+            earlier = first_line[name]
             log.error(
-                where(task.line or 0),
-                f'duplicate name "{task.name}": already used on {where(earlier or 0)}; '
+                where(line or 0),
+                f'duplicate name "{name}": already used on {where(earlier or 0)}; '
                 "expected every task name to be unique",
             )
         else:
-            first_line[task.name] = task.line
+            first_line[name] = line
     for i in unnamed:
         task = tasks[i]
         candidate, k = f"task_{i + 1}", 2

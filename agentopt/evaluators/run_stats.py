@@ -4,31 +4,32 @@
   per-evaluator pass rates, means and error counts; errors by kind; tokens and cost per pool.
 - Repeats: per-task mean, standard deviation, pass fraction, flaky when pass and fail both occur.
 
-`RunTally` keeps, per (task, repeat), only what these need — a few hundred bytes, where the
-unit's `TaskScore` holds every result with its reasons and details (~4 KB) — so a run of
-100,000 tasks summarizes in flat memory, and the summary is ready the moment the last unit is
-in. A unit added again under the same key (re-run on --resume) replaces the first. `stats()`
-visits the units in (task, repeat) order, so the numbers do not depend on completion order.
+`RunTally` keeps, per (task, repeat), only what these need — a row of typed arrays, ~70
+bytes (`tally_rows`), where the unit's `TaskScore` holds every result with its reasons and
+details (~4 KB) — so a run of 100,000 tasks summarizes in flat memory, and the summary is
+ready the moment the last unit is in. A unit added again under the same key (re-run on
+--resume) replaces the first. `stats()` visits the units in (task, repeat) order, so the
+numbers do not depend on completion order.
 """
 
 from __future__ import annotations
 
+import itertools
 import statistics
-import sys
-from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.contracts.outcomes import OutcomeCounts
 from agentopt.contracts.run_results import TURN_SKIPPED, EvaluatorSummary, RunSummary, UsageBucket
-from agentopt.contracts.scores import TaskScore, TaskStatus
+from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.usage import Usage
 from agentopt.evaluators.aggregate import mean_or_none
-from agentopt.evaluators.selection import GOAL_REACHED
 from agentopt.evaluators.stats import DEFAULT_RESAMPLES, ConfidenceInterval, bootstrap_ci
+from agentopt.evaluators.tally_rows import Result, Rows, Unit
 
 
 class _Model(BaseModel):
@@ -117,98 +118,41 @@ class RunStats(_Model):
         )
 
 
-@dataclass(frozen=True, slots=True)
-class _Result:
-    """What the summary reads of one evaluator result."""
-
-    evaluator: str
-    status: str
-    normalized: float | None
-    error_code: str | None
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
-
-
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    """What the summary reads of one (task, repeat)."""
-
-    name: str
-    repeat: int
-    status: TaskStatus
-    score: float | None
-    results: tuple[_Result, ...]
-    agent_errors: tuple[str, ...]
-    """Error codes of the turns the agent failed (or never reached)."""
-    judged: bool
-    """An LLM judge scored something (every judge records its `judge_model`)."""
-    turns_to_goal: float | None = None
-    """Agent turns its simulated user took to reach the goal (a builtin.goal_reached pass)."""
-
-    def counted(self) -> dict[str, int]:
-        """This unit's part of `RunTally.counts`."""
-        skipped = sum(code == TURN_SKIPPED for code in self.agent_errors)
-        return {
-            self.status: 1,
-            "agent_errors": len(self.agent_errors) - skipped,
-            "evaluator_errors": sum(r.status == "error" for r in self.results),
-            "skipped_turns": skipped,
-        }
-
-    @classmethod
-    def of(cls, score: TaskScore) -> _Unit:
-        results = tuple(
-            _Result(
-                sys.intern(r.evaluator),
-                r.status,
-                r.normalized,
-                sys.intern(r.error.code) if r.error is not None else None,
-                r.cost.input_tokens,
-                r.cost.output_tokens,
-                r.cost.cost_usd,
-            )
-            for t in score.turns
-            for r in t.results
-        )
-        errors = tuple(sys.intern(t.error.code) for t in score.turns if t.error is not None)
-        judged = any(
-            isinstance(r.details, dict) and r.details.get("judge_model")
-            for t in score.turns
-            for r in t.results
-        )
-        goal = next(
-            (
-                float(r.details["turns_to_goal"])
-                for t in score.turns
-                for r in t.results
-                if r.evaluator == GOAL_REACHED
-                and r.status == "pass"
-                and isinstance(r.details, dict)
-                and r.details.get("turns_to_goal")
-            ),
-            None,
-        )
-        return cls(
-            score.name, score.repeat, score.status, score.score, results, errors, judged, goal
-        )
-
-
 class RunTally:
-    """The units of a run as they finish, keyed by (task position, repeat)."""
+    """The units of a run as they finish, keyed by (task position, repeat), kept as rows of
+    typed arrays (`tally_rows`: ~70 bytes a unit, where a record per unit took ~450)."""
 
     def __init__(self) -> None:
-        self._units: dict[tuple[int, int], _Unit] = {}
+        self._rows = Rows()
         self._counts: Counter[str] = Counter()
+        self._first_score: float | None = None
+        self.varied = False
+        """Two units scored differently: the run's interval needs the bootstrap's draws (a
+        run of one score has a one-point interval, `stats.bootstrap_ci`)."""
 
     def add(self, key: tuple[int, int], score: TaskScore) -> None:
         """Count one finished unit (a second one under the same key replaces the first)."""
-        unit = _Unit.of(score)
-        before = self._units.get(key)
+        before = self._rows.row(key)
         if before is not None:
-            self._counts.subtract(before.counted())
-        self._counts.update(unit.counted())
-        self._units[key] = unit
+            self._counts.subtract(self._counted(before))
+        row = self._rows.add(key, score)
+        self._counts.update(self._counted(row))
+        if score.score is not None and not self.varied:
+            if self._first_score is None:
+                self._first_score = score.score
+            elif score.score != self._first_score:
+                self.varied = True
+
+    def _counted(self, row: int) -> dict[str, int]:
+        """A unit's part of `counts`."""
+        errors = self._rows.agent_errors(row)
+        skipped = sum(code == TURN_SKIPPED for code in errors)
+        return {
+            self._rows.status(row): 1,
+            "agent_errors": len(errors) - skipped,
+            "evaluator_errors": sum(s == "error" for s in self._rows.result_statuses(row)),
+            "skipped_turns": skipped,
+        }
 
     @property
     def counts(self) -> OutcomeCounts:
@@ -226,13 +170,13 @@ class RunTally:
         )
 
     def __len__(self) -> int:
-        return len(self._units)
+        return len(self._rows)
 
     @property
     def judged(self) -> bool:
         """Whether an LLM judge scored anything: a suite of deterministic checks and
         embedding-scored criteria names no judge in its reports."""
-        return any(u.judged for u in self._units.values())
+        return any(self._rows.judged(row) for _, _, row in self._rows.keys_in_order())
 
     def stats(
         self,
@@ -242,7 +186,7 @@ class RunTally:
         seed: int = 0,
         resamples: int = DEFAULT_RESAMPLES,
     ) -> RunStats:
-        """The run's numbers.
+        """The run's numbers, visiting the units in (task, repeat) order, one at a time.
 
         Args:
             tokens_by_pool: pool → usage (`Usage`, a `UsageBucket` or a dict) from the call
@@ -250,30 +194,44 @@ class RunTally:
             cost_by_pool: pool → dollars; "judge" likewise defaults to the results' cost.
             seed, resamples: the bootstrap's (same run, same seed → same interval).
         """
-        units = [self._units[key] for key in sorted(self._units)]
-        groups = _task_groups(units)
-        # A RepeatStats per task only when some task ran more than once: at 100,000 tasks of
-        # one run each they were 80 MB of the finish phase's peak, built to be dropped.
-        repeated = any(len(runs) > 1 for runs in groups)
-        repeats = [_repeat_stats(runs[0].name, runs) for runs in groups] if repeated else []
-        task_means = [m for runs in groups if (m := _mean_score(runs)) is not None]
-        statuses = Counter(u.status for u in units)
-        results = [r for u in units for r in u.results]
-        kinds: Counter[str] = Counter(r.error_code for r in results if r.error_code is not None)
-        kinds.update(code for u in units for code in u.agent_errors)
+        merged = self._named_alike()
+        repeated = self._repeated()
+        task_means = array("d")
+        repeats: list[RepeatStats] = []
+        counted = _Counted()
+        tasks = 0
+        for rows in self._groups(merged):
+            tasks += 1
+            units = [self._rows.unit(pos, row) for pos, row in rows]
+            if not merged:  # the groups are in (position, repeat) order: count as they come
+                for unit in units:
+                    counted.add(unit)
+            if len(units) > 1:
+                units.sort(key=lambda u: u.repeat)
+            mean = _mean_score(units)
+            if mean is not None:
+                task_means.append(mean)
+            if repeated:
+                repeats.append(_repeat_stats(units[0].name, units))
+        if merged:
+            for pos, _, row in self._rows.keys_in_order():
+                counted.add(self._rows.unit(pos, row))
+        statuses, kinds, evaluators = counted.statuses, counted.kinds, counted.evaluators
+        runs = sum(statuses.values())
+        judge_in, judge_out, judge_cost, goals = (
+            counted.judge_in,
+            counted.judge_out,
+            counted.judge_cost,
+            counted.goals,
+        )
 
         tokens = {pool: _tokens(v) for pool, v in (tokens_by_pool or {}).items()}
         if "judge" not in tokens:
-            tokens["judge"] = Usage(
-                input_tokens=sum(r.input_tokens for r in results),
-                output_tokens=sum(r.output_tokens for r in results),
-            )
+            tokens["judge"] = Usage(input_tokens=judge_in, output_tokens=judge_out)
         costs = {pool: float(v) for pool, v in (cost_by_pool or {}).items()}
-        costs.setdefault("judge", sum(r.cost_usd for r in results))
-
-        runs = len(units)
+        costs.setdefault("judge", sum(judge_cost))
         return RunStats(
-            tasks=len(groups),
+            tasks=tasks,
             runs=runs,
             passed=statuses["pass"],
             failed=statuses["fail"],
@@ -282,13 +240,113 @@ class RunTally:
             score=sum(task_means) / len(task_means) if task_means else None,
             pass_rate=statuses["pass"] / runs if runs else 0.0,
             ci=bootstrap_ci(task_means, seed=seed, resamples=resamples),
-            evaluators=_evaluator_stats(results),
+            evaluators=[t.summary(name) for name, t in evaluators.items()],
             errors_by_kind=dict(sorted(kinds.items())),
             tokens=tokens,
             cost_usd=costs,
             repeats=repeats,
             flaky=[s.name for s in repeats if s.flaky],
-            turns_to_goal=mean_or_none(u.turns_to_goal for u in units if u.turns_to_goal),
+            turns_to_goal=mean_or_none(goals),
+        )
+
+    def _groups(self, merged: bool) -> Iterator[list[tuple[int, int]]]:
+        """(position, row) of the units of each task, tasks in first-seen order of their name
+        in (position, repeat) order. A task's units share a position, made one group at a
+        time; tasks at two positions share a name only in a dataset that named two alike
+        (`merged`), whose groups are all made at once."""
+        if merged:
+            by_name: dict[str, list[tuple[int, int]]] = {}
+            for pos, _, row in self._rows.keys_in_order():
+                by_name.setdefault(self._rows.name(pos), []).append((pos, row))
+            yield from by_name.values()
+            return
+        group: list[tuple[int, int]] = []
+        for pos, _, row in self._rows.keys_in_order():
+            if group and group[0][0] != pos:
+                yield group
+                group = []
+            group.append((pos, row))
+        if group:
+            yield group
+
+    def _named_alike(self) -> bool:
+        """Whether two positions hold tasks of one name (their names' hashes sorted: 8
+        bytes a task; the names compared only when two hashes meet)."""
+        positions = array("q")
+        for pos, _, _ in self._rows.keys_in_order():
+            if not positions or positions[-1] != pos:
+                positions.append(pos)
+        hashes = sorted(hash(self._rows.name(p)) for p in positions)
+        if all(a != b for a, b in itertools.pairwise(hashes)):
+            return False
+        names = [self._rows.name(p) for p in positions]
+        return len(set(names)) < len(names)
+
+    def _repeated(self) -> bool:
+        """Whether a task ran more than once (a RepeatStats is made per task only then)."""
+        last = -1
+        for pos, _, _ in self._rows.keys_in_order():
+            if pos == last:
+                return True
+            last = pos
+        return False
+
+
+class _Counted:
+    """What the summary counts over every unit, in (task, repeat) order."""
+
+    def __init__(self) -> None:
+        self.statuses: Counter[str] = Counter()
+        self.kinds: Counter[str] = Counter()
+        self.evaluators: dict[str, _EvaluatorTotals] = {}
+        self.judge_in = self.judge_out = 0
+        self.judge_cost = array("d")
+        self.goals: list[float] = []
+
+    def add(self, unit: Unit) -> None:
+        self.statuses[unit.status] += 1
+        for r in unit.results:
+            if r.error_code is not None:
+                self.kinds[r.error_code] += 1
+            totals = self.evaluators.get(r.evaluator)
+            if totals is None:
+                totals = self.evaluators[r.evaluator] = _EvaluatorTotals()
+            totals.add(r)
+            self.judge_in += r.input_tokens
+            self.judge_out += r.output_tokens
+            self.judge_cost.append(r.cost_usd)
+        self.kinds.update(unit.agent_errors)
+        if unit.turns_to_goal:
+            self.goals.append(unit.turns_to_goal)
+
+
+class _EvaluatorTotals:
+    """One evaluator's numbers, added result by result in (task, repeat) order."""
+
+    __slots__ = ("count", "errors", "failed", "normalized", "passed")
+
+    def __init__(self) -> None:
+        self.count = self.passed = self.failed = self.errors = 0
+        self.normalized = array("d")
+
+    def add(self, r: Result) -> None:
+        self.count += 1
+        self.passed += r.status == "pass"
+        self.failed += r.status == "fail"
+        self.errors += r.status == "error"
+        if r.status != "error" and r.normalized is not None:
+            self.normalized.append(r.normalized)
+
+    def summary(self, name: str) -> EvaluatorSummary:
+        decided = self.passed + self.failed
+        return EvaluatorSummary(
+            name=name,
+            count=self.count,
+            passed=self.passed,
+            failed=self.failed,
+            errors=self.errors,
+            pass_rate=self.passed / decided if decided else None,
+            mean=sum(self.normalized) / len(self.normalized) if self.normalized else None,
         )
 
 
@@ -304,35 +362,23 @@ def summarize_run(
     first-seen order; `RunTally` does the same unit by unit."""
     tally = RunTally()
     first_seen: dict[str, int] = {}
-    for seq, score in enumerate(task_scores):
-        tally.add((first_seen.setdefault(score.name, len(first_seen)), seq), score)
+    seen: Counter[str] = Counter()
+    for score in task_scores:
+        # Keyed by the task's first-seen place and its how-manieth score: in the same
+        # order as the scores, each key once.
+        tally.add((first_seen.setdefault(score.name, len(first_seen)), seen[score.name]), score)
+        seen[score.name] += 1
     return tally.stats(
         tokens_by_pool=tokens_by_pool, cost_by_pool=cost_by_pool, seed=seed, resamples=resamples
     )
 
 
-def _task_groups(units: list[_Unit]) -> list[list[_Unit]]:
-    """The units grouped by task name, tasks in first-seen order, each task's runs by repeat."""
-    by_task: dict[str, list[_Unit]] = {}
-    for unit in units:
-        runs = by_task.get(unit.name)
-        if runs is None:
-            by_task[unit.name] = [unit]
-        else:
-            runs.append(unit)
-    groups = list(by_task.values())
-    for runs in groups:
-        if len(runs) > 1:
-            runs.sort(key=lambda r: r.repeat)
-    return groups
-
-
-def _mean_score(runs: list[_Unit]) -> float | None:
+def _mean_score(runs: list[Unit]) -> float | None:
     kept = [r.score for r in runs if r.score is not None]
     return sum(kept) / len(kept) if kept else None
 
 
-def _repeat_stats(name: str, runs: list[_Unit]) -> RepeatStats:
+def _repeat_stats(name: str, runs: list[Unit]) -> RepeatStats:
     scores = [r.score for r in runs]
     kept = [s for s in scores if s is not None]
     verdicts = {r.status for r in runs if r.status in ("pass", "fail")}
@@ -345,28 +391,6 @@ def _repeat_stats(name: str, runs: list[_Unit]) -> RepeatStats:
         pass_fraction=sum(r.status == "pass" for r in runs) / len(runs),
         flaky=verdicts == {"pass", "fail"},
     )
-
-
-def _evaluator_stats(results: list[_Result]) -> list[EvaluatorSummary]:
-    by_name: dict[str, list[_Result]] = defaultdict(list)
-    for r in results:
-        by_name[r.evaluator].append(r)
-    out = []
-    for name, rs in by_name.items():
-        passed = sum(r.status == "pass" for r in rs)
-        failed = sum(r.status == "fail" for r in rs)
-        out.append(
-            EvaluatorSummary(
-                name=name,
-                count=len(rs),
-                passed=passed,
-                failed=failed,
-                errors=sum(r.status == "error" for r in rs),
-                pass_rate=passed / (passed + failed) if passed + failed else None,
-                mean=mean_or_none(r.normalized for r in rs if r.status != "error"),
-            )
-        )
-    return out
 
 
 def _tokens(value: Any) -> Usage:

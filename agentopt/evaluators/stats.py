@@ -16,7 +16,8 @@ import importlib
 import math
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -74,6 +75,14 @@ class PairedDelta(ConfidenceInterval):
 def _percentile_interval(
     values: Sequence[float], seed: int, resamples: int, level: float
 ) -> tuple[float, float]:
+    if all(v == values[0] for v in values):
+        # Every resample holds n copies of the one value: every resample's mean is the same
+        # float, summed left to right as the cumulative sum below would (so bit for bit the
+        # interval the draws give), and numpy is not needed (0.1-0.2 s of CPU to import).
+        total = 0.0
+        for v in values:
+            total += v
+        return total / len(values), total / len(values)
     means = _resampled_means(values, seed, resamples)
     alpha = (1.0 - level) / 2.0
     lo_i = max(0, math.floor(alpha * resamples))
@@ -81,14 +90,19 @@ def _percentile_interval(
     return float(means[lo_i]), float(means[hi_i])
 
 
+_prefetching = False
+
+
 def prefetch_numpy() -> None:
     """Start importing numpy on a background thread (0.1-0.2 s of CPU, most of the finish
-    phase otherwise): called when a run starts, the import fills the time the event loop
+    phase otherwise): called while a run goes, the import fills the time the event loop
     spends waiting on the model, and the bootstrap at the end finds numpy loaded (a concurrent
     `import numpy` simply waits for this one). `numpy.random` is a separate import (10 ms)
     that `import numpy` leaves to first use."""
-    if "numpy.random" in sys.modules:
+    global _prefetching
+    if _prefetching or "numpy.random" in sys.modules:
         return
+    _prefetching = True
     threading.Thread(
         target=importlib.import_module,
         args=("numpy.random",),
@@ -111,33 +125,38 @@ def _resampled_means(values: Sequence[float], seed: int, resamples: int) -> Any:
     return means
 
 
-def _picks(seed: int, n: int, resamples: int, rows: int) -> list[tuple[int, Any]]:
-    """The resampled indices, `(first resample, rows × n index array)` per chunk.
+def _picks(seed: int, n: int, resamples: int, rows: int) -> Iterator[tuple[int, Any]]:
+    """The resampled indices, `(first resample, rows × n index array)` per chunk, drawn as
+    they are used: one chunk in memory at a time, so the interval's memory does not grow with
+    `resamples × n` (all chunks at once were 16 KB a task: 1.7 GB of peak at 100,000 tasks).
 
     They depend only on (seed, n, resamples), not on the values: an optimizer job ranks every
-    candidate with the job's seed over the same split, so the indices of one split size are
-    drawn once and kept (`_PICKS`, small sizes only). Seeding the stream and drawing took
-    most of an interval's 1.5 ms at 8 tasks: the six intervals of a bench run took 8.8 ms,
-    and take 3.6 ms when the five after the first reuse its indices."""
+    candidate with the job's seed over the same split, so the indices of one small split size
+    are kept once drawn (`_PICKS`). Seeding the stream and drawing took most of an interval's
+    1.5 ms at 8 tasks: the six intervals of a bench run took 8.8 ms, and take 3.6 ms when the
+    five after the first reuse its indices."""
     import numpy as np
 
     key = (seed, n, resamples)
     kept = _PICKS.get(key)
     if kept is not None:
-        return kept
+        yield from kept
+        return
+    keep = n * resamples <= KEEP_PICKS_MAX
     stream = np.random.RandomState(_twister_key(seed))
     chunks = []
     for start in range(0, resamples, rows):
         count = min(rows, resamples - start)
         picks = (stream.random_sample((count, n)) * n).astype(np.intp)  # floor: u >= 0
-        picks.flags.writeable = False  # shared by later intervals
-        chunks.append((start, picks))
-    if n * resamples <= KEEP_PICKS_MAX:
+        if keep:
+            picks.flags.writeable = False  # shared by later intervals
+            chunks.append((start, picks))
+        yield start, picks
+    if keep:
         with _PICKS_LOCK:
             if len(_PICKS) >= KEEP_PICKS_SIZES:
                 _PICKS.pop(next(iter(_PICKS)))
             _PICKS[key] = chunks
-    return chunks
 
 
 def _twister_key(seed: int) -> list[int]:
@@ -156,8 +175,10 @@ def bootstrap_ci(
     resamples: int = DEFAULT_RESAMPLES,
     level: float = DEFAULT_LEVEL,
 ) -> ConfidenceInterval | None:
-    """Percentile bootstrap interval of the mean of `values` (None for fewer than 2 values)."""
-    values = [float(v) for v in values]
+    """Percentile bootstrap interval of the mean of `values` (None for fewer than 2 values);
+    an `array("d")` is used as it is (a run's task means: no list of 100,000 floats)."""
+    if not isinstance(values, array) or values.typecode != "d":
+        values = [float(v) for v in values]
     if len(values) < 2:
         return None
     low, high = _percentile_interval(values, seed, resamples, level)

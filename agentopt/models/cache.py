@@ -68,7 +68,7 @@ CREATE TABLE IF NOT EXISTS capabilities (
 BUSY_TIMEOUT_S = 30.0
 
 
-def _payload_json(payload: dict[str, Any]) -> str:
+def payload_json(payload: dict[str, Any]) -> str:
     """A payload as stored: any JSON `json.loads` reads back (only keys need the canonical
     form), by pydantic-core's serialiser (a third of `json.dumps`'s time). What it refuses is
     a lone surrogate (JSON may spell one, `"\\ud800"`, so a server's answer may hold one):
@@ -205,12 +205,29 @@ class ResponseCache:
         for key, kind, provider, model, payload in rows:
             self._unwritten[key] = payload
             self._index.add(key)
-            writer.submit(_Entry(key, kind, provider, model, _payload_json(payload), now))
+            writer.submit(_Entry(key, kind, provider, model, payload_json(payload), now))
 
     async def put(
-        self, key: str, *, kind: str, provider: str, model: str, payload: dict[str, Any]
+        self,
+        key: str,
+        *,
+        kind: str,
+        provider: str,
+        model: str,
+        payload: dict[str, Any],
+        text: str | None = None,
     ) -> None:
-        await self.put_many([(key, kind, provider, model, payload)])
+        """One row; `text`, when the caller has it, is `payload` as `payload_json` writes it
+        (the call layer serialises a response once, to scan it for secrets and to store it)."""
+        if text is None:
+            await self.put_many([(key, kind, provider, model, payload)])
+            return
+        if self._disabled:
+            return
+        writer = self._writer_queue()
+        self._unwritten[key] = payload
+        self._index.add(key)
+        writer.submit(_Entry(key, kind, provider, model, text, time.time()))
 
     async def get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:
         """What a server was found to accept (feature → value), e.g. structured_output."""

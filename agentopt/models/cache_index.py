@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from array import array
 
 INDEX_MAX = 100_000
 """Entries up to which a cache file's keys are kept in memory (about 5 MB at most)."""
@@ -30,7 +31,7 @@ class KeyIndex:
     writer's queue nor, maybe, the rows the load read)."""
 
     def __init__(self) -> None:
-        self._hashes: set[int] = set()
+        self._table = _HashTable()
         self._loaded = False
         self._whole = True
         """False when the file held too many entries to load: every key is looked up."""
@@ -62,11 +63,13 @@ class KeyIndex:
         return self._whole and time.monotonic() - self._checked >= REFRESH_S
 
     def add(self, key: str) -> None:
-        self._hashes.add(hash(key))
+        self._table.add(hash(key))
 
     def may_hold(self, key: str) -> bool:
         """False only when the file cannot hold `key` (as of the last refresh)."""
-        return not self._whole or hash(key) in self._hashes
+        if not self._whole:
+            return True
+        return self._table.holds(hash(key))
 
     def refresh(self, conn: sqlite3.Connection) -> None:
         """Take in the rows added since the last look, at most every `REFRESH_S`."""
@@ -82,4 +85,51 @@ class KeyIndex:
     def _take(self, rows: list[tuple[int, str]]) -> None:
         for rowid, key in rows:
             self._last_rowid = max(self._last_rowid, int(rowid))
-            self._hashes.add(hash(key))
+            self.add(key)
+
+
+class _HashTable:
+    """A set of 64-bit hashes in one array (open addressing, linear probing, at most half
+    full): 16 bytes a key where a `set` of ints took ~90 (the index of a 100,000-row cache
+    file: 1.6 MB, not 9). 0 marks an empty slot; the hash 0 is kept aside."""
+
+    def __init__(self) -> None:
+        self._slots = array("q", bytes(8 * 1024))
+        self._used = 0
+        self._zero = False
+
+    def add(self, h: int) -> None:
+        if h == 0:
+            self._zero = True
+            return
+        slots = self._slots
+        mask = len(slots) - 1
+        i = h & mask
+        while slots[i]:
+            if slots[i] == h:
+                return
+            i = (i + 1) & mask
+        slots[i] = h
+        self._used += 1
+        if 2 * self._used > len(slots):
+            self._grow()
+
+    def holds(self, h: int) -> bool:
+        if h == 0:
+            return self._zero
+        slots = self._slots
+        mask = len(slots) - 1
+        i = h & mask
+        while slots[i]:
+            if slots[i] == h:
+                return True
+            i = (i + 1) & mask
+        return False
+
+    def _grow(self) -> None:
+        old = self._slots
+        self._slots = array("q", bytes(16 * len(old)))
+        self._used = 0
+        for h in old:
+            if h:
+                self.add(h)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentopt.contracts.record import problems_of
 from agentopt.core.errors import ConfigError
+from agentopt.core.versions import version_problem
 
 
 class VersionEntry(BaseModel):
@@ -67,10 +68,10 @@ class _Name(BaseModel):
     @field_validator("versions")
     @classmethod
     def _numbered(cls, value: dict[str, VersionEntry]) -> dict[str, VersionEntry]:
-        for version in value:
-            if not (version.isascii() and version.isdigit() and len(version) <= 9):
-                shown = version if len(version) <= 20 else version[:17] + "..."
-                raise ValueError(f'versions are numbers like "1", found "{shown}"')
+        for version in value:  # the version strings azd and agentopt write (core.versions)
+            problem = version_problem(version)
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
 

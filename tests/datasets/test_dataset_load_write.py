@@ -196,3 +196,17 @@ def test_round_trip_of_real_files(reference, tmp_path):
     m365 = load_dataset(M365_FIXTURES / "samples/multiturn_example.json")
     again_path.write_text(dump_tasks_jsonl(m365.tasks), encoding="utf-8")
     assert _comparable(load_dataset(again_path).tasks) == _comparable(m365.tasks)
+
+
+def test_jsonl_lines_break_where_splitlines_breaks_them():
+    """The loader walks the text a line at a time (no list of every line) and breaks it
+    exactly where `str.splitlines` does, U+2028 and a lone CR included."""
+    import random
+
+    from agentopt.datasets.jsonl import _lines
+
+    chars = "ab \n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029x{}"
+    rng = random.Random(1)
+    for _ in range(5_000):
+        text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 12)))
+        assert list(_lines(text)) == text.splitlines(), repr(text)

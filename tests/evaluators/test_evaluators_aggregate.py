@@ -341,3 +341,26 @@ def test_the_prefetch_loads_what_the_bootstrap_uses():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize("values", [[0.1] * 7, [1.0] * 1000, [0.3] * 33, [2.0 / 3.0] * 12])
+def test_one_score_everywhere_gives_the_interval_the_draws_give_without_drawing(values):
+    """Every resample of n equal values has the same mean: the interval is that point, bit
+    for bit what the resampled means give (so no numpy is needed for it)."""
+    from agentopt.evaluators.stats import _percentile_interval, _resampled_means
+
+    drawn = _resampled_means(values, 5, 200)
+    assert _percentile_interval(values, 5, 200, 0.95) == (drawn[0], drawn[-1])
+    assert drawn[0] == drawn[-1]
+
+
+def test_the_tally_knows_when_scores_differ():
+    from agentopt.evaluators import RunTally
+
+    tally = RunTally()
+    for i in range(3):
+        tally.add((i, 0), score_task(f"t{i}", [score_turn([ok()])], repeat=0))
+    tally.add((5, 0), score_task("t5", [score_turn([err()])], repeat=0))  # no score at all
+    assert not tally.varied
+    tally.add((9, 0), score_task("t9", [score_turn([bad()])], repeat=0))
+    assert tally.varied

@@ -156,3 +156,23 @@ def test_a_new_cache_file_is_created_by_the_writer_not_by_the_first_lookup(
     assert (caps, missing, created_by_lookups) == ({}, None, False)
     assert served == {"v": 1} and not disabled
     assert db.exists()
+
+
+def test_the_index_holds_what_it_took_and_nothing_else_in_16_bytes_a_key() -> None:
+    """The hashes live in one array (a set of ints took ~90 bytes a key): every hash added is
+    found, through collisions, growth and the hash 0, and others are not."""
+    import random
+
+    from agentopt.models.cache_index import _HashTable
+
+    rng = random.Random(3)
+    taken = {rng.getrandbits(64) - 2**63 for _ in range(20_000)}
+    taken |= {0, 1024, 2048, -1024}  # one slot's worth of collisions, and the empty mark
+    table = _HashTable()
+    for h in taken:
+        table.add(h)
+        table.add(h)  # twice: still one
+    assert all(table.holds(h) for h in taken)
+    others = {rng.getrandbits(64) - 2**63 for _ in range(20_000)} - taken
+    assert not any(table.holds(h) for h in others)
+    assert len(table._slots) * 8 <= 32 * len(taken)

@@ -124,7 +124,7 @@ def test_azd_versions_and_dg_rows_validate_without_a_warning(azd_project: Path) 
 def test_the_azd_project_runs_with_dg_ids_as_task_names(azd_project: Path) -> None:
     code, out = cli(azd_project, "eval", "run")
     assert code == 0, out
-    assert "support-agent-quality" in out and "Pass rate 100.0% (2/2)" in out
+    assert "support-agent-quality" in out and "Pass rate 100.0% (2/2 task runs)" in out
     [run] = (azd_project / ".agentopt" / "runs").iterdir()
     results = json.loads((run / "results.json").read_text())
     tasks = results["tasks"] if "tasks" in results else results["items"]

@@ -65,7 +65,7 @@ def test_evaluate_only_reads_the_captured_diagnostics(project: Path) -> None:
     with_diagnostics = {**upstream_item(), "response": ANSWER, "diagnostics": DIAGNOSTICS}
     without = {**upstream_item(), "response": ANSWER}
     (project / "evals.json").write_text(json.dumps(document(with_diagnostics, without)))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         code, out = cli(
             project, "--evaluate-only", "--prompts-file", "evals.json",
             "--eval-model", f"compat:judge@{srv.base_url}", "--output", "filled.json",
@@ -105,7 +105,7 @@ def chat_agent_with_diagnostics(req: RecordedRequest) -> Reply | None:
 
 def test_an_endpoint_that_returns_diagnostics_is_judged_on_them(project: Path) -> None:
     (project / "evals.json").write_text(json.dumps(document(upstream_item())))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = chat_agent_with_diagnostics
         agent = {
             "name": "claims",
@@ -159,7 +159,7 @@ def test_retrieval_read_from_tool_calls_is_written_as_diagnostics(project: Path)
             return tool_calls([("search_OneDriveAndSharePoint", {"query": "mortgage joint check"})])
         return text(ANSWER)
 
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = agent
         url = srv.base_url
         code, out = cli(

@@ -63,7 +63,7 @@ def test_mixed_errors_keep_every_captured_status_and_judge_no_failed_turn(projec
     shutil.copy(MIXED, project / "evals.json")
     document = json.loads(MIXED.read_text())
     judge = ReplayJudge(document)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge
         code, out = cli(
             project, "--evaluate-only", "--prompts-file", "evals.json",
@@ -118,7 +118,7 @@ def test_a_turn_after_a_captured_failure_needs_no_response(project: Path) -> Non
         ],
     }
     (project / "evals.json").write_text(json.dumps(document))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         code, out = cli(
             project, "--evaluate-only", "--prompts-file", "evals.json",
             "--eval-model", f"compat:judge@{srv.base_url}", "--output", "filled.json",

@@ -82,7 +82,7 @@ def verdicts(filled: dict[str, Any]) -> list[tuple[str, str]]:
 def run_and_replay(project: Path, handler: Any, *extra: str) -> tuple[dict, dict, int]:
     """Run live, then --evaluate-only on the filled document; both outputs and the number of
     agent requests the replay made."""
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = handler
         url = srv.base_url
         code, out = cli(

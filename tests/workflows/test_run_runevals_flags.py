@@ -61,7 +61,7 @@ def write_toolkit_env(project: Path, url: str) -> None:
 
 
 def test_env_dev_reads_the_toolkit_files_and_judges_on_their_deployment(project: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = agent_and_judge
         write_toolkit_env(project, srv.url)
         code, out = cli(
@@ -86,7 +86,7 @@ def test_a_variable_the_process_sets_wins_over_the_env_file(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "from-the-process")
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = agent_and_judge
         write_toolkit_env(project, srv.url)
         code, out = cli(
@@ -107,7 +107,7 @@ def test_an_unknown_env_names_the_files_and_the_environments_there_are(project: 
 
 
 def test_log_level_debug_logs_the_calls_and_a_bare_flag_means_info(project: Path) -> None:
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = agent_and_judge
         url = srv.base_url
         args = ("--prompts", "Hi", "--agent-model", f"compat:agent@{url}",
@@ -154,7 +154,7 @@ def test_concurrency_is_clamped_to_five_for_m365_documents_only(project: Path) -
     (project / "tasks.jsonl").write_text(
         "\n".join(json.dumps({"query": p, "ground_truth": "ok"}) for p in prompts) + "\n"
     )
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = slow_agent
         url = srv.base_url
         common = ("--agent-model", f"compat:agent@{url}", "--evaluator", "PartialMatch",
@@ -174,7 +174,7 @@ def test_csv_keeps_the_normalized_score_the_document_keeps_the_1_to_5_one(projec
     the filled M365 document keeps runevals' own 1–5 scale."""
     document = {"schemaVersion": "1.11.0", "items": [{"prompt": "What is 2+2?"}]}
     (project / "evals.json").write_text(json.dumps(document))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = agent_and_judge  # the judge scores 4
         url = srv.base_url
         code, out = cli(
@@ -229,7 +229,7 @@ def test_the_html_report_opens_in_a_terminal_unless_no_open(project: Path) -> No
     recorder.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env.update(BROWSER=str(recorder), PYTHONPATH=str(REPO))
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = agent_and_judge
         url = srv.base_url
         args = ["eval", "run", "--prompts", "Hi", "--agent-model", f"compat:agent@{url}",
@@ -246,7 +246,7 @@ def test_the_html_report_opens_in_a_terminal_unless_no_open(project: Path) -> No
 def test_dash_i_is_interactive(project: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env["PYTHONPATH"] = str(REPO)
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = agent_and_judge
         url = srv.base_url
         out = in_terminal(

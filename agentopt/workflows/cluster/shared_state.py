@@ -267,8 +267,17 @@ class RemoteCache:
             await self.owner.coordinator.cache_put_many.remote(batch, rows)
 
     async def put(
-        self, key: str, *, kind: str, provider: str, model: str, payload: dict[str, Any]
+        self,
+        key: str,
+        *,
+        kind: str,
+        provider: str,
+        model: str,
+        payload: dict[str, Any],
+        text: str | None = None,
     ) -> None:
+        """As `ResponseCache.put`; `text` stays here (the coordinator's cache serialises the
+        payload it receives)."""
         await self.put_many([(key, kind, provider, model, payload)])
 
     async def get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:

@@ -40,7 +40,7 @@ from agentopt.workflows.events import Progress, ProgressSink
 from agentopt.workflows.executor import Executor, ExecutorSettings, open_executor
 from agentopt.workflows.run.cpu_pool import CpuPool, pool_from_env
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
-from agentopt.workflows.run.engine import EngineSpec, RunEngine, prepare_evaluators
+from agentopt.workflows.run.engine import EngineSpec, RunEngine
 from agentopt.workflows.run.finish import finish_results, new_run_info
 from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
 from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs
@@ -201,6 +201,13 @@ def _prepare(
     simulation = simulation_of(options, inputs.judge_model, seed)
     if opts.evaluate_only:  # captured answers are scored as they are: nobody to talk to
         simulation = dataclasses.replace(simulation, users=False)
+    # Building every evaluator up front (in the plan's pass over the tasks) turns a bad
+    # name into exit 2 before any call. Code evaluators are checked here, not imported: no
+    # code from an eval file runs before a real run (and never on --dry-run); the run's own
+    # cache imports them.
+    evaluators = EvaluatorCache(
+        judge_model=inputs.judge_model, layer=planner, project_dir=project, run_code=False
+    )
     plan = plan_run(
         tasks,
         inputs.dataset,
@@ -210,6 +217,7 @@ def _prepare(
         repeat,
         planner,
         simulation,
+        prepare=evaluators.get,
     )
     spec = EngineSpec(
         project_dir=project,
@@ -223,13 +231,6 @@ def _prepare(
         stop_after_errors=opts.max_errors,
         simulation=simulation,
     )
-    # Building every evaluator up front turns a bad name into exit 2 before any call.
-    # Code evaluators are checked here, not imported: no code from an eval file runs before
-    # a real run (and never on --dry-run); the run's own cache imports them.
-    checks = EvaluatorCache(
-        judge_model=inputs.judge_model, layer=planner, project_dir=project, run_code=False
-    )
-    prepare_evaluators(spec, checks)
     target = make_target(spec.agent.target, spec.agent)
     return PreparedRun(
         opts, inputs, spec, settings, plan, outputs, seed, store, notices, target, executor
@@ -341,9 +342,10 @@ async def _execute(
     engine = RunEngine(spec, target, layer, store, sink, cache)
     engine.runner = executor.runner(engine)
     if total > 1:
-        # The bootstrap at the end needs numpy: load it while calls are waited on, once the
-        # first requests are out (the import would otherwise hold the GIL during the ramp).
-        asyncio.get_running_loop().call_later(PREFETCH_AFTER_S, prefetch_numpy)
+        # The bootstrap at the end needs numpy once the scores differ (or to compare with a
+        # --baseline): load it while calls are waited on, once the first requests are out
+        # (the import would otherwise hold the GIL during the ramp).
+        _prefetch_when_needed(store, bool(opts.baseline))
     sink.start(progress, f"Running {len(spec.tasks)} tasks × {spec.repeat}")
     status: str = "completed"
     failure: AgentoptError | None = None
@@ -375,6 +377,18 @@ async def _execute(
     if failure is not None:
         raise failure
     conclude(outcome, opts, spec, seed, outputs)
+
+
+def _prefetch_when_needed(store: RunStore, baseline: bool) -> None:
+    loop = asyncio.get_running_loop()
+
+    def check() -> None:
+        if baseline or store.tally.varied:
+            prefetch_numpy()
+        else:
+            loop.call_later(PREFETCH_AFTER_S, check)
+
+    loop.call_later(PREFETCH_AFTER_S, check)
 
 
 def conclude(

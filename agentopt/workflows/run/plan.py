@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,9 +67,13 @@ def plan_run(
     repeat: int,
     layer: CallLayer,
     simulation: Simulation | None = None,
+    prepare: Callable[[EvaluatorUse], object] | None = None,
 ) -> RunPlan:
     """Count agent, simulated-user and judge calls and estimate their tokens (chars / 4) and
-    cost. A simulated conversation is counted at its most turns (`desired_num_turns`)."""
+    cost. A simulated conversation is counted at its most turns (`desired_num_turns`).
+
+    `prepare` is handed every evaluator use of every task as the plan meets it: `eval run`
+    builds its evaluators in the same pass over the tasks (`engine.prepare_evaluators`)."""
     sim = simulation or Simulation(model=judge_model)
     system = estimate_tokens(compose_system_prompt(agent)) if agent.instructions else 0
     agent_calls = agent_in = judge_calls = judge_in = sim_calls = sim_in = 0
@@ -98,6 +102,8 @@ def plan_run(
             per_sample, seen if len(per_sample) > 1 else seen[-1:], strict=False
         ):
             for use in uses:
+                if prepare is not None:
+                    prepare(use)
                 info = lookup(use.name)
                 key = info.name if info else use.name
                 counts[key] = counts.get(key, 0) + repeat

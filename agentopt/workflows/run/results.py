@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from agentopt.contracts.record import SCHEMA_VERSION
-from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RunInfo, RunSummary
 from agentopt.contracts.task import Task
-from agentopt.contracts.task_record import TaskOutcome
+from agentopt.contracts.task_record import RepeatOutcome, TaskOutcome
 from agentopt.core.redaction import redact_json
 from agentopt.evaluators.run_stats import RepeatStats
 from agentopt.workflows.run.records import task_record
@@ -40,9 +38,7 @@ def write_results(
     keep: Callable[[TaskOutcome], None] | None = None,
 ) -> Path:
     """Stream results.json, the `RunResults` shape, one task per line (atomic rename)."""
-    by_task: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for (pos, repeat), at in store.offsets():
-        by_task[pos].append((repeat, at))
+    store.flush()  # every journaled line is in the file, to be read back by offset
     target = store.results_json
     fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=store.dir)
     try:
@@ -54,12 +50,13 @@ def write_results(
             out.write(',\n"tasks": [')
             first = True
             for pos, task in enumerate(tasks):
-                if pos not in by_task:
+                journaled = store.repeat_offsets(pos)
+                if not journaled:
                     continue
                 repeats = []
-                for _, at in sorted(by_task[pos]):
+                for _, at in journaled:
                     journal.seek(at)
-                    repeats.append(RunJournalEntry.model_validate_json(journal.readline()).record)
+                    repeats.append(_RecordOnly.model_validate_json(journal.readline()).record)
                 record, line = _masked(task_record(task, repeats, repeat_stats.get(task.name)))
                 out.write(("\n" if first else ",\n") + line)
                 first = False
@@ -73,6 +70,15 @@ def write_results(
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+class _RecordOnly(BaseModel):
+    """A journal line read for its record alone (`RunJournalEntry` less the verdict, which
+    the summary has already counted): half the validation a task."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    record: RepeatOutcome
 
 
 def _masked(record: R) -> tuple[R, str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import count
@@ -70,7 +71,7 @@ class RunStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._writer: BatchWriter[bytes] | None = None
         self._end: int | None = None
-        self._units: dict[UnitKey, _Saved] | None = None
+        self._units: _Units | None = None
         """Per unit journaled: where its line starts and what --resume and the usage read."""
         self._tally = RunTally()
         self._answers: BatchWriter[bytes] | None = None
@@ -128,7 +129,7 @@ class RunStore:
         if self._end is None:
             self._end = self._journal_end()
         key = entry.key
-        self._units[key] = _Saved.of(self._end, entry.score, data["record"])
+        self._units.put(key, self._end, entry.score, data["record"])
         self._end += len(line)
         self._tally.add(key, entry.score)
         if self._writer is None:
@@ -184,14 +185,14 @@ class RunStore:
         error. Everything else is done again on --resume (see `reusable_transcripts`)."""
         self._scan()
         assert self._units is not None
-        return {key for key, unit in self._units.items() if not unit.errored}
+        return {key for key, _, errored, _ in self._units.items() if not errored}
 
     def reusable_transcripts(self) -> dict[UnitKey, Transcript]:
         """Units whose agent answered but an evaluator failed (a judge behind a 429 storm):
         on --resume only their evaluators run again, on the journaled answers."""
         self._scan()
         assert self._units is not None
-        redo = {k for k, u in self._units.items() if u.errored and not u.agent_failed}
+        redo = {k for k, _, errored, agent in self._units.items() if errored and not agent}
         out: dict[UnitKey, Transcript] = {}
         if not redo:
             return out
@@ -225,7 +226,14 @@ class RunStore:
         self._scan()
         self.flush()
         assert self._units is not None
-        return ((key, unit.offset) for key, unit in self._units.items())
+        return ((key, offset) for key, offset, _, _ in self._units.items())
+
+    def repeat_offsets(self, position: int) -> list[tuple[int, int]]:
+        """(repeat, where its latest journal line starts) of the task at `position`, by
+        repeat (call `flush` first to read the lines)."""
+        self._scan()
+        assert self._units is not None
+        return self._units.of_position(position)
 
     def agent_usage(self) -> dict[str, int]:
         """Requests and tokens of an agent that runs outside agentopt (hosted, endpoint,
@@ -234,12 +242,7 @@ class RunStore:
         calls for a run of a hundred turns."""
         self._scan()
         assert self._units is not None
-        units = self._units.values()
-        return {
-            "calls": sum(u.requests for u in units),
-            "input_tokens": sum(u.input_tokens for u in units),
-            "output_tokens": sum(u.output_tokens for u in units),
-        }
+        return self._units.usage()
 
     @property
     def tally(self) -> RunTally:
@@ -252,7 +255,7 @@ class RunStore:
         """Read an existing journal once: offsets, verdicts and the tally."""
         if self._units is not None:
             return
-        self._units = units = {}
+        self._units = units = _Units()
         if not os.path.lexists(self.journal):
             return
         with bounded.open_regular(self.journal) as fh:
@@ -269,7 +272,7 @@ class RunStore:
                 verdict = parse_record(_Verdict, data, source=source)
                 key = (verdict.task, verdict.repeat)
                 # A unit run again on --resume (it had failed) is journaled twice: last wins.
-                units[key] = _Saved.of(at, verdict.score, data.get("record") or {})
+                units.put(key, at, verdict.score, data.get("record") or {})
                 self._tally.add(key, verdict.score)
 
     def _journal_end(self) -> int:
@@ -294,32 +297,71 @@ class RunStore:
         append_lines_fsync(self.answers, lines, fsync=False)  # whole lines, not fsync'd
 
 
-@dataclass(slots=True)
-class _Saved:
-    """One journaled unit, in ~100 bytes (a run of 100,000 units keeps them all): where its
-    line starts, what --resume decides from (an error; the agent's), and the requests and
-    tokens its answers reported."""
+class _Units:
+    """The journaled units, in ~10 bytes each (a run of 100,000 units keeps them all; a
+    record object and a dict entry each took ~210 bytes): per repeat, arrays by task position
+    of where the unit's latest line starts (-1: not journaled) and of what --resume decides
+    from (an error; the agent's), and the requests and tokens its answers reported (arrays
+    made at the first unit that reported any)."""
 
-    offset: int
-    errored: bool
-    agent_failed: bool
-    requests: int
-    input_tokens: int
-    output_tokens: int
+    ERRORED, AGENT_FAILED = 1, 2
 
-    @classmethod
-    def of(cls, offset: int, score: TaskScore, record: dict[str, Any]) -> _Saved:
+    def __init__(self) -> None:
+        self._offsets: dict[int, array[int]] = {}
+        self._flags: dict[int, bytearray] = {}
+        self._usage: dict[int, array[int]] = {}
+        """Per repeat: requests, input tokens, output tokens, three per position."""
+
+    def put(self, key: UnitKey, offset: int, score: TaskScore, record: dict[str, Any]) -> None:
+        pos, repeat = key
+        offsets = self._offsets.get(repeat)
+        if offsets is None:
+            offsets = self._offsets[repeat] = array("q")
+            self._flags[repeat] = bytearray()
+        flags = self._flags[repeat]
+        if pos >= len(offsets):
+            grow = pos + 1 - len(offsets)
+            offsets.extend(array("q", [-1]) * grow)
+            flags.extend(bytes(grow))
+        offsets[pos] = offset
+        flags[pos] = (self.ERRORED if _errored(score) else 0) | (
+            self.AGENT_FAILED if score.agent_failed else 0
+        )
         turns = record.get("turns") or [record]
         calls = sum(1 for t in turns if t.get("response") or t.get("error"))
         tokens = record.get("tokens") or {}
-        return cls(
-            offset,
-            _errored(score),
-            score.agent_failed,
-            calls,
-            int(tokens.get("input") or 0),
-            int(tokens.get("output") or 0),
-        )
+        counts = (calls, int(tokens.get("input") or 0), int(tokens.get("output") or 0))
+        usage = self._usage.get(repeat)
+        if usage is None and any(counts):
+            usage = self._usage[repeat] = array("i")
+        if usage is not None:
+            if 3 * pos + 3 > len(usage):
+                usage.frombytes(bytes(4 * (3 * pos + 3 - len(usage))))  # zeros
+            usage[3 * pos : 3 * pos + 3] = array("i", counts)
+
+    def items(self) -> Iterator[tuple[UnitKey, int, bool, bool]]:
+        """(key, offset, errored, agent failed) of every journaled unit."""
+        for repeat, offsets in self._offsets.items():
+            flags = self._flags[repeat]
+            for pos, offset in enumerate(offsets):
+                if offset >= 0:
+                    bits = flags[pos]
+                    yield (pos, repeat), offset, bool(bits & 1), bool(bits & 2)
+
+    def of_position(self, pos: int) -> list[tuple[int, int]]:
+        found = [
+            (repeat, offsets[pos])
+            for repeat, offsets in self._offsets.items()
+            if pos < len(offsets) and offsets[pos] >= 0
+        ]
+        return sorted(found)
+
+    def usage(self) -> dict[str, int]:
+        totals = [0, 0, 0]
+        for usage in self._usage.values():
+            for i in range(3):
+                totals[i] += sum(usage[i::3])
+        return {"calls": totals[0], "input_tokens": totals[1], "output_tokens": totals[2]}
 
 
 def _errored(score: TaskScore) -> bool:
