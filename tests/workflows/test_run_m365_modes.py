@@ -202,7 +202,7 @@ def test_every_example_with_captured_responses_replays_under_evaluate_only(
     captured answer kept, and a captured agent failure kept as it was."""
     shutil.copy(VALID / example, project / example)
     source = json.loads((VALID / example).read_text())
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge_reply
         code, out = cli(
             project, "--evaluate-only", "--prompts-file", example,
@@ -263,7 +263,7 @@ def test_task_completion_evaluator_is_refused_naming_the_version_that_dropped_it
     (project / "custom-evaluators" / "TaskCompletionEvaluator").mkdir(parents=True)
     (project / "custom-evaluators" / "TaskCompletionEvaluator" / "TaskCompletionEvaluator.py")\
         .write_text(FORBIDDEN_TERMS)  # fmt: skip
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = judge_reply
         url = srv.base_url
         code, out = cli(
@@ -301,7 +301,7 @@ def test_upstream_allowed_tools_example_against_an_endpoint_that_returns_tool_ca
         "Search the docs for Adaptive Cards.": orgs,  # replace with [docs]: refused
         "Now list my orgs.": orgs,
     }
-    with FakeOpenAI() as srv:
+    with FakeOpenAI(schemas="any") as srv:
         srv.handler = remote_tool_agent(plan)
         agent = {"name": "gh", "target": "endpoint", "endpoint": srv.base_url,
                  "protocol": "chat_completions"}  # fmt: skip
