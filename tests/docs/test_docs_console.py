@@ -196,12 +196,17 @@ def test_every_console_command_runs_and_prints_what_the_docs_show(
         assert missing == [], f"{block.id} line {command.line}: not printed: {missing}\n{output}"
 
 
-def test_every_block_is_run_or_marked_as_an_illustration() -> None:
-    """The count the note reports; a new block is run unless it says why it cannot be."""
+def test_every_block_is_run_or_marked_as_an_illustration(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A new block is run (the test above) unless it says why it cannot be: a marker with a
+    reason, never a bare one. The counts are printed for the record (issue 39 item 4)."""
     marked = [b for b in BLOCKS if b.illustration]
     assert all(len(b.illustration or "") > 10 for b in marked)  # a reason, not a bare marker
     assert all(b.commands for b in BLOCKS)
-    assert (len(BLOCKS), len(RUN), len(marked)) == (22, 8, 14)
+    assert len(RUN) + len(marked) == len(BLOCKS) and RUN
+    with capsys.disabled():
+        print(f"\nconsole blocks: {len(BLOCKS)}; run {len(RUN)}; illustrations {len(marked)}")
 
 
 def test_the_stable_lines_leave_out_numbers_notices_and_rules_only() -> None:
