@@ -19,6 +19,7 @@ BENCHES = [
     "peers.run_peers",
     "optimizer_efficiency",
     "scale_out",
+    "report_render",
 ]
 
 

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from agentopt.contracts import load_job, load_results
+from tests.docs.console import blocks
 
 DOC = Path(__file__).parents[1] / "docs" / "extending.md"
 BLOCK = re.compile(r"```(\w+) title=(\S+)\n(.*?)```", re.S)
@@ -114,8 +115,8 @@ def test_an_unknown_target_lists_the_plugin(site: Path, tmp_path: Path) -> None:
     assert expected in " ".join((proc.stdout + proc.stderr).split())
 
 
-@pytest.mark.slow
-def test_the_provider_and_the_strategy_in_an_optimize_job(site: Path, tmp_path: Path) -> None:
+def acme_project(tmp_path: Path) -> None:
+    """A suite on the doc's provider, scored by its evaluator (4 words at most)."""
     base = tmp_path / ".agent_configs" / "baseline"
     base.mkdir(parents=True)
     (base / "instructions.md").write_text("You are Acme's assistant.\n", encoding="utf-8")
@@ -138,6 +139,11 @@ def test_the_provider_and_the_strategy_in_an_optimize_job(site: Path, tmp_path: 
         "options": {"eval_model": "brief:judge", "max_concurrent_agent_runs": 1},
     }
     (tmp_path / "eval.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_the_provider_and_the_strategy_in_an_optimize_job(site: Path, tmp_path: Path) -> None:
+    acme_project(tmp_path)
     proc = agentopt(
         site, tmp_path, "optimize", "--targets", "instructions", "--max-candidates", "1"
     )
@@ -150,3 +156,18 @@ def test_the_provider_and_the_strategy_in_an_optimize_job(site: Path, tmp_path: 
     assert job.baseline is not None and job.baseline.validation is not None
     assert best.validation is not None and best.validation.score == 1.0
     assert job.baseline.validation.score is not None and job.baseline.validation.score < 1.0
+
+
+@pytest.mark.slow
+def test_the_trying_it_commands_run_as_shown(site: Path, tmp_path: Path) -> None:
+    """The doc's console block (marked as an illustration for tests/docs, which has no plugin
+    installed) runs here, command by command, with the plugin installed."""
+    [block] = [b for b in blocks(DOC) if b.commands and b.commands[0].is_agentopt]
+    acme_project(tmp_path)
+    for command in block.commands:
+        proc = agentopt(site, tmp_path, *command.argv)
+        assert proc.returncode == 0, f"{command.argv}\n{proc.stdout}{proc.stderr}"
+    runs = sorted((tmp_path / ".agentopt" / "runs").glob("*/results.json"))
+    assert load_results(runs[0]).tasks[0].evaluators[0].evaluator == "acme.max_words"
+    job = load_job(next((tmp_path / ".agentopt" / "optimize").glob("*/job.json")))
+    assert [c.strategy for c in job.candidates if c.id != "baseline"] == ["brevity"]

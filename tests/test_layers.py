@@ -1,6 +1,8 @@
 """Layers import only downward (style.md, docs/architecture.md): every `import` in agentopt/,
 read with `ast` (imports inside functions included), goes to the module's own package or to a
-package of a lower layer of the map in docs/architecture.md — never upward, never sideways."""
+package of a lower layer of the map in docs/architecture.md — never upward, never sideways. A
+top-level module the map names (the `plugins.py` facade) is a layer of its own, so nothing below
+it may import it."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parents[1] / "agentopt"
 DOC = Path(__file__).parents[1] / "docs" / "architecture.md"
-ROW = re.compile(r"^\| (\d+) \| `(\w+)/` \|", re.M)
+ROW = re.compile(r"^\| (\d+) \| `(\w+)(?:/|\.py)` \|", re.M)
+ENTRY_MODULES = {"__init__", "__main__"}
+"""Top-level modules outside the map: the package itself and `python -m agentopt`."""
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,7 @@ class Violation:
 
 
 def layer_map() -> dict[str, int]:
-    """Package → layer, from the table of docs/architecture.md."""
+    """Package (or top-level module) → layer, from the table of docs/architecture.md."""
     return {package: int(layer) for layer, package in ROW.findall(DOC.read_text("utf-8"))}
 
 
@@ -55,7 +59,10 @@ def violations(root: Path, layers: dict[str, int]) -> list[Violation]:
     out: list[Violation] = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
-        source = rel.parts[0] if len(rel.parts) > 1 else None  # None: a top-level module
+        if len(rel.parts) > 1:
+            source: str | None = rel.parts[0]
+        else:  # a top-level module: the facades the map names; the package's entry modules
+            source = None if rel.stem in ENTRY_MODULES else rel.stem
         for line, name in imports_of(path, root):
             target = name.split(".")[1] if "." in name else None
             if target is None or target == source or source is None:
@@ -73,7 +80,9 @@ def violations(root: Path, layers: dict[str, int]) -> list[Violation]:
 
 def test_the_map_names_every_package() -> None:
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
-    assert set(layer_map()) == packages
+    modules = {p.stem for p in PACKAGE.glob("*.py")} - ENTRY_MODULES
+    assert set(layer_map()) == packages | modules
+    assert layer_map()["plugins"] > max(layer_map()[p] for p in packages)  # above every layer
 
 
 def test_no_import_goes_up_or_sideways() -> None:
@@ -93,13 +102,16 @@ def test_the_checker_sees_upward_sideways_and_lazy_imports(tmp_path: Path) -> No
         "agents/c.py": "from agentopt.reports.d import z\n",
         "reports/__init__.py": "",
         "reports/d.py": "from agentopt.models.b import q\n",
+        "reports/e.py": "import agentopt.plugins\n",
+        "plugins.py": "from agentopt.reports.d import z\n",
     }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
-    layers = {"core": 1, "models": 3, "agents": 4, "reports": 4}
+    layers = {"core": 1, "models": 3, "agents": 4, "reports": 4, "plugins": 7}
     assert sorted(str(v) for v in violations(root, layers)) == [
         "agents/c.py:1 imports agentopt.reports.d (sideways: agents → reports)",
         "core/a.py:2 imports agentopt.models (upward: core → models)",
         "models/b.py:2 imports agentopt.agents.c (upward: models → agents)",
+        "reports/e.py:1 imports agentopt.plugins (upward: reports → plugins)",
     ]

@@ -6,21 +6,20 @@ import asyncio
 
 import pytest
 
-from agentopt.agents import (
+from agentopt.agents import default_target, make_target, target_names
+from agentopt.agents.base import TARGETS
+from agentopt.plugins import (
+    AgentDefinition,
     AgentTarget,
+    ConfigError,
     RunConfig,
+    Task,
     Transcript,
+    Turn,
     TurnResult,
-    default_target,
-    make_target,
     register_target,
     run_turns,
-    target_names,
 )
-from agentopt.agents.base import TARGETS
-from agentopt.contracts.task import Task, Turn
-from agentopt.core.errors import ConfigError
-from agentopt.core.files.agent_definition import AgentDefinition
 
 
 def test_unknown_target_lists_the_valid_ones():

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentopt.core.errors import ConfigError
-from agentopt.evaluators.base import EvaluatorBase
 from agentopt.evaluators.builtin_index import builtin_modules
-from agentopt.evaluators.registry import _LOOKUP, EVALUATORS, evaluator, load_plugins
+from agentopt.evaluators.registry import _LOOKUP, EVALUATORS, load_plugins
+from agentopt.plugins import ConfigError, EvaluatorBase, register_evaluator
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,7 +64,7 @@ def test_an_unknown_name_still_finds_plugins_and_lists_everything() -> None:
 def test_a_plugin_cannot_take_a_built_in_name() -> None:
     with pytest.raises(ConfigError, match="'Relevance' is the name of a built-in evaluator"):
 
-        @evaluator("acme.relevance", aliases=["Relevance"])
+        @register_evaluator("acme.relevance", aliases=["Relevance"])
         class Shadow(EvaluatorBase):  # pragma: no cover - never registered
             name = "acme.relevance"
 

@@ -10,18 +10,15 @@ import textwrap
 import pytest
 import yaml
 
-from agentopt.core.errors import ConfigError
-from agentopt.evaluators import (
+from agentopt.evaluators import build_evaluator, canonical_name, m365_score_key, registered
+from agentopt.evaluators.registry import unregister
+from agentopt.plugins import (
+    ConfigError,
     EvalResult,
     EvalSample,
     EvaluatorBase,
-    build_evaluator,
-    canonical_name,
-    evaluator,
-    m365_score_key,
-    registered,
+    register_evaluator,
 )
-from agentopt.evaluators.registry import unregister
 
 SAMPLE = EvalSample(
     query="Draft a reply.", response="Lorem ipsum, see you at 10.", ground_truth="x"
@@ -82,7 +79,7 @@ def test_unknown_name_lists_valid_names_with_a_did_you_mean(harness):
 
 
 def test_a_plugin_registers_through_the_same_path(harness):
-    @evaluator("acme.shouting", aliases=["Shouting"], description="All caps.")
+    @register_evaluator("acme.shouting", aliases=["Shouting"], description="All caps.")
     class Shouting(EvaluatorBase):
         name = "acme.shouting"
 

@@ -120,7 +120,7 @@ def test_remote_run_sends_azd_requests_and_writes_the_local_results_shape(
         ["-C", str(project), "--no-prompt", "eval", "run", "--agent-model", "mock:echo",
          "--evaluator", "PartialMatch", "--evaluator", "ExactMatch", "--max-errors", "9"],
     )  # fmt: skip
-    assert local.exit_code in (0, 1), local.output
+    assert local.exit_code == 0, local.output
     # The other run folder (ids made within one second do not sort by time).
     [local_run] = [
         d for d in (project / ".agentopt" / "runs").iterdir() if d != outcome.results_path.parent

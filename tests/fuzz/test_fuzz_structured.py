@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 
 import pytest
 
 from tests.conftest import REPO
+from tests.fuzz.seed import fuzz_seed
 from tests.fuzz.structured import KINDS
 
 BUDGET = 3 * len(KINDS)
@@ -23,10 +23,7 @@ BUDGET = 3 * len(KINDS)
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_structured_inputs_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
-    given = os.environ.get("AGENTOPT_FUZZ_SEED")
-    seed = int(given) if given else random.SystemRandom().randrange(2**32)
-    with capsys.disabled():
-        print(f"\nstructured fuzz: seed {seed} (replay: AGENTOPT_FUZZ_SEED={seed})")
+    seed = fuzz_seed(capsys, "structured fuzz")
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),

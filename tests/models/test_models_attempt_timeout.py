@@ -4,7 +4,6 @@ call deadline, so one stuck connection costs one attempt, not the whole call."""
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 from agentopt.core.errors import ModelCallError
@@ -38,12 +37,12 @@ def ask(project: Path, settings: CallSettings, n: int = 1) -> tuple[list[object]
 def test_a_hung_attempt_is_retried_within_the_call_deadline(fake: FakeOpenAI, project: Path):
     fake.queue(text("warm"), slow(5.0), text("ok"))
     settings = fast_settings(fake, cache_enabled=False, call_timeout_s=10, attempt_timeout_s=0.5)
-    started = time.monotonic()
     (resp,), stats = ask(project, settings)
+    # The hung attempt was cut and retried: had it been waited out, its own answer would have
+    # come back after 5 s from 2 requests.
     assert getattr(resp, "text", None) == "ok", resp
     assert fake.count() == 3
     assert stats.pools["judge"].retries == 1  # type: ignore[attr-defined]
-    assert time.monotonic() - started < 5
 
 
 def test_several_hung_connections_do_not_become_errors(fake: FakeOpenAI, project: Path):

@@ -6,7 +6,6 @@ import json
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -158,7 +157,7 @@ def test_inline_script_parses(tmp_path: Path) -> None:
     subprocess.run(["node", "--check", str(script)], check=True, capture_output=True)
 
 
-def test_thousand_tasks_stay_small_and_fast(build: Callable[..., RunResults]) -> None:
+def test_thousand_tasks_stay_small(build: Callable[..., RunResults]) -> None:
     long_answer = "The refund window is thirty days from delivery. " * 8
     tasks = [
         task(
@@ -174,12 +173,8 @@ def test_thousand_tasks_stay_small_and_fast(build: Callable[..., RunResults]) ->
         )
         for i in range(1000)
     ]  # fmt: skip
-    results = build(tasks)
-    start = time.perf_counter()
-    html = render_html(results)
-    elapsed = time.perf_counter() - start
-    assert len(html.encode("utf-8")) < 4_000_000
-    assert elapsed < 5
+    html = render_html(build(tasks))
+    assert len(html.encode("utf-8")) < 4_000_000  # its render time: bench/report_render.py
     assert html.count('<tbody class="task"') == 1000
 
 

@@ -93,7 +93,8 @@ def is_judge_call(body: dict[str, Any]) -> bool:
 
 
 def check_judged_run(project: Path, relay: FakeOpenAI, tasks: int) -> dict[str, Any]:
-    """A real verdict; each judge a score or an honest judgeParseFailed; numbers printed."""
+    """A real verdict (at least one judge scored, not every one an error); each judge a score or
+    an honest judgeParseFailed; numbers printed."""
     data = results(project)
     assert len(data["tasks"]) == tasks
     for task in data["tasks"]:
@@ -107,12 +108,15 @@ def check_judged_run(project: Path, relay: FakeOpenAI, tasks: int) -> dict[str, 
                 assert verdict["error"]["code"] == "judgeParseFailed", verdict
     judge_calls = [r for r in relay.chat_requests if is_judge_call(r.body)]
     modes = {r.body.get("response_format", {}).get("type", "prompt") for r in judge_calls}
-    errors = sum(e["status"] == "error" for t in data["tasks"] for e in t["evaluators"])
+    verdicts = [e for t in data["tasks"] for e in t["evaluators"]]
+    errors = sum(e["status"] == "error" for e in verdicts)
     print(
         f"judge requests {len(judge_calls)} for {tasks} tasks "
         f"({len(judge_calls) / tasks:.1f} per judged task, 3 judges each), modes {modes}, "
         f"judge errors {errors}, capabilities {data['run'].get('model_capabilities')}"
     )
+    # A run whose every verdict is an error proves only that the judges were called.
+    assert errors < len(verdicts), f"no judge verdict was scored: {verdicts}"
     return data
 
 

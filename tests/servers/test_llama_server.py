@@ -47,7 +47,7 @@ def relay(llama: Server) -> Iterator[FakeOpenAI]:
 def test_eval_run_with_llm_judges(llama: Server, relay: FakeOpenAI, tmp_path: Path) -> None:
     project = example_project(tmp_path, relay.base_url, evaluators=JUDGES)
     code, out = agentopt(project, "eval", "run", "--limit", "2", "--max-errors", "100")
-    assert code in (0, 1), out
+    assert code == 0, out
     data = check_judged_run(project, relay, tasks=2)
     assert data["run"]["model_capabilities"]["llama:smollm2"]["structured_output"] == (
         "json_schema_strict"
@@ -62,7 +62,7 @@ def test_eval_run_with_llm_judges(llama: Server, relay: FakeOpenAI, tmp_path: Pa
     # gets the same answer at temperature 0, and its verdicts come from the cache).
     before = relay.count()
     code, _ = agentopt(project, "eval", "run", "--limit", "2", "--max-errors", "100")
-    assert code in (0, 1)
+    assert code == 0
     assert not [r for r in relay.chat_requests[before:] if is_judge_call(r.body)]
 
 
@@ -70,7 +70,7 @@ def test_a_tool_using_agent_round_trips_through_prompted_tools(
     llama: Server, relay: FakeOpenAI, tmp_path: Path
 ) -> None:
     project, code, out = run_tool_agent(tmp_path, relay.base_url)
-    assert code in (0, 1), out
+    assert code == 0, out
     check_tool_run(project, relay, out)
 
 
@@ -154,7 +154,7 @@ def test_optimize_with_the_server_as_reflection_model(
         project, "optimize", "--dataset", str(small), "--max-candidates", "1",
         "--max-stalls", "1", "--targets", "instructions",
     )  # fmt: skip
-    assert code in (0, 1), out
+    assert code == 0, out
     reflections = [
         r.body for r in relay.chat_requests if "improved_instructions" in json.dumps(r.body)
     ]

@@ -71,7 +71,7 @@ def test_embedded_model_plays_the_example_agent_with_mocked_tools(project: Path)
         ["-C", str(project), "--no-prompt", "eval", "run", "--filter", "standard_time",
          "--limit", "1"],
     )  # fmt: skip
-    assert result.exit_code in (0, 1), result.output
+    assert result.exit_code == 0, result.output
     task = results(project)["tasks"][0]
     assert task["response"].strip() and not task["response"].lstrip().startswith('{"tool_calls"')
     for call in task["tool_calls"]:
@@ -126,7 +126,7 @@ def test_a_simulated_conversation_on_the_embedded_model(project: Path) -> None:
     )
     args = ["-C", str(project), "--no-prompt", "eval", "run"]
     first = runner.invoke(app, args)
-    assert first.exit_code in (0, 1), first.output
+    assert first.exit_code == 0, first.output
     run = results(project)
     [done] = run["tasks"]
     turns = done["turns"]

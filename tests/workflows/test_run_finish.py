@@ -153,7 +153,7 @@ def test_a_secret_in_tasks_and_answers_reaches_no_file_of_the_run(
         args += ["--agent-model", f"compat:fake@{srv.base_url}", "--evaluator", "ExactMatch"]
         result = runner.invoke(app, args)
         assert secret in srv.last.body["messages"][-1]["content"]  # the agent was asked it
-    assert result.exit_code in (0, 1), result.output
+    assert result.exit_code == 0, result.output
     run_dir = sorted((project / ".agentopt" / "runs").iterdir())[-1]
     written = {p.name: p.read_bytes() for p in run_dir.iterdir()}
     assert {"journal.jsonl", "results.json"} <= set(written)

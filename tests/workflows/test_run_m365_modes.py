@@ -178,7 +178,7 @@ def test_every_current_valid_example_runs_and_its_output_validates(
             "--eval-model", f"compat:judge@{url}", "--max-errors", "100000",
             "--output", "filled.json",
         )  # fmt: skip
-    assert code in (0, 1), out
+    assert code == 0, out
     filled = json.loads((project / "filled.json").read_text())
     validate_output(filled)
     source = json.loads((VALID / example).read_text())
@@ -210,7 +210,7 @@ def test_every_example_with_captured_responses_replays_under_evaluate_only(
             "--output", "filled.json",
         )  # fmt: skip
         assert agent_requests(srv) == []
-    assert code in (0, 1), out
+    assert code == 0, out
     filled = json.loads((project / "filled.json").read_text())
     validate_output(filled)
     for before, after in zip(source["items"], filled["items"], strict=True):
@@ -235,7 +235,7 @@ def test_upstream_custom_evaluators_example_runs_its_prompty_judges(project: Pat
             "--eval-model", f"compat:judge@{url}", "--output", "filled.json",
         )  # fmt: skip
         judged = [r for r in srv.chat_requests if (r.body or {}).get("model") == "judge"]
-    assert code in (0, 1), out
+    assert code == 0, out
     filled = json.loads((project / "filled.json").read_text())
     validate_output(filled)
     tone, consistency, accuracy = (item["scores"] for item in filled["items"])
@@ -270,7 +270,7 @@ def test_task_completion_evaluator_is_refused_naming_the_version_that_dropped_it
             project, "--prompts-file", "e.json", "--agent-model", f"compat:agent@{url}",
             "--eval-model", f"compat:judge@{url}",
         )  # fmt: skip
-    assert code in (0, 1), out  # a project that defines it runs its own
+    assert code == 0, out  # a project that defines it runs its own
 
 
 def remote_tool_agent(plan: dict[str, str]):

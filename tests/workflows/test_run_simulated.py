@@ -98,7 +98,7 @@ def test_a_goal_never_reached_stops_at_desired_num_turns(project: Path) -> None:
         install(srv, lambda n: continue_with(f"still waiting ({n})"), lambda n: "Hmm.")
         write_suite(project, srv.base_url, [REFUND])
         code, out = run(project)
-        assert code in (0, 1), out
+        assert code == 0, out
         task = task_result(project)
         assert len(task["turns"]) == 3
         assert task["simulation"]["reason"] == "max_turns"
