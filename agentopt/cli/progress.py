@@ -18,13 +18,17 @@ from rich.progress import (
     Progress as RichProgress,
 )
 
-from agentopt.core.heartbeat import HEARTBEAT_S, Heartbeat
-from agentopt.reports.formatting import tally_text
+from agentopt.core import heartbeat
+from agentopt.core.heartbeat import Heartbeat
+from agentopt.reports.formatting import tally_text, tokens_text
 from agentopt.workflows.events import Progress
 
 
 class TerminalSink:
-    """Progress sink used by the CLI."""
+    """Progress sink used by the CLI. Besides the tally, its lines say what is in flight
+    (answering, judging) and the model layer's tokens/s, so a slow judge on a CPU model reads
+    as working: on a terminal the bar's text is refreshed every second, in plain output the
+    heartbeat line carries them."""
 
     def __init__(
         self,
@@ -32,13 +36,14 @@ class TerminalSink:
         *,
         quiet: bool = False,
         every_s: float = 5.0,
-        heartbeat_s: float = HEARTBEAT_S,
+        heartbeat_s: float | None = None,
     ) -> None:
         self.console = console
         self.quiet = quiet
         self.every_s = every_s
         self._progress: Progress | None = None
-        self._heartbeat = Heartbeat(self._still_running, quiet_s=heartbeat_s)
+        quiet_s = heartbeat.HEARTBEAT_S if heartbeat_s is None else heartbeat_s
+        self._heartbeat = Heartbeat(self._still_running, quiet_s=quiet_s)
         self._bar: RichProgress | None = None
         self._task: TaskID | None = None
         self._last_line = 0.0
@@ -49,6 +54,14 @@ class TerminalSink:
         tally = tally_text(p.counts) + (f" ({p.source}'s count)" if p.source else "")
         failed = f" · failed calls {p.counts.failed_calls}" if p.counts.failed_calls else ""
         return f"{tally}{failed}  ${p.cost_usd:.4f}"
+
+    @staticmethod
+    def _in_flight(p: Progress) -> str:
+        """` · answering 1 · judging 2 · 154 tokens at 3.2 tok/s` (what is under way)."""
+        parts = [f"{name} {n}" for name, n in (("answering", p.answering), ("judging", p.judging))
+                 if n]  # fmt: skip
+        tokens = tokens_text(p.meter)
+        return "".join(f" · {part}" for part in [*parts, tokens] if part)
 
     def start(self, progress: Progress, title: str) -> None:
         self._t0 = time.monotonic()
@@ -66,12 +79,23 @@ class TerminalSink:
             )
             self._bar.start()
             self._task = self._bar.add_task(
-                title, total=progress.total, completed=progress.done, info=self._fields(progress)
+                title, total=progress.total, completed=progress.done, info=self._info(progress)
             )
+            self._progress = progress
+            self._heartbeat = Heartbeat(self._refresh, quiet_s=1.0)
+            self._heartbeat.start()
         else:
             self.console.print(f"{title}: {progress.total} to run ({progress.skipped} resumed)")
             self._progress = progress
             self._heartbeat.start()
+
+    def _info(self, p: Progress) -> str:
+        return f"{self._fields(p)}{self._in_flight(p)}"
+
+    def _refresh(self, _silent_s: float) -> None:
+        """On a terminal: the bar's text again (tokens/s moves while nothing finishes)."""
+        if self._bar is not None and self._task is not None and self._progress is not None:
+            self._bar.update(self._task, info=self._info(self._progress))
 
     def _still_running(self, silent_s: float) -> None:
         """The plain-output heartbeat: nothing finished for a while, but the run is alive."""
@@ -80,15 +104,16 @@ class TerminalSink:
             return
         elapsed = time.monotonic() - self._t0
         self.console.print(
-            f"  … {p.done}/{p.total} done, still running  {self._fields(p)}  {elapsed:.0f}s  "
-            f"(nothing finished for {silent_s:.0f}s)"
+            f"  … {p.done}/{p.total} done, still running{self._in_flight(p)}  "
+            f"{self._fields(p)}  {elapsed:.0f}s  (nothing finished for {silent_s:.0f}s)"
         )
 
     def update(self, progress: Progress, last: str) -> None:
         if self.quiet:
             return
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, completed=progress.done, info=self._fields(progress))
+            self._progress = progress
+            self._bar.update(self._task, completed=progress.done, info=self._info(progress))
             return
         self._progress = progress
         now = time.monotonic()
@@ -97,7 +122,7 @@ class TerminalSink:
             self._heartbeat.beat()
             elapsed = now - self._t0
             self.console.print(
-                f"  {progress.done}/{progress.total} done  {self._fields(progress)}  "
+                f"  {progress.done}/{progress.total} done  {self._info(progress)}  "
                 f"{elapsed:.0f}s  (last: {last})"
             )
 
@@ -178,10 +203,9 @@ class PhaseLines:
             parts = [self._name]
             if self._total is not None:
                 parts[0] += f": {self._done}/{self._total} {self._unit}".rstrip()
-            tokens = int(getattr(self._meter, "tokens", 0) or 0) - self._tokens0
-            rate = float(self._meter.rate()) if self._meter is not None else 0.0
+            tokens = tokens_text(self._meter, self._tokens0)
             if tokens:
-                parts.append(f"{tokens} tokens" + (f" at {rate:.1f} tok/s" if rate else ""))
+                parts.append(tokens)
             parts.append(f"{elapsed:.0f}s")
             if self._total and 0 < self._done < self._total:
                 left = elapsed / self._done * (self._total - self._done)

@@ -230,7 +230,7 @@ class CallLayer:
             body=lambda: response.model_dump(mode="json", exclude_none=True),
             secrets=secrets,
         )
-        if key is not None and self._cache is not None and _is_complete(response):
+        if key is not None and self._cache is not None and _is_complete(response, request, pool):
             payload = response.model_dump(mode="json", exclude={"cached", "latency_s", "cost_usd"})
             # The same matcher as results and reports: a server that echoes the request's
             # Authorization header must not leave the key in cache.sqlite (a CI artifact).
@@ -507,11 +507,18 @@ def _cached_response(
         return None
 
 
-def _is_complete(response: ChatResponse) -> bool:
-    """Only whole answers are cached: a truncated or filtered answer is not worth replaying."""
-    if response.finish_reason not in COMPLETE_FINISH_REASONS:
+def _is_complete(response: ChatResponse, request: ChatRequest, pool: str) -> bool:
+    """Only whole answers are cached: a filtered, empty or cut-off reply is not worth replaying.
+
+    Except an agent's plain answer cut at its own `max_tokens`: that is the answer the run
+    scored, so an unchanged rerun must replay it — asked again, a server with a prompt cache
+    (llama.cpp's, by default) answers differently even at temperature 0."""
+    if not (response.text.strip() or response.tool_calls):
         return False
-    return bool(response.text.strip() or response.tool_calls)
+    if response.finish_reason in COMPLETE_FINISH_REASONS:
+        return True
+    plain = request.response_format is None and not response.tool_calls
+    return response.finish_reason == "length" and pool == "agent" and plain
 
 
 def _wire_body(provider: Any, model: str, request: ChatRequest) -> Any:

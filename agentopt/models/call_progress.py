@@ -45,12 +45,17 @@ class TokenMeter:
             while len(self._marks) > 2 and self._marks[1][0] < now - self._window_s:
                 self._marks.popleft()
 
-    def rate(self) -> float:
-        """Tokens per second lately (0.0 until two ticks are at least a second apart)."""
+    def rate(self, since: int = 0) -> float:
+        """Tokens per second lately (0.0 until two ticks are at least a second apart).
+
+        With `since` (the count when a phase began), only the tokens after it: from the
+        phase's first token to its last, so the burst of an earlier phase's calls is not read
+        as this phase's speed."""
         with self._lock:
-            if len(self._marks) < 2:
-                return 0.0
-            (t0, n0), (t1, n1) = self._marks[0], self._marks[-1]
+            marks = [m for m in self._marks if m[1] > since] if since else list(self._marks)
+        if len(marks) < 2:
+            return 0.0
+        (t0, n0), (t1, n1) = marks[0], marks[-1]
         span = t1 - t0
         return (n1 - n0) / span if span >= 1.0 else 0.0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.outcomes import OUTCOME_ORDER, OutcomeCounts, outcome_rank
@@ -14,6 +14,9 @@ from agentopt.contracts.run_results import RunResults
 from agentopt.contracts.scores import PRECEDENCE, worst
 from agentopt.contracts.simulation import SIMULATOR_FAILED, SimulationEnd
 from agentopt.contracts.task_record import TaskOutcome, iter_results
+
+if TYPE_CHECKING:
+    from agentopt.models.call_progress import TokenMeter
 
 STATUS_ORDER = {s: outcome_rank(s) for s in reversed(OUTCOME_ORDER)}
 """Outcome → rank by `contracts.outcomes` (higher is better): how every report sorts tasks."""
@@ -33,6 +36,16 @@ LEGEND = "partial = an evaluator could not decide · error = the agent failed"
 def tally_text(counts: OutcomeCounts) -> str:
     """Task runs by outcome: `pass 4 · fail 2 · partial 1 · error 1`."""
     return " · ".join(f"{word} {getattr(counts, key)}" for key, word in OUTCOME_WORDS.items())
+
+
+def tokens_text(meter: TokenMeter | None, since: int = 0) -> str:
+    """`154 tokens at 3.2 tok/s`: output tokens the model layer made since `since` and how fast
+    lately, so a slow local model reads as progressing; empty before the first token."""
+    tokens = meter.tokens - since if meter is not None else 0
+    if meter is None or tokens <= 0:
+        return ""
+    rate = meter.rate(since)
+    return f"{tokens} tokens" + (f" at {rate:.1f} tok/s" if rate else "")
 
 
 def calls_text(counts: OutcomeCounts, by_kind: dict[str, int] | None = None) -> str:

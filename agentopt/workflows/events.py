@@ -4,9 +4,12 @@ terminal, plain periodic lines otherwise), so library users can plug in their ow
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agentopt.contracts.outcomes import OutcomeCounts
+
+if TYPE_CHECKING:
+    from agentopt.models.call_progress import TokenMeter
 
 
 @dataclass
@@ -22,6 +25,12 @@ class Progress:
     """Already finished in the journal (resume)."""
     source: str = ""
     """Whose tally `counts` is when it is not agentopt's own (e.g. "Foundry")."""
+    answering: int = 0
+    """Units whose agent is answering right now."""
+    judging: int = 0
+    """Units being scored right now (the judges' calls), so a slow judge shows as such."""
+    meter: TokenMeter | None = None
+    """The run's call-layer token meter: progress lines show tokens/s from it."""
 
     @property
     def passed(self) -> int:

@@ -26,6 +26,7 @@ from agentopt.models import (
     unregister_mock,
 )
 from agentopt.models.cache import ResponseCache
+from agentopt.models.types import Pool
 from tests.fake_openai import FakeOpenAI, text
 from tests.models.helpers import fast_settings
 
@@ -35,11 +36,14 @@ def ask(content: str = "hello", **kwargs: Any) -> ChatRequest:
 
 
 def complete_all(
-    project: Path, calls: list[tuple[str, ChatRequest, int]], settings: CallSettings | None = None
+    project: Path,
+    calls: list[tuple[str, ChatRequest, int]],
+    settings: CallSettings | None = None,
+    pool: Pool = "judge",
 ) -> tuple[list[Any], Any]:
     async def main() -> tuple[list[Any], Any]:
         async with CallLayer(project, settings or fast_settings()) as layer:
-            out = [await layer.complete(m, r, pool="judge", repeat=k) for m, r, k in calls]
+            out = [await layer.complete(m, r, pool=pool, repeat=k) for m, r, k in calls]
             return out, layer.stats()
 
     return asyncio.run(main())
@@ -105,6 +109,28 @@ def test_incomplete_answers_are_not_cached(
     complete_all(project, [("openai:gpt-4.1", ask(), 0)])
     (second,), _ = complete_all(project, [("openai:gpt-4.1", ask(), 0)])
     assert openai_env.count() == 2 and not second.cached
+
+
+def test_an_agent_answer_cut_at_its_max_tokens_is_replayed(
+    openai_env: FakeOpenAI, project: Path
+) -> None:
+    """It is the answer the run scored: asked again, a server with a prompt cache (llama.cpp's)
+    may answer otherwise even at temperature 0, and the rerun would judge another answer."""
+    openai_env.queue(text("Our return window is", finish_reason="length"), text("Other words"))
+    complete_all(project, [("openai:gpt-4.1", ask(max_tokens=5), 0)], pool="agent")
+    (again,), _ = complete_all(project, [("openai:gpt-4.1", ask(max_tokens=5), 0)], pool="agent")
+    assert again.cached and again.text == "Our return window is"
+    assert openai_env.count() == 1
+
+
+def test_a_cut_structured_agent_reply_is_not_cached(openai_env: FakeOpenAI, project: Path) -> None:
+    """A JSON reply cut short (prompted tools, a schema) is broken, not an answer."""
+    cut = text('{"tool": "get_or', finish_reason="length")
+    openai_env.queue(cut, cut)
+    request = ask(max_tokens=5, response_format={"type": "json_object"})
+    complete_all(project, [("openai:gpt-4.1", request, 0)], pool="agent")
+    (again,), _ = complete_all(project, [("openai:gpt-4.1", request, 0)], pool="agent")
+    assert not again.cached and openai_env.count() == 2
 
 
 def test_no_cache_bypasses_reads_but_still_writes(openai_env: FakeOpenAI, project: Path) -> None:

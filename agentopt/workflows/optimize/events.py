@@ -6,10 +6,14 @@ from __future__ import annotations
 from typing import Protocol
 
 from agentopt.contracts.optimize_job import CandidateRecord, JobRecord
+from agentopt.models.call_progress import TokenMeter
 
 
 class OptimizeSink(Protocol):
     """Receives the loop's progress."""
+
+    def attach(self, meter: TokenMeter) -> None:
+        """The job's call-layer token meter (tokens/s of the phase under way)."""
 
     def status(self, message: str) -> None:
         """What is being done right now (transient)."""
@@ -29,6 +33,9 @@ class OptimizeSink(Protocol):
 
 class NullOptimizeSink:
     """Ignores everything (library use, tests)."""
+
+    def attach(self, meter: TokenMeter) -> None:
+        return None
 
     def status(self, message: str) -> None:
         return None

@@ -259,6 +259,7 @@ async def _run_on(prepared: PreparedJob, sink: OptimizeSink, executor: Executor)
         on_notice=lambda message: None if message in shown else sink.notice(message),
         state=executor.call_state,
     )
+    sink.attach(layer.meter)  # status lines show the phase's tokens/s
     prepared.store.create()
     ctx = _context(prepared, layer, sink, executor)
     ctx.save()  # on disk before the journal's first line (JobStore._write_lines)

@@ -214,6 +214,11 @@ class Search:
                 leaks=self.leaks,
                 start=ctx.definitions[BASELINE_ID],
             )
+            if plan.strategy.needs_model and ctx.optimization_model:
+                ctx.sink.status(
+                    f"proposal {plan.number}: reflecting with {ctx.optimization_model} "
+                    f"({plan.strategy.name} from {plan.parent})"
+                )
             out.proposal = await plan.strategy.propose(pctx)
         except NoProposal as exc:
             out.reason, out.exhausted, out.leaks = exc.reason, exc.exhausted, exc.leaks

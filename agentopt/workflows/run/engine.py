@@ -20,10 +20,11 @@ process), or a cluster runner that plays the same `run_unit` on a Ray worker (`w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from agentopt.agents.base import AgentTarget, RunConfig
 from agentopt.contracts.run_journal import RunJournalEntry, TurnJournalEntry
@@ -145,6 +146,21 @@ class RunEngine:
         self.cancel = asyncio.Event()
         self.runner: UnitRunner = runner or self
         self._errors = 0
+        self._live: Progress | None = None
+        """The run's progress while `run` runs: what is answering or judging right now."""
+
+    @contextlib.contextmanager
+    def _phase(self, name: Literal["answering", "judging"]) -> Iterator[None]:
+        """Count a unit in `name` while it is there, so the progress line can say what a
+        silent minute is spent on (a slow judge, a slow agent)."""
+        live = self._live
+        if live is not None:
+            setattr(live, name, getattr(live, name) + 1)
+        try:
+            yield
+        finally:
+            if live is not None:
+                setattr(live, name, getattr(live, name) - 1)
 
     def units(
         self, done: set[tuple[int, int]], answered: dict[tuple[int, int], Transcript] | None = None
@@ -192,20 +208,25 @@ class RunEngine:
             played=list(journal.played.turns) if journal else [],
             on_turn=journal.turn if journal else None,
         )
-        transcript = answered if answered is not None else await self.target.run(task, config)
+        if answered is not None:
+            transcript = answered
+        else:
+            with self._phase("answering"):
+                transcript = await self.target.run(task, config)
         if user is not None:
             transcript = _ended(transcript, user)
-        score = await score_unit(
-            task,
-            transcript,
-            repeat=repeat,
-            configured=self.spec.evaluators,
-            dataset=self.spec.dataset,
-            cache=self.evaluators,
-            level=sim.level,
-            simulated=simulated,
-            agent_name=self.spec.agent.name,
-        )
+        with self._phase("judging"):
+            score = await score_unit(
+                task,
+                transcript,
+                repeat=repeat,
+                configured=self.spec.evaluators,
+                dataset=self.spec.dataset,
+                cache=self.evaluators,
+                level=sim.level,
+                simulated=simulated,
+                agent_name=self.spec.agent.name,
+            )
         record = repeat_record(task, transcript, score, level=sim.level)
         return UnitResult(score=score, record=record, transcript=transcript)
 
@@ -228,6 +249,8 @@ class RunEngine:
         if self.store is None:
             raise ValueError("RunEngine.run needs a RunStore (run_unit alone does not)")
         store = self.store
+        progress.meter = self.layer.meter
+        self._live = progress
         pending = self.units(store.done_keys(), store.reusable_transcripts())
         played = store.played()
         sim = self.spec.simulator
