@@ -72,6 +72,7 @@ def test_two_models_by_two_instructions_is_one_report_with_four_columns(suite: P
         )
         assert code == 0, out
         assert srv.count("/chat/completions") == 4 * TASKS  # 80 agent answers, no judge
+        [first] = (suite / ".agentopt" / "matrices").iterdir()  # ids sort by the second only
         again, out2 = matrix_run(suite, srv.base_url)
         assert again == 0, out2
         assert srv.count("/chat/completions") == 4 * TASKS  # the rerun: 0 calls
@@ -97,9 +98,8 @@ def test_two_models_by_two_instructions_is_one_report_with_four_columns(suite: P
     assert "beyond noise" in out
 
     # Each variant is an ordinary run tagged with the matrix; the matrix names them.
-    matrices = sorted((suite / ".agentopt" / "matrices").iterdir())
-    assert len(matrices) == 2
-    record = load_matrix(matrices[0] / "matrix.json")
+    assert len(list((suite / ".agentopt" / "matrices").iterdir())) == 2
+    record = load_matrix(first / "matrix.json")
     assert [r.label for r in record.runs] == heads
     for run in record.runs:
         res = load_results(suite / ".agentopt" / "runs" / run.run_id / "results.json")
