@@ -35,6 +35,7 @@ from agentopt.evaluators.deterministic.retrieval_executions import (
 from agentopt.evaluators.deterministic.retrieval_options import (
     PINNED_THRESHOLD,
     ResultOptions,
+    RetrievalResultOptions,
     pinned_threshold,
     result_options,
 )
@@ -74,6 +75,7 @@ class Matching:
     description="The agent's retrieval for a capability returned the expected content within "
     "max_rank (verbatim, else judged by an entailment judge when a judge model is set).",
     needs=("tool_calls",),
+    options=RetrievalResultOptions,
 )
 class RetrievalResult(EvaluatorBase):
     """Passes when every expected item is matched and at least `min_expected_count` hits were
