@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -32,15 +32,15 @@ from agentopt.models.cache_key import chat_cache_key, embed_cache_key
 from agentopt.models.call_progress import CallProgress, TokenMeter
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
 from agentopt.models.calllog import log_request, log_response
-from agentopt.models.capabilities import (
-    SELF_HOSTED_TYPES,
-    ServerCapabilities,
-    SpeedMemory,
-    grammar_decoded,
-)
+from agentopt.models.capabilities import ServerCapabilities, SpeedMemory, grammar_decoded
 from agentopt.models.cost import CostEstimate, PriceTable, Totals, estimate
-from agentopt.models.providers.base import CURRENT_REPEAT
-from agentopt.models.providers.registry import build_provider, ignored_key_notices, is_free
+from agentopt.models.providers.base import CURRENT_REPEAT, Provider
+from agentopt.models.providers.registry import (
+    build_provider,
+    capabilities_of,
+    ignored_key_notices,
+    is_free,
+)
 from agentopt.models.resolve import DEFAULT_EMBED_MODEL, ModelRef, fallback_notice, resolve_model
 from agentopt.models.retry import RetryPolicy
 from agentopt.models.settings import CallSettings, ProviderConfig
@@ -50,9 +50,8 @@ from agentopt.models.types import POOLS, ChatRequest, ChatResponse, Embeddings, 
 __all__ = ["CallLayer", "CallSettings", "CallStats", "ProviderConfig"]
 
 log = logging.getLogger("agentopt.models")
-COMPLETE_FINISH_REASONS = frozenset({"stop", "tool_calls"})
+COMPLETE_REASONS = frozenset({"stop", "tool_calls"})
 EMBED_BATCH = 256
-IN_PROCESS_PROVIDERS = frozenset({"local", "mock"})
 
 
 class CallStats(BaseModel):
@@ -121,7 +120,7 @@ class CallLayer:
         self._run_deadline = (
             self._clock() + self.settings.run_deadline_s if self.settings.run_deadline_s else None
         )
-        self._providers: dict[tuple[str, str | None], Any] = {}
+        self._providers: dict[tuple[str, str | None], Provider] = {}
         self._refs: dict[tuple[str, str], ModelRef] = {}
         self._fallbacks: set[str] = set()
         self._servers: dict[str, ServerCapabilities] = {}
@@ -182,7 +181,7 @@ class CallLayer:
             raise
 
     async def _complete_once(
-        self, ref: ModelRef, provider: Any, request: ChatRequest, pool: str, repeat: int
+        self, ref: ModelRef, provider: Provider, request: ChatRequest, pool: str, repeat: int
     ) -> ChatResponse:
         key = None
         if self._cache is not None:
@@ -196,20 +195,20 @@ class CallLayer:
             if self.settings.use_cache:
                 # Masked on the way out too: a row an older version stored, or one holding a
                 # secret that was not known when it was written, is never replayed verbatim.
-                secrets = list(getattr(provider, "secrets", []))
+                secrets = list(provider.secrets)
                 hit = _cached_response(await self._cache.get(key), secrets, ref.provider)
                 if hit is not None:
                     self.ledger.record_hit(pool)
                     return hit
         self._check_run_deadline(ref)
         self.ledger.start_call()
-        secrets = list(getattr(provider, "secrets", []))
+        secrets = list(provider.secrets)
         log_request(
             provider=ref.provider,
             model=ref.model,
             pool=pool,
             attempt=1,
-            body=lambda: _wire_body(provider, ref.model, request),
+            body=lambda: provider.wire_request(ref.model, request),
             secrets=secrets,
         )
         CURRENT_REPEAT.set(repeat)
@@ -255,7 +254,7 @@ class CallLayer:
             return []
         ref = self.resolve(model or DEFAULT_EMBED_MODEL, purpose="embed")
         provider = self._provider(ref)
-        if not hasattr(provider, "embed"):
+        if not provider.embeds:
             raise ModelCallError(
                 f"provider '{ref.provider}' has no embeddings endpoint",
                 kind="bad_request",
@@ -344,9 +343,7 @@ class CallLayer:
         """Close provider clients and flush the cache's hit counters."""
         providers, self._providers = list(self._providers.values()), {}
         for provider in providers:
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
+            await provider.aclose()
         await self.state.aclose()
 
     # -- internals ---------------------------------------------------------------------------
@@ -359,7 +356,7 @@ class CallLayer:
         else:
             log.warning("%s", text)
 
-    def _provider(self, ref: ModelRef) -> Any:
+    def _provider(self, ref: ModelRef) -> Provider:
         key = (ref.provider, ref.config.base_url)
         provider = self._providers.get(key)
         if provider is None:
@@ -371,9 +368,9 @@ class CallLayer:
             self._providers[key] = provider
         return provider
 
-    def _server(self, ref: ModelRef, provider: Any) -> ServerCapabilities | None:
-        """The capability memory of a remote server + model (None: local and mock models)."""
-        if ref.type in IN_PROCESS_PROVIDERS:
+    def _server(self, ref: ModelRef, provider: Provider) -> ServerCapabilities | None:
+        """The capability memory of a remote server + model (None: in-process models)."""
+        if capabilities_of(ref.type).in_process:
             return None
         if ref.qualified not in self._servers:
             key = (ref.type, str(provider.base_url), ref.model)
@@ -405,7 +402,7 @@ class CallLayer:
         _check_pool(pool)
         return self.state.limiter(pool).slot()
 
-    async def _speed(self, ref: ModelRef, provider: Any) -> SpeedMemory | None:
+    async def _speed(self, ref: ModelRef, provider: Provider) -> SpeedMemory | None:
         """The measured speed of a local or self-hosted model (None: hosted APIs)."""
         if not deadlines.watched(ref.type):
             return None
@@ -419,9 +416,9 @@ class CallLayer:
     async def _attempts(
         self,
         ref: ModelRef,
-        provider: Any,
+        provider: Provider,
         pool: str,
-        send: Callable[[], Any],
+        send: Callable[[], Awaitable[ChatResponse | Embeddings]],
         request: ChatRequest | None = None,
     ) -> Any:
         speed = await self._speed(ref, provider)
@@ -432,7 +429,7 @@ class CallLayer:
             model=ref.model,
             pool=pool,
             base_url=provider.base_url,
-            secrets=tuple(getattr(provider, "secrets", [])),
+            secrets=tuple(provider.secrets),
         )
         try:
             outcome = await run_attempts(
@@ -475,10 +472,12 @@ class CallLayer:
 def _own_server(ref: ModelRef) -> bool:
     """A server the user runs (compat/ollama/vllm, or any provider on loopback): priced only
     by eval.yaml `options.prices`, never at a vendor's list price."""
-    return ref.type in SELF_HOSTED_TYPES or ref.local_server
+    return capabilities_of(ref.type).self_hosted or ref.local_server
 
 
-def _embed_call(provider: Any, ref: ModelRef, batch: list[str]) -> Callable[[], Any]:
+def _embed_call(
+    provider: Provider, ref: ModelRef, batch: list[str]
+) -> Callable[[], Awaitable[Embeddings]]:
     return lambda: provider.embed(ref.model, batch)
 
 
@@ -508,14 +507,9 @@ def _cached_response(
 
 
 def _is_complete(response: ChatResponse) -> bool:
-    """Only whole answers are cached: a truncated or filtered answer is not worth replaying."""
-    if response.finish_reason not in COMPLETE_FINISH_REASONS:
+    """Only whole answers are cached: a truncated or filtered answer is not worth replaying.
+    An answer whose provider reports no `finish_reason` is taken as whole (it is used as
+    whole everywhere else; see `providers.base`)."""
+    if response.finish_reason is not None and response.finish_reason not in COMPLETE_REASONS:
         return False
     return bool(response.text.strip() or response.tool_calls)
-
-
-def _wire_body(provider: Any, model: str, request: ChatRequest) -> Any:
-    wire = getattr(provider, "wire_request", None)
-    if wire is not None:
-        return wire(model, request)
-    return request.model_dump(mode="json", exclude_none=True)

@@ -140,9 +140,9 @@ class RetrievalResult(EvaluatorBase):
         it gives no usable verdict)."""
         items = opts.expected_items
         claims = [Claim(id=f"item_{i + 1}", text=items[i]) for i in undecided]
-        outcome = await judge_entailment(
-            self.context.layer, model, claims, hits, repeat=sample.repeat
-        )
+        layer = self.context.layer
+        assert layer is not None  # no judge model without a layer (`_judge_model`)
+        outcome = await judge_entailment(layer, model, claims, hits, repeat=sample.repeat)
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=model)
         matching.cost = outcome.cost
