@@ -8,6 +8,8 @@
 
 Order of concerns: resolve the name → cache → budget → limiter → retry → provider → usage/cost
 → cache write. Providers stay dumb; everything cross-cutting is here. One event loop per layer.
+What the cache keeps of a call and how it replays it is `call_cache.py`; this module decides
+when to ask it.
 """
 
 from __future__ import annotations
@@ -20,15 +22,13 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core import limits
 from agentopt.core.errors import ModelCallError
-from agentopt.core.redaction import current as current_redactor
 from agentopt.models import deadlines
 from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
-from agentopt.models.cache import payload_json
-from agentopt.models.cache_key import chat_cache_key, embed_cache_key
+from agentopt.models.call_cache import CallCache
 from agentopt.models.call_progress import CallProgress, TokenMeter
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
 from agentopt.models.calllog import log_request, log_response
@@ -50,7 +50,6 @@ from agentopt.models.types import POOLS, ChatRequest, ChatResponse, Embeddings, 
 __all__ = ["CallLayer", "CallSettings", "CallStats", "ProviderConfig"]
 
 log = logging.getLogger("agentopt.models")
-COMPLETE_REASONS = frozenset({"stop", "tool_calls"})
 EMBED_BATCH = 256
 
 
@@ -125,7 +124,7 @@ class CallLayer:
         self._fallbacks: set[str] = set()
         self._servers: dict[str, ServerCapabilities] = {}
         self._speeds: dict[str, SpeedMemory] = {}
-        self._cache = self.state.cache
+        self._cache = CallCache(self.state.cache, read=self.settings.use_cache)
         self.meter = TokenMeter()
         """Output tokens of every call, streamed ones as they come (progress lines read it)."""
 
@@ -183,23 +182,11 @@ class CallLayer:
     async def _complete_once(
         self, ref: ModelRef, provider: Provider, request: ChatRequest, pool: str, repeat: int
     ) -> ChatResponse:
-        key = None
-        if self._cache is not None:
-            key = chat_cache_key(
-                provider_type=ref.type,
-                base_url=provider.base_url,
-                model=ref.model,
-                request=request,
-                repeat=repeat,
-            )
-            if self.settings.use_cache:
-                # Masked on the way out too: a row an older version stored, or one holding a
-                # secret that was not known when it was written, is never replayed verbatim.
-                secrets = list(provider.secrets)
-                hit = _cached_response(await self._cache.get(key), secrets, ref.provider)
-                if hit is not None:
-                    self.ledger.record_hit(pool)
-                    return hit
+        key = self._cache.chat_key(ref, provider, request, repeat)
+        hit = await self._cache.replay(key, provider, ref.provider)
+        if hit is not None:
+            self.ledger.record_hit(pool)
+            return hit
         self._check_run_deadline(ref)
         self.ledger.start_call()
         secrets = list(provider.secrets)
@@ -229,19 +216,7 @@ class CallLayer:
             body=lambda: response.model_dump(mode="json", exclude_none=True),
             secrets=secrets,
         )
-        if key is not None and self._cache is not None and _is_complete(response):
-            payload = response.model_dump(mode="json", exclude={"cached", "latency_s", "cost_usd"})
-            # The same matcher as results and reports: a server that echoes the request's
-            # Authorization header must not leave the key in cache.sqlite (a CI artifact).
-            # One serialisation, scanned and stored; walked only when the scan finds a mark.
-            text = payload_json(payload)
-            matcher = current_redactor(secrets)
-            if not matcher.json_text_clean(text):
-                payload = matcher.data(payload)
-                text = payload_json(payload)
-            await self._cache.put(
-                key, kind="chat", provider=ref.type, model=ref.model, payload=payload, text=text
-            )
+        await self._cache.keep(key, ref, response, secrets)
         await self.state.sync()
         return response
 
@@ -262,20 +237,8 @@ class CallLayer:
                 model=ref.model,
             )
         unique = list(dict.fromkeys(texts))
-        keys = {
-            t: embed_cache_key(
-                provider_type=ref.type, base_url=provider.base_url, model=ref.model, text=t
-            )
-            for t in unique
-        }
-        found: dict[str, list[float]] = {}
-        if self._cache is not None and self.settings.use_cache:
-            cached = await self._cache.get_many(list(keys.values()))
-            found = {
-                t: cached[k]["vector"]
-                for t, k in keys.items()
-                if isinstance(cached.get(k, {}).get("vector"), list)
-            }
+        keys = self._cache.vector_keys(ref, provider, unique)
+        found = await self._cache.vectors(keys)
         missing = [t for t in unique if t not in found]
         if not missing:
             self.ledger.record_hit(pool)
@@ -296,13 +259,7 @@ class CallLayer:
             cost = self._cost(ref, [ref.model], result.usage)
             self.ledger.record_call(pool, result.usage, cost, retries=outcome.retries)
             found.update(zip(batch, result.vectors, strict=True))
-            if self._cache is not None:
-                await self._cache.put_many(
-                    [
-                        (keys[t], "embed", ref.type, ref.model, {"vector": v})
-                        for t, v in zip(batch, result.vectors, strict=True)
-                    ]
-                )
+            await self._cache.keep_vectors(keys, ref, batch, result.vectors)
             await self.state.sync()
         return [found[t] for t in texts]
 
@@ -375,7 +332,7 @@ class CallLayer:
         if ref.qualified not in self._servers:
             key = (ref.type, str(provider.base_url), ref.model)
             self._servers[ref.qualified] = ServerCapabilities(
-                ref.provider, key, ref.config, self._cache, self._notice
+                ref.provider, key, ref.config, self.state.cache, self._notice
             )
         return self._servers[ref.qualified]
 
@@ -409,7 +366,7 @@ class CallLayer:
         speed = self._speeds.get(ref.qualified)
         if speed is None:
             key = (ref.type, str(provider.base_url), ref.model)
-            speed = self._speeds[ref.qualified] = SpeedMemory(ref.type, key, self._cache)
+            speed = self._speeds[ref.qualified] = SpeedMemory(ref.type, key, self.state.cache)
         await speed.load()
         return speed
 
@@ -484,32 +441,3 @@ def _embed_call(
 def _check_pool(pool: str) -> None:
     if pool not in POOLS:
         raise ValueError(f"unknown pool '{pool}' (pools: {', '.join(POOLS)})")
-
-
-def _cached_response(
-    payload: dict[str, Any] | None, secrets: list[str], provider: str
-) -> ChatResponse | None:
-    """A cache entry as a response, secrets masked; an older version's other shape: a miss.
-
-    The entry's JSON is scanned once and walked only when the scan finds something to mask
-    (the walk of every string was 40% of a cached rerun's call layer)."""
-    if payload is None:
-        return None
-    matcher = current_redactor(secrets)
-    if not matcher.json_text_clean(payload_json(payload)):
-        payload = matcher.data(payload)
-    try:
-        return ChatResponse.model_validate(
-            {**payload, "cached": True, "cost_usd": 0.0, "latency_s": 0.0, "provider": provider}
-        )
-    except ValidationError:
-        return None
-
-
-def _is_complete(response: ChatResponse) -> bool:
-    """Only whole answers are cached: a truncated or filtered answer is not worth replaying.
-    An answer whose provider reports no `finish_reason` is taken as whole (it is used as
-    whole everywhere else; see `providers.base`)."""
-    if response.finish_reason is not None and response.finish_reason not in COMPLETE_REASONS:
-        return False
-    return bool(response.text.strip() or response.tool_calls)
