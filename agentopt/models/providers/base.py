@@ -10,7 +10,7 @@ name wherever it matters.
 What the cache needs from an answer is `ChatResponse.finish_reason`: "stop" or "tool_calls" is
 a whole answer, anything else ("length", "content_filter") is not cached. A provider that does
 not report one (None) says nothing against the answer: it is cached like a "stop" when it has
-text or tool calls (`call_layer._is_complete`), rather than silently never.
+text or tool calls (`call_cache.is_complete`), rather than silently never.
 """
 
 from __future__ import annotations
