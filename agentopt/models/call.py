@@ -20,14 +20,15 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.contracts.usage import Usage
 from agentopt.core import limits
 from agentopt.core.errors import ModelCallError
 from agentopt.models import deadlines
-from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
+from agentopt.models.attempts import AttemptFailed, CallTarget, Outcome, run_attempts
 from agentopt.models.call_cache import CallCache
 from agentopt.models.call_progress import CallProgress, TokenMeter
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
@@ -49,6 +50,8 @@ from agentopt.models.types import POOLS, ChatRequest, ChatResponse, Embeddings, 
 
 __all__ = ["CallLayer", "CallSettings", "CallStats", "ProviderConfig"]
 
+R = TypeVar("R", ChatResponse, Embeddings)
+"""What one attempt-run of the call layer returns: a chat answer or embeddings."""
 log = logging.getLogger("agentopt.models")
 EMBED_BATCH = 256
 
@@ -375,9 +378,9 @@ class CallLayer:
         ref: ModelRef,
         provider: Provider,
         pool: str,
-        send: Callable[[], Awaitable[ChatResponse | Embeddings]],
+        send: Callable[[], Awaitable[R]],
         request: ChatRequest | None = None,
-    ) -> Any:
+    ) -> Outcome[R]:
         speed = await self._speed(ref, provider)
         limits = deadlines.windows(ref.type, self.settings, request, speed)
         progress = CallProgress(clock=self._clock, meter=self.meter)
@@ -414,7 +417,7 @@ class CallLayer:
                 await speed.save()
         return outcome
 
-    def _cost(self, ref: ModelRef, names: list[str], usage: Any) -> float:
+    def _cost(self, ref: ModelRef, names: list[str], usage: Usage) -> float:
         if is_free(ref.type):
             return 0.0
         own = _own_server(ref)
