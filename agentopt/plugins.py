@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from agentopt.core.files.agent_definition import AgentDefinition
     from agentopt.core.files.eval_yaml import ProviderConfig
     from agentopt.evaluators.base import BuildContext, EvalSample, Evaluator, EvaluatorBase
+    from agentopt.evaluators.options import EvaluatorOptions, JudgeOptions
     from agentopt.evaluators.registry import evaluator as register_evaluator
-    from agentopt.models.providers.base import Provider
+    from agentopt.models.providers.base import Capabilities, Provider
     from agentopt.models.providers.registry import register_provider
     from agentopt.models.settings import CallSettings
     from agentopt.models.types import ChatRequest, ChatResponse, Message, ToolCall
@@ -50,6 +51,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "register_strategy": ("agentopt.workflows.optimize.strategies.base", "register_strategy"),
     # Providers: the request a provider answers and what it returns.
     "Provider": ("agentopt.models.providers.base", "Provider"),
+    "Capabilities": ("agentopt.models.providers.base", "Capabilities"),
     "ProviderConfig": ("agentopt.core.files.eval_yaml", "ProviderConfig"),
     "CallSettings": ("agentopt.models.settings", "CallSettings"),
     "ChatRequest": ("agentopt.models.types", "ChatRequest"),
@@ -63,6 +65,8 @@ _HOMES: dict[str, tuple[str, str]] = {
     "EvalSample": ("agentopt.evaluators.base", "EvalSample"),
     "BuildContext": ("agentopt.evaluators.base", "BuildContext"),
     "EvalResult": ("agentopt.contracts.eval_result", "EvalResult"),
+    "EvaluatorOptions": ("agentopt.evaluators.options", "EvaluatorOptions"),
+    "JudgeOptions": ("agentopt.evaluators.options", "JudgeOptions"),
     # Agent targets.
     "AgentTarget": ("agentopt.agents.base", "AgentTarget"),
     "AgentDefinition": ("agentopt.core.files.agent_definition", "AgentDefinition"),
@@ -88,6 +92,7 @@ __all__ = [
     "AgentTarget",
     "BuildContext",
     "CallSettings",
+    "Capabilities",
     "ChatRequest",
     "ChatResponse",
     "ConfigError",
@@ -95,7 +100,9 @@ __all__ = [
     "EvalSample",
     "Evaluator",
     "EvaluatorBase",
+    "EvaluatorOptions",
     "Example",
+    "JudgeOptions",
     "Message",
     "NoProposal",
     "Proposal",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         HistoryTurn,
     )
     from agentopt.evaluators.build import EvaluatorCache, build_evaluator
+    from agentopt.evaluators.options import EvaluatorOptions, JudgeOptions
     from agentopt.evaluators.registry import (
         EvaluatorInfo,
         canonical_name,
@@ -65,6 +66,8 @@ _HOMES = {
     "HistoryTurn": "agentopt.evaluators.base",
     "EvaluatorCache": "agentopt.evaluators.build",
     "build_evaluator": "agentopt.evaluators.build",
+    "EvaluatorOptions": "agentopt.evaluators.options",
+    "JudgeOptions": "agentopt.evaluators.options",
     "EvaluatorInfo": "agentopt.evaluators.registry",
     "canonical_name": "agentopt.evaluators.registry",
     "evaluator": "agentopt.evaluators.registry",
@@ -97,8 +100,10 @@ __all__ = [
     "EvaluatorBase",
     "EvaluatorCache",
     "EvaluatorInfo",
+    "EvaluatorOptions",
     "EvaluatorUse",
     "HistoryTurn",
+    "JudgeOptions",
     "PairedDelta",
     "RepeatStats",
     "RunStats",

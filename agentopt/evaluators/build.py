@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, InputError, Problem
@@ -53,6 +53,9 @@ from agentopt.evaluators.code_evaluators import (
 from agentopt.evaluators.code_worker import UserCode
 from agentopt.evaluators.registry import build_registered, lookup, unknown_evaluator
 
+if TYPE_CHECKING:
+    from agentopt.models.call import CallLayer
+
 RUBRIC_FILE = "rubric_dimensions.json"
 _VERSION = re.compile(r"^(?P<name>.+)\.v(?P<version>[0-9A-Za-z][0-9A-Za-z._-]*)\.ya?ml$")
 
@@ -61,7 +64,7 @@ def build_evaluator(
     spec: EvaluatorUse | str | dict[str, Any] | Any,
     *,
     judge_model: str | None = None,
-    layer: Any = None,
+    layer: CallLayer | None = None,
     project_dir: Path | str = ".",
     offload: Offload | None = None,
     run_code: bool = True,
@@ -275,7 +278,7 @@ class EvaluatorCache:
         self,
         *,
         judge_model: str | None = None,
-        layer: Any = None,
+        layer: CallLayer | None = None,
         project_dir: Path | str = ".",
         offload: Offload | None = None,
         run_code: bool = True,

@@ -20,8 +20,9 @@ from typing import Any, Literal, TypeVar
 
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.plugins import EVALUATORS_GROUP, PluginRegistry
-from agentopt.evaluators.base import BuildContext, Evaluator
+from agentopt.evaluators.base import BuildContext, Evaluator, flat_options
 from agentopt.evaluators.builtin_index import builtin_modules
+from agentopt.evaluators.options import EvaluatorOptions, check_options, option_problems
 
 Kind = Literal["deterministic", "judge", "embedding", "rubric", "code", "prompt"]
 Factory = Callable[..., Evaluator]
@@ -39,6 +40,8 @@ class EvaluatorInfo:
         kind: what it needs to run (a judge model, embeddings, nothing).
         description: one line for `--help` and error messages.
         m365_key: the camelCase score key M365 documents use for it, if any.
+        options: the pydantic model of the options it accepts (None: not checked, for
+            plugins that declare none).
     """
 
     name: str
@@ -48,6 +51,7 @@ class EvaluatorInfo:
     description: str = ""
     m365_key: str | None = None
     needs: tuple[str, ...] = field(default_factory=tuple)
+    options: type[EvaluatorOptions] | None = None
 
 
 EVALUATORS: PluginRegistry[EvaluatorInfo] = PluginRegistry(
@@ -67,8 +71,10 @@ def evaluator(
     description: str = "",
     m365_key: str | None = None,
     needs: tuple[str, ...] = (),
+    options: type[EvaluatorOptions] | None = None,
 ) -> Callable[[F], F]:
-    """Register an evaluator factory (a class or function taking `options=` and `context=`)."""
+    """Register an evaluator factory (a class or function taking `options=` and `context=`);
+    `options` is the model its options are checked against before it is built."""
 
     def register(factory: F) -> F:
         keys = [name, *aliases]
@@ -89,6 +95,7 @@ def evaluator(
             description=description or (factory.__doc__ or "").strip().split("\n")[0],
             m365_key=m365_key,
             needs=needs,
+            options=options,
         )
         EVALUATORS.add(name, info)
         for key in keys:
@@ -174,8 +181,23 @@ def unknown_evaluator(
     return ConfigError(problems=[Problem(file, location, message)])
 
 
+def written_options_problems(
+    name: str, options: dict[str, Any], *, file: str, where: str
+) -> list[Problem]:
+    """What is wrong with the options a file gives evaluator `name` at key path `where` (for
+    `eval validate`, the same check `build_registered` makes). Nothing for a name no
+    registered evaluator has, or one that declares no options model: those are checked (or
+    refused) when the evaluator is built."""
+    info = lookup(name)
+    if info is None or info.options is None:
+        return []
+    return option_problems(info.name, info.options, flat_options(options), file=file, where=where)
+
+
 def build_registered(
     info: EvaluatorInfo, options: dict[str, Any], context: BuildContext
 ) -> Evaluator:
-    """Call a registered factory."""
+    """Call a registered factory, its options checked against its declared model first."""
+    if info.options is not None:
+        check_options(info.name, info.options, flat_options(options))
     return info.factory(options=options, context=context)

@@ -8,6 +8,8 @@
 
 Order of concerns: resolve the name → cache → budget → limiter → retry → provider → usage/cost
 → cache write. Providers stay dumb; everything cross-cutting is here. One event loop per layer.
+What the cache keeps of a call and how it replays it is `call_cache.py`; this module decides
+when to ask it.
 """
 
 from __future__ import annotations
@@ -15,32 +17,31 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from agentopt.contracts.usage import Usage
 from agentopt.core import limits
 from agentopt.core.errors import ModelCallError
-from agentopt.core.redaction import current as current_redactor
 from agentopt.models import deadlines
-from agentopt.models.attempts import AttemptFailed, CallTarget, run_attempts
-from agentopt.models.cache import payload_json
-from agentopt.models.cache_key import chat_cache_key, embed_cache_key
+from agentopt.models.attempts import AttemptFailed, CallTarget, Outcome, run_attempts
+from agentopt.models.call_cache import CallCache
 from agentopt.models.call_progress import CallProgress, TokenMeter
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
 from agentopt.models.calllog import log_request, log_response
-from agentopt.models.capabilities import (
-    SELF_HOSTED_TYPES,
-    ServerCapabilities,
-    SpeedMemory,
-    grammar_decoded,
-)
+from agentopt.models.capabilities import ServerCapabilities, SpeedMemory, grammar_decoded
 from agentopt.models.cost import CostEstimate, PriceTable, Totals, estimate
-from agentopt.models.providers.base import CURRENT_REPEAT
-from agentopt.models.providers.registry import build_provider, ignored_key_notices, is_free
+from agentopt.models.providers.base import CURRENT_REPEAT, Provider
+from agentopt.models.providers.registry import (
+    build_provider,
+    capabilities_of,
+    ignored_key_notices,
+    is_free,
+)
 from agentopt.models.resolve import DEFAULT_EMBED_MODEL, ModelRef, fallback_notice, resolve_model
 from agentopt.models.retry import RetryPolicy
 from agentopt.models.settings import CallSettings, ProviderConfig
@@ -49,10 +50,10 @@ from agentopt.models.types import POOLS, ChatRequest, ChatResponse, Embeddings, 
 
 __all__ = ["CallLayer", "CallSettings", "CallStats", "ProviderConfig"]
 
+R = TypeVar("R", ChatResponse, Embeddings)
+"""What one attempt-run of the call layer returns: a chat answer or embeddings."""
 log = logging.getLogger("agentopt.models")
-COMPLETE_FINISH_REASONS = frozenset({"stop", "tool_calls"})
 EMBED_BATCH = 256
-IN_PROCESS_PROVIDERS = frozenset({"local", "mock"})
 
 
 class CallStats(BaseModel):
@@ -121,12 +122,12 @@ class CallLayer:
         self._run_deadline = (
             self._clock() + self.settings.run_deadline_s if self.settings.run_deadline_s else None
         )
-        self._providers: dict[tuple[str, str | None], Any] = {}
+        self._providers: dict[tuple[str, str | None], Provider] = {}
         self._refs: dict[tuple[str, str], ModelRef] = {}
         self._fallbacks: set[str] = set()
         self._servers: dict[str, ServerCapabilities] = {}
         self._speeds: dict[str, SpeedMemory] = {}
-        self._cache = self.state.cache
+        self._cache = CallCache(self.state.cache, read=self.settings.use_cache)
         self.meter = TokenMeter()
         """Output tokens of every call, streamed ones as they come (progress lines read it)."""
 
@@ -182,34 +183,22 @@ class CallLayer:
             raise
 
     async def _complete_once(
-        self, ref: ModelRef, provider: Any, request: ChatRequest, pool: str, repeat: int
+        self, ref: ModelRef, provider: Provider, request: ChatRequest, pool: str, repeat: int
     ) -> ChatResponse:
-        key = None
-        if self._cache is not None:
-            key = chat_cache_key(
-                provider_type=ref.type,
-                base_url=provider.base_url,
-                model=ref.model,
-                request=request,
-                repeat=repeat,
-            )
-            if self.settings.use_cache:
-                # Masked on the way out too: a row an older version stored, or one holding a
-                # secret that was not known when it was written, is never replayed verbatim.
-                secrets = list(getattr(provider, "secrets", []))
-                hit = _cached_response(await self._cache.get(key), secrets, ref.provider)
-                if hit is not None:
-                    self.ledger.record_hit(pool)
-                    return hit
+        key = self._cache.chat_key(ref, provider, request, repeat)
+        hit = await self._cache.replay(key, provider, ref.provider)
+        if hit is not None:
+            self.ledger.record_hit(pool)
+            return hit
         self._check_run_deadline(ref)
         self.ledger.start_call()
-        secrets = list(getattr(provider, "secrets", []))
+        secrets = list(provider.secrets)
         log_request(
             provider=ref.provider,
             model=ref.model,
             pool=pool,
             attempt=1,
-            body=lambda: _wire_body(provider, ref.model, request),
+            body=lambda: provider.wire_request(ref.model, request),
             secrets=secrets,
         )
         CURRENT_REPEAT.set(repeat)
@@ -230,19 +219,7 @@ class CallLayer:
             body=lambda: response.model_dump(mode="json", exclude_none=True),
             secrets=secrets,
         )
-        if key is not None and self._cache is not None and _is_complete(response, request, pool):
-            payload = response.model_dump(mode="json", exclude={"cached", "latency_s", "cost_usd"})
-            # The same matcher as results and reports: a server that echoes the request's
-            # Authorization header must not leave the key in cache.sqlite (a CI artifact).
-            # One serialisation, scanned and stored; walked only when the scan finds a mark.
-            text = payload_json(payload)
-            matcher = current_redactor(secrets)
-            if not matcher.json_text_clean(text):
-                payload = matcher.data(payload)
-                text = payload_json(payload)
-            await self._cache.put(
-                key, kind="chat", provider=ref.type, model=ref.model, payload=payload, text=text
-            )
+        await self._cache.keep(key, ref, response, secrets, request=request, pool=pool)
         await self.state.sync()
         return response
 
@@ -255,7 +232,7 @@ class CallLayer:
             return []
         ref = self.resolve(model or DEFAULT_EMBED_MODEL, purpose="embed")
         provider = self._provider(ref)
-        if not hasattr(provider, "embed"):
+        if not provider.embeds:
             raise ModelCallError(
                 f"provider '{ref.provider}' has no embeddings endpoint",
                 kind="bad_request",
@@ -263,20 +240,8 @@ class CallLayer:
                 model=ref.model,
             )
         unique = list(dict.fromkeys(texts))
-        keys = {
-            t: embed_cache_key(
-                provider_type=ref.type, base_url=provider.base_url, model=ref.model, text=t
-            )
-            for t in unique
-        }
-        found: dict[str, list[float]] = {}
-        if self._cache is not None and self.settings.use_cache:
-            cached = await self._cache.get_many(list(keys.values()))
-            found = {
-                t: cached[k]["vector"]
-                for t, k in keys.items()
-                if isinstance(cached.get(k, {}).get("vector"), list)
-            }
+        keys = self._cache.vector_keys(ref, provider, unique)
+        found = await self._cache.vectors(keys)
         missing = [t for t in unique if t not in found]
         if not missing:
             self.ledger.record_hit(pool)
@@ -297,13 +262,7 @@ class CallLayer:
             cost = self._cost(ref, [ref.model], result.usage)
             self.ledger.record_call(pool, result.usage, cost, retries=outcome.retries)
             found.update(zip(batch, result.vectors, strict=True))
-            if self._cache is not None:
-                await self._cache.put_many(
-                    [
-                        (keys[t], "embed", ref.type, ref.model, {"vector": v})
-                        for t, v in zip(batch, result.vectors, strict=True)
-                    ]
-                )
+            await self._cache.keep_vectors(keys, ref, batch, result.vectors)
             await self.state.sync()
         return [found[t] for t in texts]
 
@@ -344,9 +303,7 @@ class CallLayer:
         """Close provider clients and flush the cache's hit counters."""
         providers, self._providers = list(self._providers.values()), {}
         for provider in providers:
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
+            await provider.aclose()
         await self.state.aclose()
 
     # -- internals ---------------------------------------------------------------------------
@@ -359,7 +316,7 @@ class CallLayer:
         else:
             log.warning("%s", text)
 
-    def _provider(self, ref: ModelRef) -> Any:
+    def _provider(self, ref: ModelRef) -> Provider:
         key = (ref.provider, ref.config.base_url)
         provider = self._providers.get(key)
         if provider is None:
@@ -371,14 +328,14 @@ class CallLayer:
             self._providers[key] = provider
         return provider
 
-    def _server(self, ref: ModelRef, provider: Any) -> ServerCapabilities | None:
-        """The capability memory of a remote server + model (None: local and mock models)."""
-        if ref.type in IN_PROCESS_PROVIDERS:
+    def _server(self, ref: ModelRef, provider: Provider) -> ServerCapabilities | None:
+        """The capability memory of a remote server + model (None: in-process models)."""
+        if capabilities_of(ref.type).in_process:
             return None
         if ref.qualified not in self._servers:
             key = (ref.type, str(provider.base_url), ref.model)
             self._servers[ref.qualified] = ServerCapabilities(
-                ref.provider, key, ref.config, self._cache, self._notice
+                ref.provider, key, ref.config, self.state.cache, self._notice
             )
         return self._servers[ref.qualified]
 
@@ -405,25 +362,25 @@ class CallLayer:
         _check_pool(pool)
         return self.state.limiter(pool).slot()
 
-    async def _speed(self, ref: ModelRef, provider: Any) -> SpeedMemory | None:
+    async def _speed(self, ref: ModelRef, provider: Provider) -> SpeedMemory | None:
         """The measured speed of a local or self-hosted model (None: hosted APIs)."""
         if not deadlines.watched(ref.type):
             return None
         speed = self._speeds.get(ref.qualified)
         if speed is None:
             key = (ref.type, str(provider.base_url), ref.model)
-            speed = self._speeds[ref.qualified] = SpeedMemory(ref.type, key, self._cache)
+            speed = self._speeds[ref.qualified] = SpeedMemory(ref.type, key, self.state.cache)
         await speed.load()
         return speed
 
     async def _attempts(
         self,
         ref: ModelRef,
-        provider: Any,
+        provider: Provider,
         pool: str,
-        send: Callable[[], Any],
+        send: Callable[[], Awaitable[R]],
         request: ChatRequest | None = None,
-    ) -> Any:
+    ) -> Outcome[R]:
         speed = await self._speed(ref, provider)
         limits = deadlines.windows(ref.type, self.settings, request, speed)
         progress = CallProgress(clock=self._clock, meter=self.meter)
@@ -432,7 +389,7 @@ class CallLayer:
             model=ref.model,
             pool=pool,
             base_url=provider.base_url,
-            secrets=tuple(getattr(provider, "secrets", [])),
+            secrets=tuple(provider.secrets),
         )
         try:
             outcome = await run_attempts(
@@ -460,7 +417,7 @@ class CallLayer:
                 await speed.save()
         return outcome
 
-    def _cost(self, ref: ModelRef, names: list[str], usage: Any) -> float:
+    def _cost(self, ref: ModelRef, names: list[str], usage: Usage) -> float:
         if is_free(ref.type):
             return 0.0
         own = _own_server(ref)
@@ -475,54 +432,15 @@ class CallLayer:
 def _own_server(ref: ModelRef) -> bool:
     """A server the user runs (compat/ollama/vllm, or any provider on loopback): priced only
     by eval.yaml `options.prices`, never at a vendor's list price."""
-    return ref.type in SELF_HOSTED_TYPES or ref.local_server
+    return capabilities_of(ref.type).self_hosted or ref.local_server
 
 
-def _embed_call(provider: Any, ref: ModelRef, batch: list[str]) -> Callable[[], Any]:
+def _embed_call(
+    provider: Provider, ref: ModelRef, batch: list[str]
+) -> Callable[[], Awaitable[Embeddings]]:
     return lambda: provider.embed(ref.model, batch)
 
 
 def _check_pool(pool: str) -> None:
     if pool not in POOLS:
         raise ValueError(f"unknown pool '{pool}' (pools: {', '.join(POOLS)})")
-
-
-def _cached_response(
-    payload: dict[str, Any] | None, secrets: list[str], provider: str
-) -> ChatResponse | None:
-    """A cache entry as a response, secrets masked; an older version's other shape: a miss.
-
-    The entry's JSON is scanned once and walked only when the scan finds something to mask
-    (the walk of every string was 40% of a cached rerun's call layer)."""
-    if payload is None:
-        return None
-    matcher = current_redactor(secrets)
-    if not matcher.json_text_clean(payload_json(payload)):
-        payload = matcher.data(payload)
-    try:
-        return ChatResponse.model_validate(
-            {**payload, "cached": True, "cost_usd": 0.0, "latency_s": 0.0, "provider": provider}
-        )
-    except ValidationError:
-        return None
-
-
-def _is_complete(response: ChatResponse, request: ChatRequest, pool: str) -> bool:
-    """Only whole answers are cached: a filtered, empty or cut-off reply is not worth replaying.
-
-    Except an agent's plain answer cut at its own `max_tokens`: that is the answer the run
-    scored, so an unchanged rerun must replay it — asked again, a server with a prompt cache
-    (llama.cpp's, by default) answers differently even at temperature 0."""
-    if not (response.text.strip() or response.tool_calls):
-        return False
-    if response.finish_reason in COMPLETE_FINISH_REASONS:
-        return True
-    plain = request.response_format is None and not response.tool_calls
-    return response.finish_reason == "length" and pool == "agent" and plain
-
-
-def _wire_body(provider: Any, model: str, request: ChatRequest) -> Any:
-    wire = getattr(provider, "wire_request", None)
-    if wire is not None:
-        return wire(model, request)
-    return request.model_dump(mode="json", exclude_none=True)

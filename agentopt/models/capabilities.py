@@ -34,6 +34,7 @@ from agentopt.models.prompted_tools import (
     prompted_response,
     tool_calls_in_text,
 )
+from agentopt.models.providers.registry import capabilities_of
 from agentopt.models.schema_dialect import (
     BOUNDED,
     STRICT,
@@ -62,9 +63,6 @@ DIALECT = "schema_dialect"
 DROPPABLE = ("seed",)
 """Parameters that are safe to drop when a server refuses them: a seed is a determinism hint
 (agentopt never sends `parallel_tool_calls`, the other parameter servers refuse this way)."""
-SELF_HOSTED_TYPES = frozenset({"compat", "ollama", "vllm"})
-"""Servers people run themselves (llama.cpp, Ollama, vLLM, LM Studio, a LiteLLM proxy): no
-price table, and JSON decoded under a grammar compiled from the schema."""
 _STRUCTURED_PARAMS = frozenset({"response_format"})
 _SCHEMA_MODES = frozenset({"json_schema_strict", "json_schema"})
 """Modes that send the schema as a parameter (the others quote the rich one in the prompt)."""
@@ -355,17 +353,18 @@ def grammar_decoded(provider_type: str, config: ProviderConfig) -> bool:
     request built before the server's mode is known must equal the same request built after
     (else a cached answer is missed by every later run). A bounded schema quoted in the prompt
     of the json_object and prompt modes is as readable as the portable one."""
-    if provider_type == "local":
-        return True
-    if provider_type not in SELF_HOSTED_TYPES:
+    declared = capabilities_of(provider_type)
+    if not declared.grammar:
         return False
+    if not declared.self_hosted:
+        return True
     return config.structured_output not in ("json_object", "prompt")
 
 
 def initial_dialect(provider_type: str) -> Dialect:
     """Hosted APIs take the strict form; the embedded model and self-hosted servers decode
     under a grammar and take the bounded one until they refuse it."""
-    return BOUNDED if provider_type == "local" or provider_type in SELF_HOSTED_TYPES else STRICT
+    return BOUNDED if capabilities_of(provider_type).grammar else STRICT
 
 
 def _restored_json(text: str | None, schema: dict[str, Any]) -> str | None:

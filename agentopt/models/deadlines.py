@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentopt.models.call_progress import CallProgress
-from agentopt.models.capabilities import SELF_HOSTED_TYPES, SpeedMemory
+from agentopt.models.capabilities import SpeedMemory
+from agentopt.models.providers.registry import capabilities_of
 from agentopt.models.settings import CallSettings
 from agentopt.models.types import ChatRequest, ChatResponse
 
@@ -31,7 +32,7 @@ MIN_MEASURED_TOKENS = 16
 
 def watched(provider_type: str) -> bool:
     """Whether calls to this provider type get speed-fitted deadlines and the stall rule."""
-    return provider_type == "local" or provider_type in SELF_HOSTED_TYPES
+    return capabilities_of(provider_type).measured_speed
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,7 @@ class CalibrationReport:
 
 async def calibrate(
     pairs: list[LabelledPair],
-    layer: Any,
+    layer: CallLayer,
     *,
     method: str = "facts",
     judge_model: str | None = None,
@@ -156,7 +156,7 @@ async def calibrate(
 
 async def _score(
     pairs: list[LabelledPair],
-    layer: Any,
+    layer: CallLayer,
     method: str,
     judge_model: str | None,
     threshold: float | None,

@@ -129,6 +129,8 @@ def validate_file(path: Path, *, strict: bool = False, upgrade: bool = False) ->
             return FileReport(path, kind, list(dataset.warnings), backup=saved)
         if kind.startswith(("task dataset", "M365")):
             problems = validate_dataset(path, strict=strict)
+            if kind == "M365 eval document" and _clean(problems):
+                problems += _m365_option_problems(path)
         elif kind == "rubric":
             from agentopt.core.files.rubric import rubric_problems
 
@@ -141,10 +143,14 @@ def validate_file(path: Path, *, strict: bool = False, upgrade: bool = False) ->
             from agentopt.core.files.eval_yaml_load import validate_eval_config
 
             problems = validate_eval_config(path) + _suite_problems(path)
+            if _clean(problems):
+                problems += _eval_yaml_option_problems(path)
         elif kind == AZURE_EVAL:
             from agentopt.core.files.azure_eval_load import azure_eval_problems
 
             problems = azure_eval_problems(path)
+            if _clean(problems):
+                problems += _azure_eval_option_problems(path)
         else:
             problems = [
                 Problem(
@@ -181,6 +187,65 @@ def _suite_problems(path: Path) -> list[Problem]:
             "or `name` and `version` (a registered dataset)",
         )
     ]
+
+
+def _clean(problems: list[Problem]) -> bool:
+    return not any(p.severity == "error" for p in problems)
+
+
+def _eval_yaml_option_problems(path: Path) -> list[Problem]:
+    """Evaluator options eval.yaml gives that the evaluator does not take (options.py)."""
+    from agentopt.core.files.eval_yaml_load import load_eval_config
+    from agentopt.evaluators.registry import written_options_problems
+
+    config, _ = load_eval_config(path)
+    problems: list[Problem] = []
+    for i, entry in enumerate(config.evaluators):
+        where = f"evaluators[{i}].initialization_parameters"
+        problems += written_options_problems(
+            entry.name, entry.initialization_parameters, file=str(path), where=where
+        )
+    return problems
+
+
+def _azure_eval_option_problems(path: Path) -> list[Problem]:
+    """The same for the built-ins an azure.eval.yaml eval uses."""
+    from agentopt.core.files.azure_eval_load import load_azure_eval
+    from agentopt.evaluators.registry import written_options_problems
+
+    file, _ = load_azure_eval(path)
+    problems: list[Problem] = []
+    for decl in file.evals:
+        for use in decl.evaluators:
+            if not use.is_builtin:
+                continue  # a rubric's parameters go to the rubric judge
+            where = f"evals.{decl.name}.evaluators.{use.label}.initialization_parameters"
+            problems += written_options_problems(
+                use.evaluator, use.initialization_parameters, file=str(path), where=where
+            )
+    return problems
+
+
+def _m365_option_problems(path: Path) -> list[Problem]:
+    """The same for an M365 document's evaluator maps: the schema types the built-ins it
+    names, not the `options` bag of the others, nor agentopt's own built-ins."""
+    from agentopt.evaluators.registry import written_options_problems
+
+    dataset = load_dataset(path, upgrade=False)
+    found: list[tuple[str, list[Any] | None]] = [("default_evaluators", dataset.default_evaluators)]
+    for task in dataset.tasks:
+        item = f"items[{task.index}]"
+        found.append((f"{item}.evaluators", task.evaluators))
+        for j, turn in enumerate(task.turns):
+            turn_at = f"{item}.turns[{j}]" if len(task.turns) > 1 else item
+            found.append((f"{turn_at}.evaluators", turn.evaluators))
+    problems: list[Problem] = []
+    for where, refs in found:
+        for ref in refs or []:
+            problems += written_options_problems(
+                ref.name, ref.options, file=str(path), where=f"{where}.{ref.name}"
+            )
+    return list(dict.fromkeys(problems))
 
 
 def validate_paths(

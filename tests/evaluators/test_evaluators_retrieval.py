@@ -360,7 +360,7 @@ def test_entailment_prompt_snapshot(harness, judge):
         ("RetrievalQuery", {"capability": CAP, "selector": "x", "threshold": 0.5}, "threshold",
          "pinned at 1.0"),
         ("RetrievalQuery", {"capability": CAP, "selector": "x", "include": ["a"]}, "include",
-         "did you mean 'includes'"),
+         'did you mean "includes"'),
         ("RetrievalQuery", {"capability": CAP, "selector": "x", "excludes": "a"}, "excludes",
          "expected a list"),
         ("RetrievalResult", {"capability": CAP, "max_rank": 5}, "expected_items",

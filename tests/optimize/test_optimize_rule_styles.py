@@ -115,7 +115,7 @@ def test_a_criterion_that_only_restates_the_question_teaches_no_rule() -> None:
     ex = example("t01", "returns", "personal", "refund window", "present")
     vague = {"reason": "Not what the policy says.", "passed": False, "name": "policy"}
     vague["instruction"] = "The response follows the store's policy on returns."
-    ex.record["evaluators"][0]["details"]["verdicts"] = [vague]
+    ex.record.evaluators[0].details["verdicts"] = [vague]
     parent = AgentDefinition(name="store", model="mock:x", instructions="Answer briefly.")
     ctx = ProposalContext(
         number=1, parent_id="baseline", parent=parent, examples=[ex], train=[ex],

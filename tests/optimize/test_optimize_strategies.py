@@ -295,7 +295,12 @@ def test_judge_errors_teach_nothing() -> None:
     t = Task(name="t", turns=[Turn(query="q")])
     record = {
         "evaluators": [
-            {"evaluator": "builtin.relevance", "status": "error", "reason": "judge down"}
+            {
+                "evaluator": "builtin.relevance",
+                "status": "error",
+                "reason": "judge down",
+                "error": {"code": "judgeUnavailable", "message": "judge down"},
+            }
         ]
     }
     assert new_rules("Be brief.", [Example(t, None, "partial", record)]) == []

@@ -14,6 +14,7 @@ from agentopt.evaluators.base import (
     option_error,
     verdict,
 )
+from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
 # 【3†source】 and the Assistants-API variant 【4:0†source】.
@@ -79,12 +80,18 @@ def _dedupe(found: list[Found]) -> list[Found]:
     return list(seen.values())
 
 
+class CitationsOptions(EvaluatorOptions):
+    citation_format: str = "oai_unicode"
+    """One of `FORMATS` (checked when built)."""
+
+
 @evaluator(
     "builtin.citations",
     aliases=["Citations"],
     m365_key="citations",
     description="Counts distinct citations (citation_format: oai_unicode|bracket|markdown|mixed).",
     needs=("response",),
+    options=CitationsOptions,
 )
 class Citations(EvaluatorBase):
     """Passes when the response cites at least `threshold` (default 1) distinct sources.

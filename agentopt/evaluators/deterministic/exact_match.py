@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, option_error, verdict
+from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
+from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
-MODES = ("exact", "contains")
+
+class ExactMatchOptions(EvaluatorOptions):
+    mode: Literal["exact", "contains"] = "exact"
+    """exact: the whole response; contains: the expected text anywhere in it."""
+    case_sensitive: bool = False
 
 
 @evaluator(
@@ -15,6 +22,7 @@ MODES = ("exact", "contains")
     m365_key="exactMatch",
     description="Response equals the ground truth (trimmed; case-insensitive by default).",
     needs=("response", "ground_truth"),
+    options=ExactMatchOptions,
 )
 class ExactMatch(EvaluatorBase):
     """Both sides stripped; case-insensitive unless `case_sensitive: true`.
@@ -28,8 +36,6 @@ class ExactMatch(EvaluatorBase):
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = self.options_for(sample)
         mode = opts.get("mode", "exact")
-        if mode not in MODES:
-            raise option_error(self.name, "mode", " or ".join(MODES), mode)
         expected = (sample.ground_truth or "").strip()
         if not expected:
             return missing_input(self.name, "a ground truth (expected_response)")

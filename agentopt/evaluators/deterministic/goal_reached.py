@@ -12,6 +12,7 @@ from __future__ import annotations
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.simulation import SIMULATOR_FAILED
 from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
+from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
 _FAILED = {
@@ -24,6 +25,7 @@ _FAILED = {
     "builtin.goal_reached",
     description="The simulated user reached its goal (and in how many turns).",
     needs=("simulation",),
+    options=EvaluatorOptions,
 )
 class GoalReached(EvaluatorBase):
     name = "builtin.goal_reached"

@@ -7,10 +7,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import InputError
 from agentopt.core.files.yaml_source import load_json
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, option_error, verdict
+from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
 if TYPE_CHECKING:
@@ -58,10 +61,16 @@ def _path(error: jsonschema.ValidationError) -> str:
     return path
 
 
+class JsonSchemaOptions(EvaluatorOptions):
+    schema_: Any = Field(default=None, alias="schema")
+    """A JSON Schema object, or a path to one (checked when built)."""
+
+
 @evaluator(
     "builtin.json_schema",
     description="Response parses as JSON and validates against `schema`.",
     needs=("response",),
+    options=JsonSchemaOptions,
 )
 class JsonSchema(EvaluatorBase):
     """Options: `schema` — a JSON Schema object, or a path (relative to the project) to one.

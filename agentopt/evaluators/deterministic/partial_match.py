@@ -9,6 +9,7 @@ from collections import Counter
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
+from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
 ARTICLES = frozenset({"a", "an", "the"})
@@ -45,12 +46,17 @@ def token_f1(response: str, expected: str, *, case_sensitive: bool = False) -> f
     return 2 * precision * recall / (precision + recall)
 
 
+class PartialMatchOptions(EvaluatorOptions):
+    case_sensitive: bool = False
+
+
 @evaluator(
     "builtin.partial_match",
     aliases=["PartialMatch"],
     m365_key="partialMatch",
     description="Token F1 between response and ground truth (0..1).",
     needs=("response", "ground_truth"),
+    options=PartialMatchOptions,
 )
 class PartialMatch(EvaluatorBase):
     """Token-overlap score, forgiving word order, punctuation, articles and (by default) case."""

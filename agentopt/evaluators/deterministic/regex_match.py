@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
@@ -15,6 +15,7 @@ from agentopt.evaluators.base import (
     option_error,
     verdict,
 )
+from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
 PLACEHOLDERS = ("ground_truth", "query", "context")
@@ -58,10 +59,19 @@ def render_pattern(pattern: str, values: dict[str, Any]) -> str:
         raise PatternError(str(exc)) from exc
 
 
+class RegexMatchOptions(EvaluatorOptions):
+    patterns: Any = None
+    """A list of regular expressions, or one (checked to compile when built)."""
+    pattern: Any = None
+    """One regular expression (the singular spelling of `patterns`)."""
+    mode: Literal["all", "any"] = "all"
+
+
 @evaluator(
     "builtin.regex_match",
     description="Response matches regular expressions (patterns, mode all|any).",
     needs=("response",),
+    options=RegexMatchOptions,
 )
 class RegexMatch(EvaluatorBase):
     """Options: `patterns` (a list, or one string), `mode: all` (default) or `any`.

@@ -9,25 +9,16 @@ silently assert nothing.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agentopt.core.errors import ConfigError, Problem
+from agentopt.evaluators.options import EvaluatorOptions
 
 PINNED_THRESHOLD = 1.0
 DEFAULT_MAX_RANK = 10
 EXTRACT_KEY = "retrievalExtract_contains"
-QUERY_KEYS = ("capability", "selector", "includes", "excludes", "threshold")
-RESULT_KEYS = (
-    "capability",
-    "max_rank",
-    "min_expected_count",
-    "expected_items",
-    "threshold",
-    "model",
-)
 
 
 @dataclass(frozen=True)
@@ -56,14 +47,23 @@ def _error(evaluator: str, key: str, message: str) -> ConfigError:
     return ConfigError(problems=[Problem("", f"{evaluator}.{key}", message)])
 
 
-def _check_keys(evaluator: str, options: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    for key in options:
-        if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            raise _error(
-                evaluator, str(key), f"unknown option: {hint}allowed options: {', '.join(allowed)}"
-            )
+class RetrievalQueryOptions(EvaluatorOptions):
+    """The keys RetrievalQuery accepts (values checked by `query_options`)."""
+
+    capability: Any = None
+    selector: Any = None
+    includes: Any = None
+    excludes: Any = None
+
+
+class RetrievalResultOptions(EvaluatorOptions):
+    """The keys RetrievalResult accepts (values checked by `result_options`)."""
+
+    capability: Any = None
+    max_rank: Any = None
+    min_expected_count: Any = None
+    expected_items: Any = None
+    model: Any = None
 
 
 def pinned_threshold(evaluator: str, options: Mapping[str, Any]) -> float:
@@ -111,7 +111,6 @@ def _count(evaluator: str, options: Mapping[str, Any], key: str) -> int | None:
 
 def query_options(evaluator: str, options: Mapping[str, Any]) -> QueryOptions:
     """Checked RetrievalQuery options (ConfigError naming the option otherwise)."""
-    _check_keys(evaluator, options, QUERY_KEYS)
     pinned_threshold(evaluator, options)
     return QueryOptions(
         capability=_text(evaluator, options, "capability", "the capability name (a tool name)"),
@@ -123,7 +122,6 @@ def query_options(evaluator: str, options: Mapping[str, Any]) -> QueryOptions:
 
 def result_options(evaluator: str, options: Mapping[str, Any]) -> ResultOptions:
     """Checked RetrievalResult options (ConfigError naming the option otherwise)."""
-    _check_keys(evaluator, options, RESULT_KEYS)
     pinned_threshold(evaluator, options)
     capability = _text(evaluator, options, "capability", "the capability name (a tool name)")
     max_rank = _count(evaluator, options, "max_rank") or DEFAULT_MAX_RANK

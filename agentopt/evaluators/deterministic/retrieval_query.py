@@ -29,6 +29,7 @@ from agentopt.evaluators.deterministic.retrieval_executions import (
 from agentopt.evaluators.deterministic.retrieval_options import (
     PINNED_THRESHOLD,
     QueryOptions,
+    RetrievalQueryOptions,
     pinned_threshold,
     query_options,
 )
@@ -55,6 +56,7 @@ def _quoted(values: list[str] | tuple[str, ...]) -> str:
     description="The agent's search query for a capability contains the required terms "
     "(capability, selector, includes, excludes).",
     needs=("tool_calls",),
+    options=RetrievalQueryOptions,
 )
 class RetrievalQuery(EvaluatorBase):
     """Score 1.0 when every configured check passes, else 0.0; the threshold is pinned at 1.0."""

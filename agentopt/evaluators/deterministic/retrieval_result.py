@@ -35,6 +35,7 @@ from agentopt.evaluators.deterministic.retrieval_executions import (
 from agentopt.evaluators.deterministic.retrieval_options import (
     PINNED_THRESHOLD,
     ResultOptions,
+    RetrievalResultOptions,
     pinned_threshold,
     result_options,
 )
@@ -74,6 +75,7 @@ class Matching:
     description="The agent's retrieval for a capability returned the expected content within "
     "max_rank (verbatim, else judged by an entailment judge when a judge model is set).",
     needs=("tool_calls",),
+    options=RetrievalResultOptions,
 )
 class RetrievalResult(EvaluatorBase):
     """Passes when every expected item is matched and at least `min_expected_count` hits were
@@ -138,9 +140,9 @@ class RetrievalResult(EvaluatorBase):
         it gives no usable verdict)."""
         items = opts.expected_items
         claims = [Claim(id=f"item_{i + 1}", text=items[i]) for i in undecided]
-        outcome = await judge_entailment(
-            self.context.layer, model, claims, hits, repeat=sample.repeat
-        )
+        layer = self.context.layer
+        assert layer is not None  # no judge model without a layer (`_judge_model`)
+        outcome = await judge_entailment(layer, model, claims, hits, repeat=sample.repeat)
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=model)
         matching.cost = outcome.cost

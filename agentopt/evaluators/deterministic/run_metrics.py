@@ -13,6 +13,7 @@ from agentopt.evaluators.base import (
     option_error,
     verdict,
 )
+from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
 
@@ -56,10 +57,21 @@ class _LimitCheck(EvaluatorBase):
         )
 
 
+class LatencyOptions(EvaluatorOptions):
+    max_seconds: Any = None
+    """The limit, a positive number of seconds (checked when built)."""
+
+
+class TokenBudgetOptions(EvaluatorOptions):
+    max_tokens: Any = None
+    """The limit, a positive number of tokens (checked when built)."""
+
+
 @evaluator(
     "builtin.latency",
     description="The agent answered within `max_seconds`.",
     needs=("latency_s",),
+    options=LatencyOptions,
 )
 class Latency(_LimitCheck):
     name = "builtin.latency"
@@ -75,6 +87,7 @@ class Latency(_LimitCheck):
     "builtin.token_budget",
     description="The agent spent at most `max_tokens` tokens on the turn.",
     needs=("tokens",),
+    options=TokenBudgetOptions,
 )
 class TokenBudget(_LimitCheck):
     name = "builtin.token_budget"

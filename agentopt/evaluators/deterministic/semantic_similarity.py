@@ -12,6 +12,7 @@ from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
 from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
+from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
 
@@ -25,11 +26,17 @@ def cosine(a: list[float], b: list[float]) -> float:
     return dot / (na * nb)
 
 
+class SemanticSimilarityOptions(EvaluatorOptions):
+    model: str | None = None
+    """The embedding model (default: the call layer's)."""
+
+
 @evaluator(
     "builtin.semantic_similarity",
     kind="embedding",
     description="Cosine similarity of response and ground-truth embeddings (0..1).",
     needs=("response", "ground_truth"),
+    options=SemanticSimilarityOptions,
 )
 class SemanticSimilarity(EvaluatorBase):
     """Option `model` picks the embedding model (default: the call layer's default)."""

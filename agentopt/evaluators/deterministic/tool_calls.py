@@ -34,6 +34,7 @@ from agentopt.contracts.diagnostics import (
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, option_error, verdict
 from agentopt.evaluators.deterministic.retrieval_options import PINNED_THRESHOLD, pinned_threshold
+from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
 INDETERMINATE = "toolCallEvidenceIndeterminate"
@@ -174,6 +175,15 @@ class _ToolCallEvaluator(EvaluatorBase):
         raise NotImplementedError
 
 
+class ToolCallOptions(EvaluatorOptions):
+    calls: Any = None
+    """The expected calls, `[{id?, tool: {plugin_name, function_name}}]` (checked when built)."""
+
+
+class ToolCallSelectionOptions(ToolCallOptions):
+    allow_additional_calls: bool = True
+
+
 @evaluator(
     "builtin.tool_call_selection",
     aliases=["ToolCallSelection"],
@@ -181,6 +191,7 @@ class _ToolCallEvaluator(EvaluatorBase):
     description="The agent selected every expected tool {plugin_name, function_name} (and, "
     "with allow_additional_calls: false, no other).",
     needs=("tool_calls",),
+    options=ToolCallSelectionOptions,
 )
 class ToolCallSelection(_ToolCallEvaluator):
     """Which tools were selected, not how often."""
@@ -236,6 +247,7 @@ class ToolCallSelection(_ToolCallEvaluator):
     description="Each expected tool {plugin_name, function_name} executed successfully (2xx), "
     "as many times as it is listed.",
     needs=("tool_calls",),
+    options=ToolCallOptions,
 )
 class ToolCallExecution(_ToolCallEvaluator):
     """Successful executions, counted."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -19,6 +19,9 @@ from agentopt.evaluators.deterministic.retrieval_executions import Hit
 from agentopt.evaluators.judges.judge_call import JudgeOutcome, call_judge
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
+
+if TYPE_CHECKING:
+    from agentopt.models.call import CallLayer
 
 TEMPLATE = "entailment.j2"
 MAX_HIT_CHARS = 4000
@@ -118,7 +121,7 @@ def _cut(text: str) -> str:
 
 
 async def judge_entailment(
-    layer: Any,
+    layer: CallLayer,
     model: str,
     claims: Sequence[Claim],
     hits: Sequence[Hit],

@@ -54,7 +54,11 @@ class JudgeEvaluator(EvaluatorBase):
         self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
     ) -> None:
         super().__init__(options=options, context=context)
-        model = self.options.get("model") or self.context.judge_model
+        model = (
+            self.options.get("model")
+            or self.options.get("deployment_name")
+            or self.context.judge_model
+        )
         if not model:
             raise ConfigError(
                 problems=[

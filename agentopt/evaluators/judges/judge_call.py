@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -36,6 +36,9 @@ from agentopt.models.providers.local_tools import capped_strings
 from agentopt.models.schema_dialect import reply_problems
 from agentopt.models.structured import cut_off, schema_max_tokens
 from agentopt.models.types import ChatRequest, Message, Pool
+
+if TYPE_CHECKING:
+    from agentopt.models.call import CallLayer
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -166,7 +169,7 @@ def reask_message(error: str, example: str) -> Message:
 
 
 async def call_judge(
-    layer: Any,
+    layer: CallLayer,
     model: str,
     messages: list[Message],
     *,
@@ -200,8 +203,7 @@ async def call_judge(
     outcome: JudgeOutcome[M] = JudgeOutcome()
     conversation = list(messages)
     schema = capped_reasons(schema)
-    grammar = getattr(layer, "grammar_decoded", None)
-    if grammar is not None and grammar(model):
+    if layer.grammar_decoded(model):
         schema = capped_strings(schema, JUDGE_TEXT_CHARS)
     max_tokens = schema_max_tokens(schema)
     for _ in range(1 + MAX_REASKS):

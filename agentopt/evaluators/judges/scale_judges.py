@@ -19,6 +19,7 @@ from agentopt.evaluators.judges.judge_base import (
 )
 from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import render_messages
+from agentopt.evaluators.options import JudgeOptions
 from agentopt.evaluators.registry import evaluator
 from agentopt.models.types import Message
 
@@ -94,6 +95,7 @@ class ScaleJudge(JudgeEvaluator):
     m365_key="relevance",
     description="How well the response addresses the query (1–5).",
     needs=("query", "response"),
+    options=JudgeOptions,
 )
 class Relevance(ScaleJudge):
     name = "builtin.relevance"
@@ -107,6 +109,7 @@ class Relevance(ScaleJudge):
     m365_key="coherence",
     description="How logically organised and consistent the response is (1–5).",
     needs=("query", "response"),
+    options=JudgeOptions,
 )
 class Coherence(ScaleJudge):
     name = "builtin.coherence"
@@ -118,6 +121,7 @@ class Coherence(ScaleJudge):
     kind="judge",
     description="Language quality of the response: grammar, spelling, flow (1–5).",
     needs=("response",),
+    options=JudgeOptions,
 )
 class Fluency(ScaleJudge):
     name = "builtin.fluency"
@@ -131,6 +135,7 @@ class Fluency(ScaleJudge):
     kind="judge",
     description="Whether the agent understood and achieved the user's goal (1–5).",
     needs=("query", "response"),
+    options=JudgeOptions,
 )
 class IntentResolution(ScaleJudge):
     name = "builtin.intent_resolution"
@@ -145,6 +150,7 @@ class IntentResolution(ScaleJudge):
     m365_key="similarity",
     description="How closely the response matches the expected response in meaning (1–5).",
     needs=("query", "response", "ground_truth"),
+    options=JudgeOptions,
 )
 class Similarity(ScaleJudge):
     name = "builtin.similarity"
@@ -160,6 +166,7 @@ class Similarity(ScaleJudge):
     m365_key="groundedness",
     description="Whether the response's claims are supported by the context (1–5).",
     needs=("response", "context"),
+    options=JudgeOptions,
 )
 class Groundedness(ScaleJudge):
     """Context = the item's `context`; without one, what the run's tools answered."""
@@ -186,6 +193,7 @@ class Groundedness(ScaleJudge):
     kind="judge",
     description="Whether the agent called the right tools with the right arguments (1–5).",
     needs=("query", "tool_calls", "tool_definitions"),
+    options=JudgeOptions,
 )
 class ToolCallAccuracy(ScaleJudge):
     """Needs tools: offered (definitions) or used (calls). No tools at all = missing input."""

@@ -34,6 +34,7 @@ from agentopt.evaluators.judges.judge_base import (
 from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
+from agentopt.evaluators.options import JudgeOptions
 from agentopt.evaluators.registry import evaluator
 
 INSTRUCTIONS_CRITERION = Criterion(
@@ -132,11 +133,21 @@ def _checker(criteria: list[Criterion]) -> Callable[[VerdictsReply], str | None]
     return check
 
 
+class TaskAdherenceOptions(JudgeOptions):
+    method: str = "auto"
+    """auto | judge | facts | embedding | similarity (see `TaskAdherence._method`)."""
+    similarity_threshold: float | None = None
+    """The sentence-similarity bar of the model-free methods."""
+    embedding_model: str | None = None
+    """The embedding model of the model-free methods."""
+
+
 @evaluator(
     "builtin.task_adherence",
     kind="judge",
     description="One pass/fail verdict per task criterion (else per the agent's instructions).",
     needs=("response", "criteria"),
+    options=TaskAdherenceOptions,
 )
 class TaskAdherence(JudgeEvaluator):
     name = "builtin.task_adherence"

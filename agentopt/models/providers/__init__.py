@@ -5,7 +5,7 @@ Each module registers its `make_provider(name, config, settings, env)` with
 the factories, when their provider is used.
 """
 
-from agentopt.models.providers.base import Provider
+from agentopt.models.providers.base import Capabilities, Provider
 from agentopt.models.providers.mock import MockProvider, register_mock, unregister_mock
 from agentopt.models.providers.registry import (
     PROVIDERS,
@@ -16,6 +16,7 @@ from agentopt.models.providers.registry import (
 
 __all__ = [
     "PROVIDERS",
+    "Capabilities",
     "MockProvider",
     "Provider",
     "ProviderInfo",

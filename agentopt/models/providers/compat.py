@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
+from agentopt.models.providers.base import Capabilities
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers, lean_client
 from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
@@ -34,8 +35,12 @@ def ollama_base_url(env: Mapping[str, str]) -> str:
 COMPAT_READS = ("base_url", "api_key_env", "headers", "reasoning", *SERVER_KEYS)
 
 
-@register_provider("compat", "vllm", reads=COMPAT_READS)
-@register_provider("ollama", free=True, reads=COMPAT_READS)
+SELF_HOSTED = Capabilities(self_hosted=True, grammar=True, measured_speed=True)
+"""llama.cpp, Ollama, vLLM, LM Studio, a LiteLLM proxy: the user's own server and machine."""
+
+
+@register_provider("compat", "vllm", reads=COMPAT_READS, capabilities=SELF_HOSTED)
+@register_provider("ollama", free=True, reads=COMPAT_READS, capabilities=SELF_HOSTED)
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> OpenAIChatProvider:

@@ -27,7 +27,7 @@ from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.call_progress import CallProgress, current_progress
 from agentopt.models.embeddings import minilm
-from agentopt.models.providers.base import CURRENT_REPEAT
+from agentopt.models.providers.base import CURRENT_REPEAT, Capabilities, Provider
 from agentopt.models.providers.local_runtime import (
     INSTALL_HINT,
     GrammarError,
@@ -82,7 +82,7 @@ def gguf_path(env: Mapping[str, str] | None = None) -> Path:
     return path
 
 
-class LocalProvider:
+class LocalProvider(Provider):
     """Serves `local:` chat and embedding models in-process."""
 
     id = "local"
@@ -210,7 +210,12 @@ class LocalProvider:
         )
 
 
-@register_provider("local", free=True, reads=())
+@register_provider(
+    "local",
+    free=True,
+    reads=(),
+    capabilities=Capabilities(in_process=True, grammar=True, measured_speed=True),
+)
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> LocalProvider:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ModelCallError
+from agentopt.models.providers.base import Capabilities, Provider
 from agentopt.models.providers.registry import register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 from agentopt.models.types import ChatRequest, ChatResponse, Embeddings, Message
@@ -63,7 +64,7 @@ def bag_of_words_embedding(text: str, dim: int = 256) -> list[float]:
     return [v / norm for v in vec]
 
 
-class MockProvider:
+class MockProvider(Provider):
     """Provider for `mock:<name>` models."""
 
     id = "mock"
@@ -109,7 +110,7 @@ class MockProvider:
         return None
 
 
-@register_provider("mock", free=True, reads=())
+@register_provider("mock", free=True, reads=(), capabilities=Capabilities(in_process=True))
 def make_provider(
     name: str, config: ProviderConfig, settings: CallSettings, env: Mapping[str, str]
 ) -> MockProvider:

@@ -21,6 +21,7 @@ from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.call_progress import CallProgress, current_progress
 from agentopt.models.classify import answer_too_large, classify, unusable_answer
 from agentopt.models.http_client import BodyTooLarge, HTTPStatusError, LeanClient, direct_route
+from agentopt.models.providers.base import Provider
 from agentopt.models.providers.chat_format import request_to_wire, response_from_wire
 from agentopt.models.providers.sse import completion_from_sse, count_events
 from agentopt.models.reasoning import is_reasoning_model
@@ -55,7 +56,7 @@ def lean_client(
     return partial(LeanClient, base_url, {"authorization": f"Bearer {key}", **headers})
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(Provider):
     """A provider speaking chat.completions through an `openai.AsyncOpenAI`-like client.
 
     Args:
@@ -247,7 +248,7 @@ class OpenAIChatProvider:
             model=model,
             base_url=self.base_url,
             key_hint=self._key_hint,
-            secrets=self.secrets,
+            secrets=list(self.secrets),
         )
 
     async def aclose(self) -> None:

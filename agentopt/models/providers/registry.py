@@ -14,9 +14,10 @@ from typing import Any, TypeVar
 
 from agentopt.core.errors import ConfigError
 from agentopt.core.plugins import PROVIDERS_GROUP, PluginRegistry
+from agentopt.models.providers.base import HOSTED, Capabilities, Provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
-ProviderFactory = Callable[..., Any]
+ProviderFactory = Callable[..., Provider]
 F = TypeVar("F", bound=ProviderFactory)
 
 
@@ -26,6 +27,7 @@ class ProviderInfo:
 
     Attributes:
         factory: `factory(name, config, settings, env, **kwargs)` -> a `Provider`.
+        capabilities: what the type is (in-process, self-hosted, grammar, measured speed).
         free: its calls cost nothing (local and mock models, a local ollama): never priced,
             never reported as unpriced.
         reads: the `options.providers.<name>` keys the factory acts on (besides `type` and
@@ -36,6 +38,7 @@ class ProviderInfo:
     factory: ProviderFactory
     free: bool = False
     reads: tuple[str, ...] | None = None
+    capabilities: Capabilities = HOSTED
 
 
 PROVIDERS: PluginRegistry[ProviderInfo] = PluginRegistry(
@@ -44,15 +47,19 @@ PROVIDERS: PluginRegistry[ProviderInfo] = PluginRegistry(
 
 
 def register_provider(
-    *types: str, free: bool = False, reads: tuple[str, ...] | None = None
+    *types: str,
+    free: bool = False,
+    reads: tuple[str, ...] | None = None,
+    capabilities: Capabilities = HOSTED,
 ) -> Callable[[F], F]:
     """Decorator: `options.providers.<name>.type: <type>` and `<type>:model` names are served
     by this factory (one factory may serve several types, e.g. compat and ollama). `reads`
-    lists the provider configuration keys it acts on (see `ProviderInfo`)."""
+    lists the provider configuration keys it acts on, `capabilities` what the type is (see
+    `ProviderInfo`)."""
 
     def decorate(factory: F) -> F:
         for name in types:
-            PROVIDERS.add(name, ProviderInfo(factory, free, reads))
+            PROVIDERS.add(name, ProviderInfo(factory, free, reads, capabilities))
         return factory
 
     return decorate
@@ -94,16 +101,31 @@ def is_free(provider_type: str) -> bool:
     return info is not None and info.free
 
 
+def capabilities_of(provider_type: str) -> Capabilities:
+    """What a provider type declared when it registered (a hosted API when unknown)."""
+    info = PROVIDERS.get(provider_type)
+    return HOSTED if info is None else info.capabilities
+
+
 def build_provider(
     name: str,
     config: ProviderConfig,
     settings: CallSettings,
     env: Mapping[str, str],
     **kwargs: Any,
-) -> Any:
-    """A provider instance for `config` (raises ConfigError on missing endpoint or key)."""
+) -> Provider:
+    """A provider instance for `config` (raises ConfigError on missing endpoint or key, and
+    when the factory's object does not keep the `Provider` contract)."""
     info = PROVIDERS.get(config.type)
     if info is None:
         known = ", ".join(sorted(provider_types()))
         raise ConfigError(f"unknown provider type '{config.type}' for '{name}' (known: {known})")
-    return info.factory(name, config, settings, env, **kwargs)
+    provider = info.factory(name, config, settings, env, **kwargs)
+    if not isinstance(provider, Provider):
+        raise ConfigError(
+            f"provider type '{config.type}': its factory returned a "
+            f"{type(provider).__name__}, which is not a Provider",
+            hint="subclass agentopt.models.providers.Provider (it gives the optional hooks "
+            "their defaults)",
+        )
+    return provider

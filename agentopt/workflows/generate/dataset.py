@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,6 +43,9 @@ from agentopt.workflows.generate.validate import (
     check_task,
     task_record,
 )
+
+if TYPE_CHECKING:
+    from agentopt.models.call import CallLayer
 
 DEFAULT_CATEGORIES: tuple[str, ...] = (
     "core",
@@ -167,7 +170,7 @@ def parse_categories(text: str | None) -> list[str]:
 
 
 async def generate_dataset(
-    layer: Any,
+    layer: CallLayer,
     model: str,
     agent: AgentContext,
     spec: DatasetSpec,
@@ -299,7 +302,7 @@ def _jobs(state: _State, spec: DatasetSpec, attempt: int) -> list[_Job]:
 
 
 async def _ask(
-    layer: Any,
+    layer: CallLayer,
     model: str,
     agent: AgentContext,
     spec: DatasetSpec,

@@ -11,7 +11,7 @@ descriptions (a 135M model gives one id to several dimensions, or none that mean
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentopt.core.errors import ModelCallError
 from agentopt.core.files.rubric import GENERAL_QUALITY_ID, RubricDimension, parse_rubric
@@ -22,6 +22,9 @@ from agentopt.workflows.generate.dedupe import key_words, normalize_text
 from agentopt.workflows.generate.prompts import AgentContext, render_messages
 from agentopt.workflows.generate.schemas import grammar_decoded, rubric_schema
 from agentopt.workflows.generate.validate import snake_case
+
+if TYPE_CHECKING:
+    from agentopt.models.call import CallLayer
 
 MIN_DIMENSIONS = 4
 MAX_DIMENSIONS = 8
@@ -118,7 +121,7 @@ def repair_rubric(data: Any, *, ids_from_descriptions: bool = False) -> list[Rub
 
 
 async def generate_rubric(
-    layer: Any, model: str, agent: AgentContext, *, seed: int = 0
+    layer: CallLayer, model: str, agent: AgentContext, *, seed: int = 0
 ) -> list[RubricDimension]:
     """Ask the generator for the rubric; re-ask (at most twice) when it cannot be repaired.
 

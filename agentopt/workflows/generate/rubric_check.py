@@ -11,7 +11,7 @@ summary, never a reason to stop: the person can edit the rubric and run `eval up
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +24,9 @@ from agentopt.models.types import ChatRequest
 from agentopt.workflows.events import PhaseSink
 from agentopt.workflows.generate.prompts import AgentContext, render_messages
 from agentopt.workflows.generate.schemas import answers_schema, grammar_decoded
+
+if TYPE_CHECKING:
+    from agentopt.models.call import CallLayer
 
 CHECK_TASKS = 2
 TEMPERATURE = 0.3
@@ -87,7 +90,7 @@ def pick_tasks(tasks: list[Task], n: int = CHECK_TASKS) -> list[Task]:
 
 
 async def check_rubric(
-    layer: Any,
+    layer: CallLayer,
     model: str,
     evaluator: EvaluatorUse | dict[str, Any] | str,
     tasks: list[Task],
@@ -160,7 +163,7 @@ async def check_rubric(
 
 
 async def _answers(
-    layer: Any, model: str, agent: AgentContext, task: Task, seed: int
+    layer: CallLayer, model: str, agent: AgentContext, task: Task, seed: int
 ) -> AnswerPair | None:
     schema = answers_schema(bounded=grammar_decoded(layer, model))
     request = ChatRequest(

@@ -18,7 +18,7 @@ but it is no longer unusable by construction.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentopt.workflows.generate.validate import (
     MAX_CRITERIA,
@@ -26,6 +26,9 @@ from agentopt.workflows.generate.validate import (
     MIN_CRITERION_WORDS,
     MIN_THREAD_TURNS,
 )
+
+if TYPE_CHECKING:
+    from agentopt.models.call import CallLayer
 
 Kind = Literal["task", "thread", "simulated"]
 """Single-turn tasks, scripted multi-turn threads, or persona/goal tasks a simulated user
@@ -48,11 +51,10 @@ MAX_BOUNDED_TURNS = MAX_CRITERIA
 WEIGHTS = (1, 10)
 
 
-def grammar_decoded(layer: Any, model: str) -> bool:
+def grammar_decoded(layer: CallLayer, model: str) -> bool:
     """True when `model`'s output is decoded under a grammar compiled from the request's JSON
     schema (the embedded model, self-hosted servers: `CallLayer.grammar_decoded`)."""
-    check = getattr(layer, "grammar_decoded", None)
-    return bool(check(model)) if check is not None else False
+    return layer.grammar_decoded(model)
 
 
 def words(low: int, high: int) -> dict[str, Any]:

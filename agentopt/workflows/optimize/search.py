@@ -76,7 +76,7 @@ def _example(
         task=task,
         score=unit.score.score,
         status=unit.score.status,
-        record=unit.record.model_dump(mode="json"),
+        record=unit.record,
     )
     made[id(unit)] = (unit, example)
     return example

@@ -62,7 +62,7 @@ class StopRule:
         if known is not None and known[0] is unit:
             return known[1]
         task, _ = self.ctx.splits.task(name)
-        ex = Example(task, unit.score.score, unit.score.status, unit.record.model_dump(mode="json"))
+        ex = Example(task, unit.score.score, unit.score.status, unit.record)
         self._examples[id(unit)] = (unit, ex)
         return ex
 

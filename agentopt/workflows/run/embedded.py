@@ -10,15 +10,17 @@ fast as before, since the model was the bottleneck — unless the user set a num
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentopt.agents.base import default_target
 from agentopt.core.files.agent_definition import AgentDefinition
 
+if TYPE_CHECKING:
+    from agentopt.models.call import CallLayer
 
-def plays_on_the_embedded_model(agent: AgentDefinition, layer: Any) -> bool:
+
+def plays_on_the_embedded_model(agent: AgentDefinition, layer: CallLayer) -> bool:
     """An in-process (`local` target) agent whose model resolves to the `local:` provider."""
     if agent.model is None or (agent.target or default_target(agent)) != "local":
         return False
-    resolve = getattr(layer, "resolve", None)
-    return resolve is not None and resolve(agent.model).type == "local"
+    return layer.resolve(agent.model).type == "local"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from agentopt.contracts.task import Task
+from agentopt.contracts.task_record import RepeatOutcome
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.plugins import STRATEGIES_GROUP, PluginRegistry
@@ -29,9 +30,14 @@ class Example:
     task: Task
     score: float | None
     status: str
-    record: dict[str, Any]
-    """The parent's `RepeatOutcome` in its JSON form (what the reflection templates show):
-    response, tool_calls, evaluators, turns."""
+    record: RepeatOutcome
+    """The parent's run of the task: response, tool calls, verdicts, turns. A saved record's
+    JSON form is read through the contract model when the example is made, so strategies
+    read typed fields, never keys."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.record, dict):
+            object.__setattr__(self, "record", RepeatOutcome.model_validate(self.record))
 
 
 @dataclass

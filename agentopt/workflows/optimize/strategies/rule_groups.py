@@ -123,8 +123,8 @@ class Verdict:
 
 def _answer(ex: Example) -> str:
     record = ex.record
-    parts = [str(record.get("response") or "")]
-    parts += [str(t.get("response") or "") for t in record.get("turns") or []]
+    parts = [record.response]
+    parts += [t.response for t in record.turns or []]
     return norm(" ".join(parts))
 
 
@@ -135,11 +135,11 @@ def _truth_of(ex: Example) -> str:
 def verdicts(ex: Example) -> Iterator[Verdict]:
     """Every verdict of a record, as the groups see it (judge errors say nothing)."""
     for result in _results(ex.record):
-        status = result.get("status")
+        status = result.status
         if status not in ("pass", "fail"):
             continue
-        evaluator = str(result.get("evaluator", ""))
-        details = result.get("details") or {}
+        evaluator = result.evaluator
+        details = result.details
         if details.get("verdicts"):
             for v in details["verdicts"]:
                 name = str(v.get("name", "")).split("#")[0]

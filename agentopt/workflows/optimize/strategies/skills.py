@@ -50,8 +50,8 @@ def pick_skill(ctx: ProposalContext) -> int:
         if ex.status == "pass":
             continue
         for call in tool_calls(ex.record):
-            name = (call.get("arguments") or {}).get("name")
-            if call.get("name") == LOAD_SKILL and name in loads:
+            name = call.arguments.get("name")
+            if call.name == LOAD_SKILL and name in loads:
                 loads[name] += 1
     fresh = [s.name for s in skills if f"skills:{s.name}" not in ctx.tried]
     if not fresh:

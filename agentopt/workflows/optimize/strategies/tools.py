@@ -133,7 +133,7 @@ def _named_in_failures(name: str, ex: Example) -> bool:
 def _confused(a: str, b: str, ex: Example) -> bool:
     """In this failed task the agent called one of the two tools and not the other, and a
     judge's reason names the one it did not call (the reason says which tool was needed)."""
-    called = {str(c.get("name")) for c in tool_calls(ex.record)}
+    called = {c.name for c in tool_calls(ex.record)}
     reasons = " ".join(check.reason for check in failed_checks(ex.record))
     return any(
         used in called and needed not in called and _names(needed, reasons)
@@ -163,9 +163,9 @@ def tool_evidence(name: str, examples: list[Example]) -> int:
     weight = 0
     for ex in examples:
         for call in tool_calls(ex.record):
-            if call.get("name") != name:
+            if call.name != name:
                 continue
-            weight += 2 if call.get("error") else (1 if ex.status != "pass" else 0)
+            weight += 2 if call.error else (1 if ex.status != "pass" else 0)
         weight += 2 if _named_in_failures(name, ex) else 0
     return weight
 
@@ -178,9 +178,7 @@ def tool_examples(name: str, ctx: ProposalContext) -> list[Example]:
         e
         for e in known.values()
         if e.status != "pass"
-        and (
-            _named_in_failures(name, e) or any(c.get("name") == name for c in tool_calls(e.record))
-        )
+        and (_named_in_failures(name, e) or any(c.name == name for c in tool_calls(e.record)))
     ]
     relevant.sort(key=lambda e: (not _named_in_failures(name, e), e.task.name))
     chosen = relevant[:MAX_EXAMPLES]

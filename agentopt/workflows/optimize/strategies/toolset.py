@@ -84,11 +84,11 @@ def tool_usage(names: list[str], examples: list[Example]) -> dict[str, ToolUse]:
     for ex in examples:
         seen: set[str] = set()
         for call in tool_calls(ex.record):
-            use = usage.get(str(call.get("name")))
+            use = usage.get(call.name)
             if use is None:
                 continue
             use.calls += 1
-            use.failed_calls += bool(call.get("error"))
+            use.failed_calls += bool(call.error)
             seen.add(use.name)
         score = ex.score if ex.score is not None else 0.0
         for name, use in usage.items():

@@ -12,6 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.simulation import SimulationEnd
+from agentopt.contracts.task_record import RepeatOutcome
+from agentopt.contracts.transcript import ToolCallRecord
 from agentopt.workflows.optimize.strategies.base import Example
 
 TEXT_LIMIT = 1200
@@ -42,22 +46,25 @@ class FailedCheck:
     """The evaluator result's details (a regex's missing patterns, a schema's fields)."""
 
 
-def _results(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _results(record: RepeatOutcome) -> Iterator[EvalResult]:
     """Every verdict of a record: a single turn's or a whole conversation's (top level), and
     each turn's of a thread scored turn by turn."""
-    yield from record.get("evaluators") or []
-    for turn in record.get("turns") or []:
-        yield from turn.get("evaluators") or []
+    yield from record.evaluators
+    for turn in record.turns or []:
+        yield from turn.evaluators
 
 
-def failed_checks(record: dict[str, Any]) -> list[FailedCheck]:
-    """Failed criteria, low rubric dimensions and failed whole-response verdicts."""
+def failed_checks(record: RepeatOutcome) -> list[FailedCheck]:
+    """Failed criteria, low rubric dimensions and failed whole-response verdicts.
+
+    The verdicts and dimension scores inside `details` are each evaluator's own shape
+    (`EvalResult.details` is evaluator-specific): they are read as the judges write them."""
     found: list[FailedCheck] = []
     for result in _results(record):
-        if result.get("status") != "fail":
+        if result.status != "fail":
             continue
-        name = str(result.get("evaluator", ""))
-        details = result.get("details") or {}
+        name = result.evaluator
+        details = result.details
         verdicts = details.get("verdicts")
         dims = details.get("dimension_scores")
         if verdicts:
@@ -76,13 +83,14 @@ def failed_checks(record: dict[str, Any]) -> list[FailedCheck]:
                 if d.get("applicable") and int(d.get("score", 5)) <= LOW_DIMENSION:
                     found.append(FailedCheck(name, str(d.get("id", "")), "", str(d.get("reason"))))
         else:
-            reason = str(result.get("reason") or "failed")
+            reason = result.reason or "failed"
             found.append(FailedCheck(name, "", "", reason, dict(details)))
     return found
 
 
-def tool_calls(record: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(record.get("tool_calls") or [])
+def tool_calls(record: RepeatOutcome) -> list[ToolCallRecord]:
+    """Every tool call of the run, in order (a thread's included: `RepeatOutcome.tool_calls`)."""
+    return list(record.tool_calls)
 
 
 def clip(text: Any, limit: int = TEXT_LIMIT) -> str:
@@ -96,24 +104,22 @@ def clip(text: Any, limit: int = TEXT_LIMIT) -> str:
 def example_view(ex: Example) -> dict[str, Any]:
     """What a reflection prompt shows of one example (plain values for the template)."""
     record = ex.record
-    error = record.get("error") or {}
-    simulation = record.get("simulation") or {}
     return {
         "name": ex.task.name,
         "queries": [t.query for t in ex.task.turns],
-        "conversation": _conversation(record) if simulation else [],
-        "simulation": _ending(simulation),
+        "conversation": _conversation(record) if record.simulation else [],
+        "simulation": _ending(record.simulation),
         "ground_truth": ex.task.ground_truth or "",
-        "response": clip(record.get("response", "")),
+        "response": clip(record.response),
         "score": "—" if ex.score is None else f"{ex.score:.2f}",
         "status": ex.status,
-        "error": clip(error.get("message", "")) if error else "",
+        "error": clip(record.error.message) if record.error else "",
         "tool_calls": [
             {
-                "name": c.get("name", ""),
-                "arguments": clip(c.get("arguments"), 300),
-                "result": clip(c.get("error") or c.get("result"), 300),
-                "failed": bool(c.get("error")),
+                "name": c.name,
+                "arguments": clip(c.arguments, 300),
+                "result": clip(c.error or c.result, 300),
+                "failed": bool(c.error),
             }
             for c in tool_calls(record)
         ],
@@ -129,29 +135,29 @@ def example_view(ex: Example) -> dict[str, Any]:
     }
 
 
-def _conversation(record: dict[str, Any]) -> list[dict[str, Any]]:
+def _conversation(record: RepeatOutcome) -> list[dict[str, Any]]:
     """A simulated conversation turn by turn, as the reflection model is shown it."""
     return [
         {
-            "user": clip(turn.get("query", ""), 400),
-            "agent": clip(turn.get("response", "")),
-            "simulated": bool(turn.get("simulated")),
+            "user": clip(turn.query, 400),
+            "agent": clip(turn.response),
+            "simulated": turn.simulated,
         }
-        for turn in record.get("turns") or []
-        if turn.get("query") or turn.get("response")
+        for turn in record.turns or []
+        if turn.query or turn.response
     ]
 
 
-def _ending(simulation: dict[str, Any]) -> str:
+def _ending(simulation: SimulationEnd | None) -> str:
     """How a simulated conversation ended, in the simulated user's words."""
-    if not simulation:
+    if simulation is None:
         return ""
-    reason = str(simulation.get("reason", ""))
-    turns, most = simulation.get("turns"), simulation.get("desired_num_turns")
+    reason = str(simulation.reason)
+    turns, most = simulation.turns, simulation.desired_num_turns
     said = {
         "goal_reached": f"reached its goal in {turns} turns",
         "abandoned": f"gave up after {turns} turns",
         "max_turns": f"had not reached its goal after {most} turns",
     }.get(reason, f"stopped ({reason})")
-    why = clip(simulation.get("explanation", ""), 300)
+    why = clip(simulation.explanation, 300)
     return f"The simulated user {said}" + (f": {why}" if why else ".")
