@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from agentopt import __version__
-from agentopt.agents.base import AgentTarget, make_target
+from agentopt.agents.base import DEFAULT_TURN_TIMEOUT_S, AgentTarget, make_target
 from agentopt.contracts.matrix import VariantTag
 from agentopt.contracts.record import problems_of
 from agentopt.contracts.run_results import (
@@ -227,7 +227,11 @@ def _prepare(
         evaluators=inputs.evaluators,
         judge_model=inputs.judge_model,
         repeat=repeat,
-        turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
+        turn_timeout_s=(
+            options.timeout_seconds
+            if options and options.timeout_seconds
+            else DEFAULT_TURN_TIMEOUT_S
+        ),
         stop_after_errors=opts.max_errors,
         simulation=simulation,
     )
