@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentopt.agents.base import DEFAULT_TURN_TIMEOUT_S
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, Termination
 from agentopt.contracts.task_record import RepeatOutcome
 from agentopt.core import trust
@@ -139,11 +138,7 @@ def _context(
         ),
         budget=budget,
         real_tools=settings.real_tools,
-        turn_timeout_s=(
-            options.timeout_seconds
-            if options and options.timeout_seconds
-            else DEFAULT_TURN_TIMEOUT_S
-        ),
+        turn_timeout_s=inputs.suite["turn_timeout_s"],
         executor=executor,
         simulation=simulation_of(options, inputs.judge_model, settings.seed),
     )
