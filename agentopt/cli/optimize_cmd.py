@@ -23,6 +23,7 @@ from agentopt.cli.azd_flags import (
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.executor_options import ExecutorOpt, RayAddressOpt
+from agentopt.cli.provenance import render_provenance
 from agentopt.cli.run_render import ask_yes_no
 from agentopt.core.errors import ConfigError
 from agentopt.reports.optimize_live import LiveOptimizeView
@@ -195,6 +196,7 @@ def optimize_command(
         STATE.warn(str(problem))
     for notice in prepared.notices:
         STATE.err.print(f"[yellow]note:[/] {notice}")
+    render_provenance(prepared.inputs.suite, dry_run=dry_run)
     _say(plan_renderables(prepared.plan, dry_run=dry_run))
     if dry_run:
         return

@@ -189,6 +189,9 @@ def resolve_suite(
     """
     suite = ResolvedSuite()
     where = _SuiteFile(config)
+    if agent is not None:
+        _agent_model(suite, agent, agent_flag, detected, config, where)
+    _judge(suite, opts, config, detected, where, toolkit)
     for knob in KNOBS:
         if command not in knob.commands:
             continue
@@ -200,9 +203,6 @@ def resolve_suite(
             suite.put(knob.name, key, where.kind, where.where(knob.key))
         else:
             suite.put(knob.name, knob.default, DEFAULT, "default")
-    _judge(suite, opts, config, detected, where, toolkit)
-    if agent is not None:
-        _agent_model(suite, agent, agent_flag, detected, config, where)
     return suite
 
 
@@ -245,9 +245,20 @@ def _agent_model(
     elif section is not None and section.model and section.model == agent.model:
         suite.put("agent_model", agent.model, where.kind, where.where("agent.model"))
     elif from_file and from_file == agent.model:
-        suite.put("agent_model", agent.model, AGENT_FILE, defined.source if defined else "")
+        shown = _relative(defined.source if defined else "", detected)
+        suite.put("agent_model", agent.model, AGENT_FILE, shown)
     else:
         suite.put("agent_model", agent.model, DEFAULT, "default")
+
+
+def _relative(source: str, detected: DetectedTarget | None) -> str:
+    """An agent file as the user knows it: relative to the project folder."""
+    if detected is None:
+        return source
+    try:
+        return str(Path(source).relative_to(detected.project_dir))
+    except ValueError:
+        return source
 
 
 def provenance_rows(
