@@ -46,6 +46,11 @@ class ResolvedSuite:
         found = self.settings.get(name)
         return default if found is None else found.value
 
+    def given(self, name: str) -> bool:
+        """Whether the user set it (anywhere), rather than it being the default."""
+        found = self.settings.get(name)
+        return found is not None and found.kind != DEFAULT and found.value is not None
+
     def source(self, name: str) -> Setting:
         return self.settings[name]
 
