@@ -31,7 +31,7 @@ from agentopt.core.files.azure_eval_load import is_azure_eval_file
 from agentopt.core.files.foundry_context import MODEL_DEPLOYMENT_VAR
 from agentopt.core.files.problems import LineIndex
 from agentopt.core.files.yaml_source import load_yaml
-from agentopt.workflows.eval_model import resolve_eval_model
+from agentopt.workflows.eval_model import DEFAULT_MODEL, resolve_eval_model
 from agentopt.workflows.optimize.options import (
     DEFAULT_MAX_CANDIDATES,
     DEFAULT_MAX_STALLS,
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 RUN = "run"
 OPTIMIZE = "optimize"
+GENERATE = "generate"
+"""`eval init` / `eval generate`: they write the suite file, so they read it too."""
 BOTH = frozenset({RUN, OPTIMIZE})
 
 
@@ -83,7 +85,8 @@ KNOBS: tuple[Knob, ...] = (
     Knob("max_cost", "--max-cost", "options.max_cost", None, _O),
     Knob("budget_calls", "--budget-calls", "options.budget_calls", None, _O),
     Knob("real_tools", "--real-tools", "options.real_tools", False, _O),
-    Knob("name", "--name", "name", None, _R),
+    Knob("name", "--name", "name", None, frozenset({RUN, GENERATE})),
+    Knob("max_samples", "--max-samples", "max_samples", None, frozenset({GENERATE})),
     Knob("optimization_model", "--optimize-model", "options.optimization_model", None, _O),
     Knob("targets", "--targets", "options.targets", None, _O),
     Knob(
@@ -175,6 +178,8 @@ def resolve_suite(
     agent: AgentDefinition | None = None,
     agent_flag: str | None = None,
     toolkit: str | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    judge_default: str = DEFAULT_MODEL,
 ) -> ResolvedSuite:
     """Every merged setting of `command` (`run` | `optimize`) with its source.
 
@@ -191,7 +196,8 @@ def resolve_suite(
     where = _SuiteFile(config)
     if agent is not None:
         _agent_model(suite, agent, agent_flag, detected, config, where)
-    _judge(suite, opts, config, detected, where, toolkit)
+    _judge(suite, opts, config, detected, where, toolkit, judge_default)
+    own = defaults or {}
     for knob in KNOBS:
         if command not in knob.commands:
             continue
@@ -202,7 +208,7 @@ def resolve_suite(
         elif _given(key):
             suite.put(knob.name, key, where.kind, where.where(knob.key))
         else:
-            suite.put(knob.name, knob.default, DEFAULT, "default")
+            suite.put(knob.name, own.get(knob.name, knob.default), DEFAULT, "default")
     return suite
 
 
@@ -213,8 +219,10 @@ def _judge(
     detected: DetectedTarget | None,
     where: _SuiteFile,
     toolkit: str | None,
+    default: str,
 ) -> None:
-    model = resolve_eval_model(getattr(opts, "eval_model", None), config, detected, toolkit=toolkit)
+    flag = getattr(opts, "eval_model", None)
+    model = resolve_eval_model(flag, config, detected, toolkit=toolkit, default=default)
     if model.source == "--eval-model":
         suite.put("judge_model", model.name, FLAG, "--eval-model")
     elif model.source.startswith("eval.yaml"):
