@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import enum
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -119,60 +119,46 @@ NoWait = Annotated[
 ]
 
 
-@handle_errors
-def init_command(
-    ctx: typer.Context,
-    gen_instruction: GenInstruction = None,
-    gen_instruction_file: GenInstructionFile = None,
-    eval_model: EvalModel = None,
-    max_samples: MaxSamples = 15,
-    dataset: DatasetOpt = None,
-    evaluator: EvaluatorOpt = None,
-    name: NameOpt = None,
-    agent: AgentOpt = None,
-    out_file: OutFile = Path("eval.yaml"),
-    reset_defaults: ResetDefaults = False,
-    categories: Categories = None,
-    multi_turn: MultiTurn = 0,
-    evaluation_level: EvaluationLevel = None,
-    seed: Seed = 0,
-    remote: Remote = False,
-    project_endpoint: ProjectEndpoint = None,
-    format: Format = "eval-yaml",
-    from_traces: FromTraces = None,
-    trace_days: TraceDays = 0,
-    no_wait: NoWait = False,
-) -> None:
-    """Guided first run: detect the agent, write the baseline, generate the suite."""
-    _generate(ctx, wizard=True, agent=agent, project_endpoint=project_endpoint, flags=locals())
+def _suite_command(wizard: bool, doc: str) -> Callable[..., None]:
+    """`eval init` and `eval generate` take the same options, declared here once."""
+
+    def command(
+        ctx: typer.Context,
+        gen_instruction: GenInstruction = None,
+        gen_instruction_file: GenInstructionFile = None,
+        eval_model: EvalModel = None,
+        max_samples: MaxSamples = 15,
+        dataset: DatasetOpt = None,
+        evaluator: EvaluatorOpt = None,
+        name: NameOpt = None,
+        agent: AgentOpt = None,
+        out_file: OutFile = Path("eval.yaml"),
+        reset_defaults: ResetDefaults = False,
+        categories: Categories = None,
+        multi_turn: MultiTurn = 0,
+        evaluation_level: EvaluationLevel = None,
+        seed: Seed = 0,
+        remote: Remote = False,
+        project_endpoint: ProjectEndpoint = None,
+        format: Format = "eval-yaml",
+        from_traces: FromTraces = None,
+        trace_days: TraceDays = 0,
+        no_wait: NoWait = False,
+    ) -> None:
+        flags = {k: v for k, v in locals().items() if k not in ("ctx", "wizard")}
+        _generate(ctx, wizard=wizard, agent=agent, project_endpoint=project_endpoint, flags=flags)
+
+    command.__doc__ = doc
+    command.__name__ = command.__qualname__ = "init_command" if wizard else "generate_command"
+    return handle_errors(command)
 
 
-@handle_errors
-def generate_command(
-    ctx: typer.Context,
-    gen_instruction: GenInstruction = None,
-    gen_instruction_file: GenInstructionFile = None,
-    eval_model: EvalModel = None,
-    max_samples: MaxSamples = 15,
-    dataset: DatasetOpt = None,
-    evaluator: EvaluatorOpt = None,
-    name: NameOpt = None,
-    agent: AgentOpt = None,
-    out_file: OutFile = Path("eval.yaml"),
-    reset_defaults: ResetDefaults = False,
-    categories: Categories = None,
-    multi_turn: MultiTurn = 0,
-    evaluation_level: EvaluationLevel = None,
-    seed: Seed = 0,
-    remote: Remote = False,
-    project_endpoint: ProjectEndpoint = None,
-    format: Format = "eval-yaml",
-    from_traces: FromTraces = None,
-    trace_days: TraceDays = 0,
-    no_wait: NoWait = False,
-) -> None:
-    """Generate a seed dataset and a rubric evaluator, register them and write eval.yaml."""
-    _generate(ctx, wizard=False, agent=agent, project_endpoint=project_endpoint, flags=locals())
+init_command = _suite_command(
+    True, "Guided first run: detect the agent, write the baseline, generate the suite."
+)
+generate_command = _suite_command(
+    False, "Generate a seed dataset and a rubric evaluator, register them and write eval.yaml."
+)
 
 
 @handle_errors

@@ -10,7 +10,6 @@ import typer
 from agentopt.cli import azure_eval_run
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
-from agentopt.cli.executor_options import ExecutorOpt, RayAddressOpt
 from agentopt.cli.run_render import execute_run
 from agentopt.cli.runevals_flags import (
     LOG_LEVELS,
@@ -18,6 +17,16 @@ from agentopt.cli.runevals_flags import (
     open_reports,
     print_version,
     toolkit_environment,
+)
+from agentopt.cli.shared_options import (
+    AgentOpt,
+    ConcurrencyOpt,
+    EvalModelOpt,
+    EvaluatorOpt,
+    ExecutorOpt,
+    MaxCostOpt,
+    PollIntervalOpt,
+    RayAddressOpt,
 )
 from agentopt.core.errors import ConfigError
 from agentopt.workflows.run.inputs import RunOptions
@@ -45,7 +54,7 @@ def run_command(
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help="eval.yaml (default: ./eval.yaml).")
     ] = None,
-    agent: Annotated[str | None, typer.Option("--agent", "-a", help="azd agent service.")] = None,
+    agent: AgentOpt = None,
     agent_model: Annotated[
         list[str] | None,
         typer.Option(
@@ -62,21 +71,14 @@ def run_command(
             show_default=False,
         ),
     ] = None,
-    evaluator: Annotated[
-        list[str] | None,
-        typer.Option("--evaluator", help="Evaluator name (repeatable).", show_default=False),
-    ] = None,
-    eval_model: Annotated[
-        str | None, typer.Option("--eval-model", "-m", help="Judge model.")
-    ] = None,
+    evaluator: EvaluatorOpt = None,
+    eval_model: EvalModelOpt = None,
     target: Annotated[
         str | None,
         typer.Option("--target", help="local | hosted | endpoint | command | foundry."),
     ] = None,
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run each task N times.")] = 1,
-    concurrency: Annotated[
-        int | None, typer.Option("--concurrency", min=1, help="Agent pool size (default 8).")
-    ] = None,
+    concurrency: ConcurrencyOpt = None,
     judge_concurrency: Annotated[
         int | None, typer.Option("--judge-concurrency", min=1, help="Judge pool (default 16).")
     ] = None,
@@ -117,9 +119,7 @@ def run_command(
         int | None,
         typer.Option("--max-errors", min=0, help="Tolerated agent/judge errors (default 0)."),
     ] = None,
-    max_cost: Annotated[
-        float | None, typer.Option("--max-cost", help="Stop new calls past this USD spend.")
-    ] = None,
+    max_cost: MaxCostOpt = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan and estimate; send nothing.")
     ] = False,
@@ -168,10 +168,7 @@ def run_command(
         bool,
         typer.Option("--no-wait", help="--remote: return once the run is created."),
     ] = False,
-    poll_interval: Annotated[
-        float | None,
-        typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
-    ] = None,
+    poll_interval: PollIntervalOpt = None,
     executor: ExecutorOpt = None,
     ray_address: RayAddressOpt = None,
     eval_name: Annotated[

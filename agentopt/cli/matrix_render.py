@@ -7,8 +7,10 @@ import typer
 
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
+from agentopt.cli.provenance import render_provenance
 from agentopt.cli.run_render import OutcomeGate, ask_yes_no, render_plan, render_preamble
 from agentopt.contracts.matrix import VariantSpec
+from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.reports.matrix import render_matrix
 from agentopt.workflows.run.eval_run import PreparedRun
 from agentopt.workflows.run.inputs import RunOptions
@@ -26,6 +28,10 @@ def execute_matrix(
     ask = ask_yes_no if STATE.interactive else None
     prepared = prepare_matrix(opts, variants, STATE.cwd, ask, base=base)
     render_preamble(prepared.base)
+    # The settings every variant shares; a variant's own model and instructions are its label.
+    shared = dict(prepared.base.inputs.suite.settings)
+    shared.pop("agent_model", None)
+    render_provenance(ResolvedSuite(shared), dry_run=opts.dry_run)
     labels = ", ".join(v.label for v in variants)
     if opts.dry_run:
         for variant, run in zip(variants, prepared.runs, strict=True):

@@ -22,8 +22,18 @@ from agentopt.cli.azd_flags import (
 )
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
-from agentopt.cli.executor_options import ExecutorOpt, RayAddressOpt
+from agentopt.cli.provenance import render_provenance
 from agentopt.cli.run_render import ask_yes_no
+from agentopt.cli.shared_options import (
+    AgentOpt,
+    ConcurrencyOpt,
+    EvalModelOpt,
+    EvaluatorOpt,
+    ExecutorOpt,
+    MaxCostOpt,
+    PollIntervalOpt,
+    RayAddressOpt,
+)
 from agentopt.core.errors import ConfigError
 from agentopt.reports.optimize_live import LiveOptimizeView
 from agentopt.reports.optimize_report import (
@@ -76,16 +86,13 @@ def optimize_command(
     config: Annotated[
         Path | None, typer.Option("-c", "--config", help="eval.yaml (default: the agent's).")
     ] = None,
-    agent: Annotated[str | None, typer.Option("-a", "--agent", help="azd agent service.")] = None,
+    agent: AgentOpt = None,
     dataset: Annotated[Path | None, typer.Option("-d", "--dataset", help="Dataset file.")] = None,
-    eval_model: Annotated[str | None, typer.Option("-m", "--eval-model", help="Judge.")] = None,
+    eval_model: EvalModelOpt = None,
     optimize_model: Annotated[
         str | None, typer.Option("--optimize-model", help="Reflection model.")
     ] = None,
-    evaluator: Annotated[
-        list[str] | None,
-        typer.Option("--evaluator", help="Evaluator (repeatable).", show_default=False),
-    ] = None,
+    evaluator: EvaluatorOpt = None,
     max_candidates: Annotated[
         int | None,
         typer.Option("--max-candidates", min=1, help="Candidates fully evaluated (default 5)."),
@@ -97,7 +104,7 @@ def optimize_command(
     budget_calls: Annotated[
         int | None, typer.Option("--budget-calls", min=1, help="Cap on agent+judge calls.")
     ] = None,
-    max_cost: Annotated[float | None, typer.Option("--max-cost", help="USD cap.")] = None,
+    max_cost: MaxCostOpt = None,
     targets: Annotated[
         str | None,
         typer.Option("--targets", help="instructions,tools,skills,model,toolset (default: all)."),
@@ -113,10 +120,7 @@ def optimize_command(
         typer.Option("--parallel-proposals", min=1, help="Proposals screened at once (default 2)."),
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Split and sampling seed.")] = None,
-    concurrency: Annotated[
-        int | None,
-        typer.Option("--concurrency", min=1, help="Agent runs at once, all proposals (default 8)."),
-    ] = None,
+    concurrency: ConcurrencyOpt = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Continue a job.")] = None,
     require_improvement: Annotated[
         bool, typer.Option("--require-improvement", help="Exit 1 when nothing beats baseline.")
@@ -129,10 +133,7 @@ def optimize_command(
     no_wait: Annotated[
         bool, typer.Option("--no-wait", help="--remote: return once the job is submitted.")
     ] = False,
-    poll_interval: Annotated[
-        float | None,
-        typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
-    ] = None,
+    poll_interval: PollIntervalOpt = None,
     executor: ExecutorOpt = None,
     ray_address: RayAddressOpt = None,
     eval_name: Annotated[
@@ -195,6 +196,7 @@ def optimize_command(
         STATE.warn(str(problem))
     for notice in prepared.notices:
         STATE.err.print(f"[yellow]note:[/] {notice}")
+    render_provenance(prepared.inputs.suite, dry_run=dry_run)
     _say(plan_renderables(prepared.plan, dry_run=dry_run))
     if dry_run:
         return

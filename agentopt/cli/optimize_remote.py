@@ -11,6 +11,7 @@ from rich.text import Text
 
 from agentopt.cli.azd_flags import endpoint_override
 from agentopt.cli.context import STATE
+from agentopt.cli.provenance import render_provenance
 from agentopt.cli.run_render import ask_yes_no
 from agentopt.contracts.optimize_job import BASELINE_ID, JobRecord
 from agentopt.core.errors import ConfigError
@@ -133,6 +134,7 @@ def run_remote_optimize(
     for notice in prep.notices:
         STATE.err.print(f"[yellow]note:[/] {notice}")
     evaluators = ", ".join(c.evaluator for c in prep.criteria)
+    render_provenance(prep.inputs.suite, dry_run=opts.dry_run)
     if opts.dry_run:
         STATE.say(
             f"Dry run (--remote): nothing was sent. Would optimize {prep.agent_name} in "

@@ -9,6 +9,7 @@ import typer
 
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
+from agentopt.cli.provenance import render_provenance
 from agentopt.cli.run_render import OutcomeGate, ask_yes_no, render_outcome
 from agentopt.core.errors import AgentoptError, ConfigError
 from agentopt.core.files import bounded
@@ -60,6 +61,7 @@ def execute_remote(
     for notice in setup.notices:
         STATE.err.print(f"[yellow]note:[/] {notice}")
     setup.notices.clear()
+    render_provenance(setup.inputs.suite, dry_run=setup.opts.dry_run)
     if setup.opts.dry_run:
         _render_plan(setup)
         return

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
+from agentopt.cli.provenance import render_provenance
 from agentopt.reports.outputs import OutputFile
 from agentopt.reports.terminal import render_summary
 from agentopt.workflows.run.eval_run import PreparedRun, RunOutcome, prepare_run, run_prepared
@@ -126,6 +127,7 @@ def execute_run(
         execute_matrix(opts, variants_from_config(config), gate=gate, base=prepared)
         return
     render_preamble(prepared)
+    render_provenance(prepared.inputs.suite, dry_run=opts.dry_run)
     if opts.dry_run:
         render_plan(prepared.plan)
         return

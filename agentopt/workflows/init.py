@@ -28,6 +28,7 @@ from agentopt.workflows.generate.config import find_rubric_entry
 from agentopt.workflows.generate.dataset import parse_categories
 from agentopt.workflows.generate.prompts import tool_summaries
 from agentopt.workflows.generate.suite import DEFAULT_EVAL_MODEL, SuiteRequest
+from agentopt.workflows.resolve_suite import GENERATE, resolve_suite
 
 DEFAULT_MAX_SAMPLES = 15
 INSTRUCTION_MISSING = "a generation instruction is required"
@@ -170,18 +171,21 @@ def plan_suite(
         fresh = False
     agent_name = target.agent_name or target.service or target.project_dir.resolve().name
     defn = target.definition
-    suite_name = options.name or (existing.name if existing and existing.name else agent_name)
+    fallback = (defn.model if defn else None) or DEFAULT_EVAL_MODEL
+    suite = resolve_suite(
+        GENERATE, options, existing, target, defaults={"name": agent_name}, judge_default=fallback
+    )
+    suite_name = suite["name"]
     if wizard and asker is not None and not options.name:
         suite_name = asker.text("Suite name", suite_name).strip() or suite_name
     instruction = _instruction(options, asker, defn)
     # The same resolution as eval run and optimize; with nothing configured, the agent's own
     # model is offered (and then written to eval.yaml, so every later command agrees).
-    fallback = (defn.model if defn else None) or DEFAULT_EVAL_MODEL
     model_default = resolve_eval_model(None, existing, target, default=fallback).name
-    eval_model = resolve_eval_model(options.eval_model, existing, target, default=fallback).name
+    eval_model = suite["judge_model"]
     if wizard and asker is not None and not options.eval_model:
         eval_model = asker.text("Eval model (judge and generator)", model_default).strip()
-    max_samples = options.max_samples or (existing.max_samples if existing else None)
+    max_samples = suite["max_samples"]
     if max_samples is None:
         max_samples = DEFAULT_MAX_SAMPLES
         if wizard and asker is not None and options.dataset is None and write_dataset:

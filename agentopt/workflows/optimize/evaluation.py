@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from agentopt.agents.base import AgentTarget, make_target
+from agentopt.agents.base import DEFAULT_TURN_TIMEOUT_S, AgentTarget, make_target
 from agentopt.contracts.optimize_job import EvaluationErrors
 from agentopt.contracts.optimize_journal import ProposalEntry, UnitEntry
 from agentopt.contracts.scores import TaskScore
@@ -152,7 +152,7 @@ class EvalContext:
     cache: EvaluatorCache
     budget: CallBudget
     real_tools: bool
-    turn_timeout_s: float = 120.0
+    turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
     executor: Executor = field(default_factory=LocalExecutor)
     """Who plays the units (this process, or Ray workers)."""
     simulation: Simulation | None = None

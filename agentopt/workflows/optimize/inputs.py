@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.contracts.task import Dataset
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -21,8 +22,9 @@ from agentopt.evaluators.base import EvaluatorUse
 from agentopt.registry import Registry
 from agentopt.workflows.azure_eval.suite import load_suite
 from agentopt.workflows.detect import DetectedTarget, detect_target
-from agentopt.workflows.eval_model import DEFAULT_MODEL, resolve_eval_model
+from agentopt.workflows.eval_model import DEFAULT_MODEL
 from agentopt.workflows.optimize.options import TARGETS, OptimizeOptions
+from agentopt.workflows.resolve_suite import OPTIMIZE, resolve_suite
 from agentopt.workflows.run.inputs import evaluator_uses
 from agentopt.workflows.run.matrix import start_from_best_variant
 from agentopt.workflows.suite_assets import verify_pinned_assets
@@ -50,6 +52,8 @@ class OptimizeInputs:
     """--targets / options.targets as given (None = all the agent has)."""
     warnings: list[Problem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    suite: ResolvedSuite = field(default_factory=ResolvedSuite)
+    """Every merged setting with its source (`workflows.resolve_suite`)."""
 
 
 def _config(
@@ -177,10 +181,8 @@ def resolve_optimize_inputs(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
             "criteria)",
             hint="pass --evaluator NAME (repeatable), or list `evaluators:` in eval.yaml",
         )
-    options = config.options if config else None
-    judge = resolve_eval_model(opts.eval_model, config, detected).name
-    optimization = opts.optimize_model or (options.optimization_model if options else None)
-    targets = opts.targets or (list(options.targets) if options and options.targets else None)
+    suite = resolve_suite(OPTIMIZE, opts, config, detected, agent=agent)
+    targets = list(suite["targets"]) if suite["targets"] else None
     for name in targets or []:
         if name not in TARGETS:
             raise ConfigError.at(
@@ -191,8 +193,8 @@ def resolve_optimize_inputs(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
         agent=agent,
         dataset=dataset,
         evaluators=evaluators,
-        judge_model=judge,
-        optimization_model=optimization,
+        judge_model=suite["judge_model"],
+        optimization_model=suite["optimization_model"],
         eval_config=config,
         config_path=config_path,
         validation=validation,
@@ -200,4 +202,5 @@ def resolve_optimize_inputs(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
         explicit_targets=targets,
         warnings=warnings + list(dataset.warnings),
         notices=notices,
+        suite=suite,
     )

@@ -138,7 +138,7 @@ def _context(
         ),
         budget=budget,
         real_tools=settings.real_tools,
-        turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
+        turn_timeout_s=inputs.suite["turn_timeout_s"],
         executor=executor,
         simulation=simulation_of(options, inputs.judge_model, settings.seed),
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.core.files.eval_yaml import Options
+from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.models.settings import CallSettings
 
 TARGETS: tuple[str, ...] = ("instructions", "tools", "skills", "model", "toolset")
@@ -121,25 +121,18 @@ class OptimizeSettings(BaseModel):
     `options.max_errors`; default 0: any error means the decision is unknown)."""
 
 
-def resolve_settings(opts: OptimizeOptions, options: Options | None) -> OptimizeSettings:
-    """Flags over eval.yaml `options` over defaults (targets are resolved separately)."""
-    o = options or Options()
-    cfg = o.optimization_config
-
-    def pick(flag: Any, key: Any, default: Any) -> Any:
-        return flag if flag is not None else (key if key is not None else default)
-
+def resolve_settings(suite: ResolvedSuite) -> OptimizeSettings:
+    """The loop's numbers from the merged settings (`workflows.resolve_suite`: flags over
+    eval.yaml `options` over defaults); targets are resolved separately."""
     return OptimizeSettings(
-        max_candidates=pick(opts.max_candidates, o.max_candidates, DEFAULT_MAX_CANDIDATES),
-        max_stalls=pick(opts.max_stalls, o.max_stalls, DEFAULT_MAX_STALLS),
-        budget_calls=pick(opts.budget_calls, o.budget_calls, None),
-        max_cost=pick(opts.max_cost, o.max_cost, None),
-        parallel_proposals=pick(
-            opts.parallel_proposals, o.parallel_proposals, DEFAULT_PARALLEL_PROPOSALS
-        ),
-        screening_size=pick(None, cfg.candidate_screening_sample_size, DEFAULT_SCREENING_SIZE),
-        seed=pick(opts.seed, o.seed, 0),
-        real_tools=bool(pick(opts.real_tools, o.real_tools, False)),
-        model_search_space=list(opts.model_search_space or cfg.model_search_space or []),
-        max_errors=pick(None, o.max_errors, 0),
+        max_candidates=suite["max_candidates"],
+        max_stalls=suite["max_stalls"],
+        budget_calls=suite["budget_calls"],
+        max_cost=suite["max_cost"],
+        parallel_proposals=suite["parallel_proposals"],
+        screening_size=suite["screening_size"],
+        seed=suite["seed"],
+        real_tools=bool(suite["real_tools"]),
+        model_search_space=list(suite["model_search_space"] or []),
+        max_errors=suite["max_errors"],
     )

@@ -72,7 +72,7 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
         ask = None
     inputs = resolve_optimize_inputs(opts, cwd, ask)
     options = inputs.eval_config.options if inputs.eval_config else None
-    settings = resolve_settings(opts, options)
+    settings = resolve_settings(inputs.suite)
     notices = list(inputs.notices)
     planner = CallLayer(
         inputs.project_dir,
@@ -137,15 +137,13 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
         concurrency=opts.concurrency, max_cost=remaining, call_timeout_s=opts.call_timeout
     )
     calls = call_settings(options, flags)
-    asked = opts.concurrency or (options.max_concurrent_agent_runs if options else None)
+    asked = inputs.suite["agent_concurrency"]
     if not asked and plays_on_the_embedded_model(inputs.agent, planner):
         calls.concurrency["agent"] = 1  # the embedded model serves one request at a time
     settings.concurrency = calls.concurrency["agent"]
     if store is None or store.project.resolve() != inputs.project_dir.resolve():
         store = JobStore(inputs.project_dir, opts.resume)
-    executor = ExecutorSettings.of(
-        opts.executor, options.executor if options else None, opts.ray_address
-    )
+    executor = ExecutorSettings.of(inputs.suite["executor"], None, opts.ray_address)
     return PreparedJob(
         opts, inputs, settings, splits, targets, plan, calls, store, resumed, notices, executor
     )

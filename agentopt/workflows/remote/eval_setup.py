@@ -132,11 +132,11 @@ def prepare_remote(opts: RunOptions, cwd: Path, ask: Ask | None) -> RemoteSetup:
             "no task to run", hint="the dataset is empty or --filter/--limit selected nothing"
         )
     options = inputs.eval_config.options if inputs.eval_config else None
-    repeat = opts.repeat or (options.repeat if options and options.repeat else 1)
+    repeat = inputs.suite["repeat"]
     notices: list[str] = []
     endpoint = require_endpoint(inputs.agent.project_endpoint or opts.project_endpoint)
     agent_name, agent_version = _deployed(inputs, notices)
-    seed = opts.seed if opts.seed is not None else (options.seed if options else None) or 0
+    seed = inputs.suite["seed"]
     _check_tasks(tasks, repeat, simulation_of(options, inputs.judge_model, seed))
     settings = call_settings(options, opts.call_flags())
     per_task = [

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.contracts.task import Dataset, Task
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.eval_yaml import EvalConfig
@@ -72,13 +73,10 @@ def optimization_body(
     config: EvalConfig | None,
     references: dict[str, tuple[str, str]] | None = None,
     criteria: list[RemoteCriterion],
-    eval_model: str,
-    optimization_model: str | None,
-    max_candidates: int | None,
-    max_stalls: int | None,
-    model_search_space: list[str] | None,
+    suite: ResolvedSuite,
 ) -> dict[str, Any]:
-    """The whole request body, `{"inputs": AgentOptimizationJobInputs}`."""
+    """The whole request body, `{"inputs": AgentOptimizationJobInputs}`. A setting left at
+    agentopt's default is left out (azd's `omitempty`: the service's default applies)."""
     options = config.options if config is not None else None
     opt_config: dict[str, Any] = {}
     if agent.model:
@@ -89,25 +87,18 @@ def optimization_body(
         opt_config["skills"] = _skills(agent)
     if agent.tools:
         opt_config["tools"] = agent.tools
-    space = model_search_space or (
-        options.optimization_config.model_search_space if options else []
-    )
-    if space:
-        opt_config["model_search_space"] = list(space)
-    sample = options.optimization_config.candidate_screening_sample_size if options else None
-    if sample:
-        opt_config["candidate_screening_sample_size"] = sample
+    if suite["model_search_space"]:
+        opt_config["model_search_space"] = list(suite["model_search_space"])
+    if suite.given("screening_size"):
+        opt_config["candidate_screening_sample_size"] = suite["screening_size"]
     run_options: dict[str, Any] = {
-        "eval_model": eval_model,
-        "optimization_model": optimization_model,
+        "eval_model": suite["judge_model"],
+        "optimization_model": suite["optimization_model"],
         "optimization_config": opt_config,
     }
-    candidates = max_candidates or (options.max_candidates if options else None)
-    if candidates:  # azd `MaxCandidates *int, omitempty`: the service's default otherwise
-        run_options["max_candidates"] = candidates
-    stalls = max_stalls or (options.max_stalls if options else None)
-    if stalls:
-        run_options["max_stalls"] = stalls
+    for key in ("max_candidates", "max_stalls"):  # azd `*int, omitempty`
+        if suite.given(key):
+            run_options[key] = suite[key]
     if options is not None and options.max_concurrent_agent_runs:
         run_options["max_concurrent_agent_runs"] = options.max_concurrent_agent_runs
     if options is not None and options.evaluation_level == "conversation":

@@ -204,7 +204,6 @@ def _post(
     store: JobStore, job: JobRecord, prep: RemoteOptimize, project: FoundryProject
 ) -> JobRecord:
     inputs = prep.inputs
-    options = prep.opts
     body = optimization_body(
         agent=inputs.agent,
         agent_name=prep.agent_name,
@@ -214,11 +213,7 @@ def _post(
         config=inputs.eval_config,
         references=_references(prep, project),
         criteria=prep.criteria,
-        eval_model=inputs.judge_model,
-        optimization_model=inputs.optimization_model,
-        max_candidates=options.max_candidates,
-        max_stalls=options.max_stalls,
-        model_search_space=options.model_search_space,
+        suite=inputs.suite,
     )
     remote = dict(job.config["remote"])
     created = project.request(

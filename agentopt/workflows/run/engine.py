@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from agentopt.agents.base import AgentTarget, RunConfig
+from agentopt.agents.base import DEFAULT_TURN_TIMEOUT_S, AgentTarget, RunConfig
 from agentopt.contracts.run_journal import RunJournalEntry, TurnJournalEntry
 from agentopt.contracts.simulation import SIMULATOR_FAILED, UserReply
 from agentopt.contracts.task import Dataset, Task
@@ -58,7 +58,7 @@ class EngineSpec:
     repeat: int = 1
     real_tools: bool | None = None
     """None: tool mocks first, then real tools (eval run); see agents.RunConfig."""
-    turn_timeout_s: float = 120.0
+    turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
     stop_after_errors: int | None = None
     """Explicit --max-errors: stop scheduling once more errors than this occurred."""
     candidate_id: str = "baseline"

@@ -177,17 +177,15 @@ def _prepare(
             "no task to run", hint="the dataset is empty or --filter/--limit selected nothing"
         )
     options = inputs.eval_config.options if inputs.eval_config else None
-    repeat = opts.repeat or (options.repeat if options and options.repeat else 1)
-    seed = opts.seed if opts.seed is not None else (options.seed if options else None) or 0
+    suite = inputs.suite
+    repeat, seed = suite["repeat"], suite["seed"]
     settings = call_settings(options, opts.call_flags())
-    executor = ExecutorSettings.of(
-        opts.executor, options.executor if options else None, opts.ray_address
-    )
+    executor = ExecutorSettings.of(suite["executor"], None, opts.ray_address)
     notices: list[str] = list(inputs.notices)
     planner = CallLayer(
         project, settings.model_copy(update={"cache_enabled": False}), on_notice=notices.append
     )
-    asked = opts.concurrency or (options.max_concurrent_agent_runs if options else None)
+    asked = suite["agent_concurrency"]
     if inputs.dataset.format == "m365" and settings.concurrency["agent"] > RUNEVALS_CONCURRENCY:
         settings.concurrency["agent"] = RUNEVALS_CONCURRENCY
         if asked:
@@ -227,7 +225,7 @@ def _prepare(
         evaluators=inputs.evaluators,
         judge_model=inputs.judge_model,
         repeat=repeat,
-        turn_timeout_s=(options.timeout_seconds if options and options.timeout_seconds else 120.0),
+        turn_timeout_s=suite["turn_timeout_s"],
         stop_after_errors=opts.max_errors,
         simulation=simulation,
     )
@@ -418,12 +416,8 @@ def conclude(
 
 def _gate_settings(opts: RunOptions, inputs: ResolvedInputs) -> GateSettings:
     """Flags win; eval.yaml `options.fail_under` / `min_pass_rate` / `max_errors` apply else."""
-    o = inputs.eval_config.options if inputs.eval_config else None
-    return GateSettings(
-        opts.fail_under if opts.fail_under is not None else (o.fail_under if o else None),
-        opts.min_pass_rate if opts.min_pass_rate is not None else (o.min_pass_rate if o else None),
-        opts.max_errors if opts.max_errors is not None else (o.max_errors if o else None),
-    )
+    suite = inputs.suite
+    return GateSettings(suite["fail_under"], suite["min_pass_rate"], suite["max_errors"])
 
 
 def _paired(

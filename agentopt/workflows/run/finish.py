@@ -45,7 +45,7 @@ def new_run_info(
     ds = inputs.dataset
     return RunRecord(
         id=store.run_id,
-        name=opts.name or (inputs.eval_config.name if inputs.eval_config else None),
+        name=inputs.suite["name"],
         started_at=utc_now_iso(),
         finished_at=None,
         status="running",

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentopt.agents.base import default_target
 from agentopt.agents.captured import needs_response
+from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.contracts.task import Dataset
 from agentopt.core.errors import AgentoptError, ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -38,7 +39,8 @@ from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry
 from agentopt.workflows.azure_eval.suite import load_suite, suite_home
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
-from agentopt.workflows.eval_model import DEFAULT_MODEL, resolve_eval_model
+from agentopt.workflows.eval_model import DEFAULT_MODEL
+from agentopt.workflows.resolve_suite import RUN, resolve_suite
 from agentopt.workflows.suite_assets import verify_pinned_assets
 
 
@@ -129,6 +131,8 @@ class ResolvedInputs:
     detected: DetectedTarget | None = None
     warnings: list[Problem] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    suite: ResolvedSuite = field(default_factory=ResolvedSuite)
+    """Every merged setting with its source (`workflows.resolve_suite`)."""
 
 
 Ask = Callable[[str, bool], bool]
@@ -323,17 +327,21 @@ def _resolve_inputs(
         if opts.evaluate_only
         else _agent(opts, cwd, adhoc, detected, config)
     )
-    judge = resolve_eval_model(opts.eval_model, config, detected, toolkit=_toolkit_judge(opts)).name
+    suite = resolve_suite(
+        RUN, opts, config, detected,
+        agent=agent, agent_flag=opts.agent_model, toolkit=_toolkit_judge(opts),
+    )  # fmt: skip
     return ResolvedInputs(
         project_dir=suite_home(config) or project,
         dataset=dataset,
         agent=agent,
         evaluators=evaluator_uses(config, opts.evaluators, warnings),
-        judge_model=judge,
+        judge_model=suite["judge_model"],
         eval_config=config,
         detected=detected,
         warnings=warnings,
         notices=notices,
+        suite=suite,
     )
 
 

@@ -269,7 +269,7 @@ async def _run(prepared: PreparedMatrix, sink: ProgressSink) -> MatrixOutcome:
     folder.mkdir(parents=True, exist_ok=True)
     record = MatrixRecord(
         id=matrix_id,
-        name=base.opts.name or (base.inputs.eval_config.name if base.inputs.eval_config else None),
+        name=base.inputs.suite["name"],
         started_at=utc_now_iso(),
         variants=prepared.variants,
     )
