@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord
 from agentopt.workflows.optimize.ranking import SCORE_EPS
 from agentopt.workflows.optimize.state import JobContext
-from agentopt.workflows.optimize.strategies.rule_groups import STOP, norm, tokens
+from agentopt.workflows.optimize.strategies.failure_groups import STOP, norm, tokens
 
 MIN_BROKEN = 2
 _QUOTED = re.compile(r"(?<!\w)['‘\"“`]([^'’\"”`\n]{2,80}?)['’\"”`](?!\w)")

@@ -20,7 +20,7 @@ from agentopt.contracts.task_record import UnitResult
 from agentopt.workflows.optimize.perfect import at_ceiling, perfect, resisted
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.strategies.base import Example
-from agentopt.workflows.optimize.strategies.rule_groups import failure_keys
+from agentopt.workflows.optimize.strategies.failure_groups import failure_keys
 
 HARD_STALLS = 3
 """Failed screenings in a row, as a multiple of the limit, that end a search even when each

@@ -22,7 +22,7 @@ from agentopt.evaluators.judges.prompting import DataBlocks, make_boundary
 from agentopt.models.structured import cut_off, schema_max_tokens
 from agentopt.models.types import ChatRequest, Message
 from agentopt.workflows.optimize.strategies.base import Example, NoProposal, ProposalContext
-from agentopt.workflows.optimize.strategies.rule_groups import norm
+from agentopt.workflows.optimize.strategies.failure_groups import norm
 from agentopt.workflows.optimize.strategies.traces import example_view
 
 M = TypeVar("M", bound=BaseModel)

@@ -20,7 +20,8 @@ from agentopt.workflows.optimize.strategies.base import (
     ProposalContext,
     register_strategy,
 )
-from agentopt.workflows.optimize.strategies.rule_groups import Rule, norm, rules_from
+from agentopt.workflows.optimize.strategies.failure_groups import norm
+from agentopt.workflows.optimize.strategies.rule_groups import Rule, rules_from
 
 HEADING = "## Rules learned from evaluation"
 MAX_NEW_RULES = 5
