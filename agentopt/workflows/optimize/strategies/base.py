@@ -123,10 +123,17 @@ STRATEGIES: PluginRegistry[Callable[[], Strategy]] = PluginRegistry(
 )
 
 
-def register_strategy(name: str) -> Callable[[S], S]:
-    """Class decorator: make `make_strategy(name)` build this strategy."""
+def register_strategy(
+    name: str, *, target: str | None = None, needs_model: bool = False
+) -> Callable[[S], S]:
+    """Class decorator: make `make_strategy(name)` build this strategy. With `target`, the
+    class gets `name`, `target` and `needs_model` from here, so a strategy declares its name
+    once (a class that sets the three itself passes only the name)."""
 
     def decorate(factory: S) -> S:
+        if target is not None:
+            for attr, value in (("name", name), ("target", target), ("needs_model", needs_model)):
+                setattr(factory, attr, value)
         STRATEGIES.add(name, factory)
         return factory
 

@@ -5,38 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from agentopt.workflows.optimize.strategies.base import (
     NoProposal,
     Proposal,
     ProposalContext,
     register_strategy,
 )
-from agentopt.workflows.optimize.strategies.prompts import (
-    reflect,
-    render_examples,
-    render_prompt,
-    scrub,
-)
+from agentopt.workflows.optimize.strategies.prompts import render_examples
+from agentopt.workflows.optimize.strategies.text_rewrite import TextReply, rewrite_text
 
 TEMPLATE = "reflect_instructions.j2"
-EXAMPLE = '{"instructions": "<the complete new instructions>", "rationale": "<one line>"}'
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"instructions": {"type": "string"}, "rationale": {"type": "string"}},
-    "required": ["instructions", "rationale"],
-    "additionalProperties": False,
-}
+REPLY = TextReply("instructions", "<the complete new instructions>")
+SCHEMA = REPLY.schema
 MIN_EXAMPLES, MAX_EXAMPLES = 3, 5
 MIN_REWRITE_TOKENS = 300
-
-
-class InstructionsReply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    instructions: str = Field(min_length=1)
-    rationale: str = ""
 
 
 def function_names(tools: list[dict[str, Any]]) -> list[str]:
@@ -69,13 +51,10 @@ def reflection_examples(ctx: ProposalContext) -> list[Any]:
     return chosen
 
 
-@register_strategy("instructions:reflect")
+@register_strategy("instructions:reflect", target="instructions", needs_model=True)
 class ReflectInstructions:
     """Rewrite the whole instructions from the failures."""
 
-    name = "instructions:reflect"
-    target = "instructions"
-    needs_model = True
     label = "instructions"
 
     async def propose(self, ctx: ProposalContext) -> Proposal:
@@ -83,40 +62,32 @@ class ReflectInstructions:
         examples = reflection_examples(ctx)
         if not examples:
             raise NoProposal("no train task has been run for this parent yet")
-        data = {"instructions": current or "(no instructions)", **render_examples(examples)}
-        messages = render_prompt(
-            TEMPLATE,
-            data=data,
+        start = (ctx.start.instructions or "") if ctx.start else current
+        new = await rewrite_text(
+            ctx,
+            REPLY,
+            template=TEMPLATE,
+            data={"instructions": current or "(no instructions)", **render_examples(examples)},
             params={
                 "count": len(examples),
                 "tools": function_names(ctx.parent.tools),
                 "skills": [s.name for s in ctx.parent.skills],
             },
-        )
-        reply = await reflect(
-            ctx,
-            messages,
             schema_name="improved_instructions",
-            schema=SCHEMA,
-            reply_model=InstructionsReply,
-            example=EXAMPLE,
+            current=current,
+            start=start,
+            unchanged="the optimization model returned the instructions unchanged",
+            all_leaked="every new line of the optimization model's reply quoted a task",
             # Room for instructions twice as long as today's (about 4 characters a token).
             string_tokens=max(MIN_REWRITE_TOKENS, len(current) // 2),
         )
-        start = (ctx.start.instructions or "") if ctx.start else current
-        new, leaks = scrub(ctx, reply.instructions.strip(), start)
-        new = new.strip()
-        if new == current.strip() or not new:
-            why = "the optimization model returned the instructions unchanged"
-            if leaks:
-                why = f"every new line of the optimization model's reply quoted a task ({leaks})"
-            raise NoProposal(why, leaks=leaks)
+        leaks = new.leaks
         mutation: dict[str, Any] = {"examples": [e.task.name for e in examples]}
         if leaks:
             mutation["leaks_dropped"] = leaks
         return Proposal(
-            definition=ctx.parent.model_copy(update={"instructions": new}),
+            definition=ctx.parent.model_copy(update={"instructions": new.text}),
             strategy=self.label,
-            rationale=one_line(reply.rationale) or "rewrote the instructions from the failures",
+            rationale=one_line(new.rationale) or "rewrote the instructions from the failures",
             mutation=mutation,
         )

@@ -15,13 +15,9 @@ def next_untried(search_space: list[str], tried: set[str]) -> str | None:
     return next((m for m in search_space if m not in tried), None)
 
 
-@register_strategy("model")
+@register_strategy("model", target="model")
 class SwitchModel:
     """Walk the search space in order."""
-
-    name = "model"
-    target = "model"
-    needs_model = False
 
     async def propose(self, ctx: ProposalContext) -> Proposal:
         model = next_untried(ctx.search_space, ctx.tried_models)

@@ -124,13 +124,10 @@ def new_rules(
     return sorted(chosen, key=lambda r: r.key)
 
 
-@register_strategy("instructions:rules")
+@register_strategy("instructions:rules", target="instructions")
 class RuleProposer:
     """Append rules learned from failed checks (and take out the ones found harmful)."""
 
-    name = "instructions:rules"
-    target = "instructions"
-    needs_model = False
     label = "rules"
 
     async def propose(self, ctx: ProposalContext) -> Proposal:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
-
 from agentopt.agents.skills import LOAD_SKILL
 from agentopt.workflows.optimize.strategies.base import (
     NoProposal,
@@ -14,29 +10,13 @@ from agentopt.workflows.optimize.strategies.base import (
     register_strategy,
 )
 from agentopt.workflows.optimize.strategies.instructions import one_line, reflection_examples
-from agentopt.workflows.optimize.strategies.prompts import (
-    reflect,
-    render_examples,
-    render_prompt,
-    scrub,
-)
+from agentopt.workflows.optimize.strategies.prompts import render_examples
+from agentopt.workflows.optimize.strategies.text_rewrite import TextReply, rewrite_text
 from agentopt.workflows.optimize.strategies.traces import tool_calls
 
 TEMPLATE = "reflect_skill.j2"
-EXAMPLE = '{"body": "<the complete new skill text>", "rationale": "<one line>"}'
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"body": {"type": "string"}, "rationale": {"type": "string"}},
-    "required": ["body", "rationale"],
-    "additionalProperties": False,
-}
-
-
-class SkillReply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    body: str = Field(min_length=1)
-    rationale: str = ""
+REPLY = TextReply("body", "<the complete new skill text>")
+SCHEMA = REPLY.schema
 
 
 def pick_skill(ctx: ProposalContext) -> int:
@@ -61,53 +41,41 @@ def pick_skill(ctx: ProposalContext) -> int:
     return ties[ctx.number % len(ties)]
 
 
-@register_strategy("skills")
+@register_strategy("skills", target="skills", needs_model=True)
 class RewriteSkill:
     """Rewrite one skill's text."""
-
-    name = "skills"
-    target = "skills"
-    needs_model = True
 
     async def propose(self, ctx: ProposalContext) -> Proposal:
         index = pick_skill(ctx)
         skill = ctx.parent.skills[index]
         examples = reflection_examples(ctx)
-        data = {
-            "instructions": ctx.parent.instructions or "(no instructions)",
-            "skill": skill.body or "(empty)",
-            **render_examples(examples),
-        }
-        messages = render_prompt(
-            TEMPLATE,
-            data=data,
+        started = {s.name: s.body for s in ctx.start.skills} if ctx.start else {}
+        new = await rewrite_text(
+            ctx,
+            REPLY,
+            template=TEMPLATE,
+            data={
+                "instructions": ctx.parent.instructions or "(no instructions)",
+                "skill": skill.body or "(empty)",
+                **render_examples(examples),
+            },
             params={
                 "skill_name": skill.name,
                 "skill_description": skill.description,
                 "count": len(examples),
             },
-        )
-        reply = await reflect(
-            ctx,
-            messages,
             schema_name="skill_body",
-            schema=SCHEMA,
-            reply_model=SkillReply,
-            example=EXAMPLE,
+            current=skill.body,
+            start=started.get(skill.name, skill.body) or "",
+            unchanged=f"skill '{skill.name}' came back unchanged",
+            all_leaked=f"every new line of skill '{skill.name}' quoted a task",
         )
-        started = {s.name: s.body for s in ctx.start.skills} if ctx.start else {}
-        body, leaks = scrub(ctx, reply.body.strip(), started.get(skill.name, skill.body) or "")
-        body = body.strip()
-        if body == skill.body.strip() or not body:
-            why = f"skill '{skill.name}' came back unchanged"
-            if leaks:
-                why = f"every new line of skill '{skill.name}' quoted a task ({leaks})"
-            raise NoProposal(why, leaks=leaks)
+        leaks = new.leaks
         skills = list(ctx.parent.skills)
-        skills[index] = skill.model_copy(update={"body": body})
+        skills[index] = skill.model_copy(update={"body": new.text})
         return Proposal(
             definition=ctx.parent.model_copy(update={"skills": skills}),
             strategy=f"skills:{skill.name}",
-            rationale=one_line(reply.rationale) or f"rewrote skill {skill.name}",
+            rationale=one_line(new.rationale) or f"rewrote skill {skill.name}",
             mutation={"skill": skill.name, **({"leaks_dropped": leaks} if leaks else {})},
         )

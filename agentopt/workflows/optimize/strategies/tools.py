@@ -208,13 +208,9 @@ def ranked_tools(ctx: ProposalContext) -> list[str]:
     return sorted(rotated, key=lambda n: -evidence[n])  # stable: the rotation breaks ties
 
 
-@register_strategy("tools")
+@register_strategy("tools", target="tools", needs_model=True)
 class RewriteTool:
     """Rewrite one tool's descriptions from how the agent (mis)used it."""
-
-    name = "tools"
-    target = "tools"
-    needs_model = True
 
     async def propose(self, ctx: ProposalContext) -> Proposal:
         # A tool whose rewrite comes back unchanged (the reflection model found nothing to

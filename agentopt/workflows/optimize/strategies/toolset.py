@@ -126,13 +126,9 @@ def without_tool_mentions(instructions: str, tool: str) -> str:
     return "\n".join(lines)
 
 
-@register_strategy("toolset")
+@register_strategy("toolset", target="toolset")
 class DropTool:
     """Drop the most harmful, else an unused, tool."""
-
-    name = "toolset"
-    target = "toolset"
-    needs_model = False
 
     async def propose(self, ctx: ProposalContext) -> Proposal:
         names = function_names(ctx.parent.tools)
