@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.models.settings import CallSettings
+from agentopt.workflows.suite_flags import SuiteFlags
 
 TARGETS: tuple[str, ...] = ("instructions", "tools", "skills", "model", "toolset")
 DEFAULT_MAX_CANDIDATES = 5
@@ -23,41 +24,20 @@ DEFAULT_SCREENING_SIZE = 3
 
 
 @dataclass
-class OptimizeOptions:
-    """What the user asked for on the command line (None = not given)."""
+class OptimizeOptions(SuiteFlags):
+    """What the user asked for on the command line (None = not given); `concurrency` is the
+    agent pool across all proposals."""
 
-    config: Path | None = None
-    eval_name: str | None = None
-    """`--eval NAME`: the eval of an azure.eval.yaml to optimize against."""
-    agent: str | None = None
-    environment: str | None = None
-    """`-e/--environment`: the azd environment."""
-    project_endpoint: str | None = None
-    """`-p/--project-endpoint` (or azd's `--endpoint`): where --remote jobs go."""
     dataset: Path | None = None
-    eval_model: str | None = None
     optimize_model: str | None = None
-    evaluators: list[str] | None = None
     max_candidates: int | None = None
     max_stalls: int | None = None
     budget_calls: int | None = None
-    max_cost: float | None = None
     targets: list[str] | None = None
     model_search_space: list[str] | None = None
     real_tools: bool | None = None
     parallel_proposals: int | None = None
-    seed: int | None = None
-    concurrency: int | None = None
-    """`--concurrency`: the agent pool (agent runs in flight, across all proposals)."""
-    call_timeout: float | None = None
-    """`--call-timeout`: deadline of one model call."""
-    resume: str | None = None
     require_improvement: bool = False
-    dry_run: bool = False
-    executor: str | None = None
-    """`--executor local|ray` (None: eval.yaml `options.executor`, else local)."""
-    ray_address: str | None = None
-    """`--ray-address` (None: RAY_ADDRESS, else a local Ray instance)."""
     from_matrix: str | None = None
     """`--from-matrix ID|latest`: start from the best variant of a matrix run (its model and
     instructions become the baseline's)."""

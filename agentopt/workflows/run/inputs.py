@@ -42,10 +42,11 @@ from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_
 from agentopt.workflows.eval_model import DEFAULT_MODEL
 from agentopt.workflows.resolve_suite import RUN, resolve_suite
 from agentopt.workflows.suite_assets import verify_pinned_assets
+from agentopt.workflows.suite_flags import SuiteFlags
 
 
 @dataclass
-class RunOptions:
+class RunOptions(SuiteFlags):
     """The flags of `eval run` (None = not given)."""
 
     prompts: list[str] | None = None
@@ -53,15 +54,10 @@ class RunOptions:
     first_prompt: int | None = None
     """The number of the first --prompts task (`task_<n>`; None: 1). Set by --interactive."""
     prompts_file: Path | None = None
-    config: Path | None = None
-    agent: str | None = None
     agent_model: str | None = None
     instructions: str | None = None
-    evaluators: list[str] | None = None
-    eval_model: str | None = None
     target: str | None = None
     repeat: int | None = None
-    concurrency: int | None = None
     judge_concurrency: int | None = None
     limit: int | None = None
     filter: str | None = None
@@ -70,24 +66,15 @@ class RunOptions:
     min_pass_rate: float | None = None
     baseline: str | None = None
     max_errors: int | None = None
-    max_cost: float | None = None
-    dry_run: bool = False
-    resume: str | None = None
     retry_errors: bool = False
     """`--retry-errors`: resume the latest run (or `resume`), redoing its errored units."""
     no_cache: bool = False
-    seed: int | None = None
     name: str | None = None
     strict: bool = False
     no_upgrade: bool = False
     evaluate_only: bool = False
     """Score captured responses (M365 evaluate-only mode); the agent is not resolved or run."""
     timeout: float | None = None
-    call_timeout: float | None = None
-    """`--call-timeout`: deadline of one model call."""
-    project_endpoint: str | None = None
-    environment: str | None = None
-    """`-e/--environment`: the azd environment."""
     toolkit_env: str | None = None
     """`--env NAME`: the M365 Agents Toolkit environment read for this command (its
     `AZURE_AI_MODEL_NAME` is the default judge deployment, as in runevals)."""
@@ -97,12 +84,6 @@ class RunOptions:
     """Run in the Foundry project (cloud evaluation) instead of on this machine."""
     no_wait: bool = False
     """--remote: return once the evaluation run is created (follow it with `eval show --watch`)."""
-    eval_name: str | None = None
-    """`--eval NAME`: the eval of an azure.eval.yaml to run (workflows.azure_eval)."""
-    executor: str | None = None
-    """`--executor local|ray` (None: eval.yaml `options.executor`, else local)."""
-    ray_address: str | None = None
-    """`--ray-address` (None: RAY_ADDRESS, else a local Ray instance)."""
 
     def call_flags(self) -> CallFlags:
         """The flags of these options that shape the call layer (`models.call_settings`)."""
