@@ -53,7 +53,9 @@ def env_names(settings: CallSettings, agent: AgentDefinition | None) -> list[str
 
 
 class UnitSpec(BaseModel):
-    """Everything a worker needs to play one candidate's units (the tasks come one by one)."""
+    """Everything a worker needs to play one candidate's units (the tasks come one by one):
+    the fields of `EngineSpec` of the same names, but for the tasks, the repeat count and the
+    error stop, which stay with the driver."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -75,17 +77,9 @@ class UnitSpec(BaseModel):
         dataset = spec.dataset.model_copy(
             update={"tasks": [], "document": None, "warnings": [], "upgrade": None}
         )
-        return cls(
-            project_dir=str(Path(spec.project_dir).resolve()),
-            dataset=dataset,
-            agent=spec.agent,
-            evaluators=spec.evaluators,
-            judge_model=spec.judge_model,
-            real_tools=spec.real_tools,
-            turn_timeout_s=spec.turn_timeout_s,
-            candidate_id=spec.candidate_id,
-            simulation=spec.simulation,
-        )
+        carried = {name: getattr(spec, name) for name in cls.model_fields}
+        project_dir = str(Path(spec.project_dir).resolve())
+        return cls(**{**carried, "project_dir": project_dir, "dataset": dataset})
 
     def engine_spec(self, root: Path) -> EngineSpec:
         """The engine spec on a worker whose copy of the project is `root`."""
@@ -110,18 +104,9 @@ class UnitSpec(BaseModel):
             u.model_copy(update={"local_uri": move(u.local_uri)}) if u.local_uri else u
             for u in self.evaluators
         ]
-        return EngineSpec(
-            project_dir=root,
-            dataset=self.dataset,
-            tasks=[],
-            agent=agent,
-            evaluators=evaluators,
-            judge_model=self.judge_model,
-            real_tools=self.real_tools,
-            turn_timeout_s=self.turn_timeout_s,
-            candidate_id=self.candidate_id,
-            simulation=self.simulation,
-        )
+        carried = {name: getattr(self, name) for name in type(self).model_fields}
+        moved = {"project_dir": root, "agent": agent, "evaluators": evaluators}
+        return EngineSpec(**{**carried, **moved}, tasks=[])
 
 
 class _Mover:

@@ -60,28 +60,25 @@ def _config(
     opts: OptimizeOptions, cwd: Path, ask: Ask | None, notices: list[str]
 ) -> tuple[EvalConfig | None, Path | None, DetectedTarget, list[Problem]]:
     warnings: list[Problem] = []
+
+    def detect(folder: Path, config: EvalConfig) -> DetectedTarget:
+        return detect_target(
+            folder,
+            agent=opts.agent,
+            no_prompt=ask is None,
+            eval_config=config,
+            environment=opts.environment,
+        )
+
     if opts.config is not None:
         path = opts.config if opts.config.is_absolute() else cwd / opts.config
         if not path.is_file():
             raise ConfigError.at("", "-c/--config", f"file not found: {opts.config}")
         config, more = load_suite(path, opts.eval_name)
         warnings.extend(more)
-        detected = detect_target(
-            path.resolve().parent,
-            agent=opts.agent,
-            no_prompt=ask is None,
-            eval_config=config,
-            environment=opts.environment,
-        )
+        detected = detect(path.resolve().parent, config)
         return config, path, detected, warnings + detected.warnings
-    empty = EvalConfig()
-    detected = detect_target(
-        cwd,
-        agent=opts.agent,
-        no_prompt=ask is None,
-        eval_config=empty,
-        environment=opts.environment,
-    )
+    detected = detect(cwd, EvalConfig())
     found = detected.eval_yaml
     if not found.is_file():
         return None, None, detected, warnings + detected.warnings
@@ -92,13 +89,7 @@ def _config(
         notices.append(f"Using {found} (found in the agent folder; -c/--config picks another).")
     config, more = load_eval_config(found)
     warnings.extend(more)
-    detected = detect_target(
-        found.resolve().parent,
-        agent=opts.agent,
-        no_prompt=ask is None,
-        eval_config=config,
-        environment=opts.environment,
-    )
+    detected = detect(found.resolve().parent, config)
     return config, found, detected, warnings + detected.warnings
 
 

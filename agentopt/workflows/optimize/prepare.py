@@ -103,15 +103,8 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
             inputs.dataset, settings.seed, validation=inputs.validation, test=inputs.test
         )
     simulation = simulation_of(options, inputs.judge_model, settings.seed)
-    spec = EngineSpec(
-        project_dir=inputs.project_dir,
-        dataset=inputs.dataset,
-        tasks=[t for s in (splits.train, splits.validation, splits.test) if s for t in s.tasks],
-        agent=inputs.agent,
-        evaluators=inputs.evaluators,
-        judge_model=inputs.judge_model,
-        simulation=simulation,
-    )
+    tasks = [t for s in (splits.train, splits.validation, splits.test) if s for t in s.tasks]
+    spec = EngineSpec.of(inputs, tasks, simulation=simulation)
     prepare_evaluators(
         spec,
         EvaluatorCache(  # checked, not imported: user code runs only in a real run

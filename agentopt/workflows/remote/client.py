@@ -102,30 +102,28 @@ class FoundryProject:
     def sdk(self) -> Any:
         """The `azure.ai.projects.AIProjectClient` (no SDK-level retries)."""
         if self._sdk is None:
-            from azure.ai.projects import AIProjectClient
-
-            self._sdk = AIProjectClient(
-                endpoint=self.endpoint,
-                credential=self.credential,
-                authentication_policy=_bearer_policy(self.credential, self.endpoint),
-                retry_total=0,
-            )
+            self._sdk = self._project_client()
         return self._sdk
 
     @property
     def assets(self) -> Any:
         """The same client at azd's datasets/evaluators api-version (`ASSETS_API_VERSION`)."""
         if self._assets is None:
-            from azure.ai.projects import AIProjectClient
-
-            self._assets = AIProjectClient(
-                endpoint=self.endpoint,
-                credential=self.credential,
-                authentication_policy=_bearer_policy(self.credential, self.endpoint),
-                retry_total=0,
-                api_version=ASSETS_API_VERSION,
-            )
+            self._assets = self._project_client(api_version=ASSETS_API_VERSION)
         return self._assets
+
+    def _project_client(self, **extra: Any) -> Any:
+        """A new `AIProjectClient` on this endpoint and credential, SDK retries off (this
+        class retries)."""
+        from azure.ai.projects import AIProjectClient
+
+        return AIProjectClient(
+            endpoint=self.endpoint,
+            credential=self.credential,
+            authentication_policy=_bearer_policy(self.credential, self.endpoint),
+            retry_total=0,
+            **extra,
+        )
 
     @property
     def openai(self) -> Any:

@@ -27,7 +27,7 @@ from agentopt.workflows.run.eval_run import restore_options
 from agentopt.workflows.run.inputs import Ask, ResolvedInputs, RunOptions, resolve_inputs
 from agentopt.workflows.run.simulated_user import Simulation, simulation_of
 from agentopt.workflows.run.store import RunStore
-from agentopt.workflows.run.task_filter import select_tasks
+from agentopt.workflows.run.task_filter import tasks_to_run
 
 
 @dataclass
@@ -82,30 +82,29 @@ def _deployed(inputs: ResolvedInputs, notices: list[str]) -> tuple[str, str | No
 
 
 def _check_tasks(tasks: Sequence[Task], repeat: int, simulation: Simulation) -> None:
-    threads = [t.name for t in tasks if t.is_multi_turn]
+    local_only = (
+        (
+            [t.name for t in tasks if simulation.plays(t)],
+            "task(s) for a simulated user",
+            "agentopt does not send simulated conversations to Foundry yet",
+        ),
+        (
+            [t.name for t in tasks if t.is_multi_turn],
+            "multi-turn task(s)",
+            "Foundry's agent-target evaluation sends one user message per row",
+        ),
+    )
     problems = []
-    simulated = [t.name for t in tasks if simulation.plays(t)]
-    if simulated:
-        shown = ", ".join(simulated[:5]) + (" …" if len(simulated) > 5 else "")
-        problems.append(
-            Problem(
-                "",
-                "--remote",
-                f"{len(simulated)} task(s) for a simulated user ({shown}): agentopt does not "
-                "send simulated conversations to Foundry yet; run them locally or --filter them "
-                "out",
+    for names, what, why in local_only:
+        if names:
+            shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
+            problems.append(
+                Problem(
+                    "",
+                    "--remote",
+                    f"{len(names)} {what} ({shown}): {why}; run them locally or --filter them out",
+                )
             )
-        )
-    if threads:
-        shown = ", ".join(threads[:5]) + (" …" if len(threads) > 5 else "")
-        problems.append(
-            Problem(
-                "",
-                "--remote",
-                f"{len(threads)} multi-turn task(s) ({shown}): Foundry's agent-target "
-                "evaluation sends one user message per row; run them locally or --filter them out",
-            )
-        )
     if repeat > 1:
         problems.append(
             Problem("", "--repeat", "--repeat is not supported with --remote (one run per row)")
@@ -126,11 +125,7 @@ def prepare_remote(opts: RunOptions, cwd: Path, ask: Ask | None) -> RemoteSetup:
     project = inputs.project_dir
     if store is not None and project.resolve() != cwd.resolve():
         store = RunStore.open_existing(project, store.run_id)
-    tasks = select_tasks(inputs.dataset.tasks, opts.filter, opts.limit)
-    if not tasks:
-        raise ConfigError(
-            "no task to run", hint="the dataset is empty or --filter/--limit selected nothing"
-        )
+    tasks = tasks_to_run(inputs.dataset.tasks, opts.filter, opts.limit)
     options = inputs.eval_config.options if inputs.eval_config else None
     repeat = inputs.suite["repeat"]
     notices: list[str] = []
@@ -162,15 +157,7 @@ def prepare_remote(opts: RunOptions, cwd: Path, ask: Ask | None) -> RemoteSetup:
                 )
             ]
         )
-    spec = EngineSpec(
-        project_dir=project,
-        dataset=inputs.dataset,
-        tasks=tasks,
-        agent=inputs.agent,
-        evaluators=inputs.evaluators,
-        judge_model=inputs.judge_model,
-        repeat=1,
-    )
+    spec = EngineSpec.of(inputs, tasks)
     return RemoteSetup(
         opts=opts,
         inputs=inputs,

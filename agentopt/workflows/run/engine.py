@@ -45,6 +45,16 @@ from agentopt.workflows.run.simulated_user import SimulatedUser, Simulation
 from agentopt.workflows.run.store import Played, RunStore
 
 
+class SuiteInputs(Protocol):
+    """What `eval run`, `eval run --remote` and `optimize` resolved their suite to."""
+
+    project_dir: Path
+    dataset: Dataset
+    agent: AgentDefinition
+    evaluators: list[EvaluatorUse]
+    judge_model: str
+
+
 @dataclass
 class EngineSpec:
     """Everything the engine needs, already resolved and validated."""
@@ -65,6 +75,31 @@ class EngineSpec:
     simulation: Simulation | None = None
     """Simulated users and the evaluation level; None: item level, and the judge model plays
     the simulated users of tasks that ask for one."""
+
+    @classmethod
+    def of(
+        cls,
+        inputs: SuiteInputs,
+        tasks: Sequence[Task],
+        *,
+        repeat: int = 1,
+        turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S,
+        stop_after_errors: int | None = None,
+        simulation: Simulation | None = None,
+    ) -> EngineSpec:
+        """The spec of a run of `tasks` with the suite's agent, dataset and evaluators."""
+        return cls(
+            project_dir=inputs.project_dir,
+            dataset=inputs.dataset,
+            tasks=tasks,
+            agent=inputs.agent,
+            evaluators=inputs.evaluators,
+            judge_model=inputs.judge_model,
+            repeat=repeat,
+            turn_timeout_s=turn_timeout_s,
+            stop_after_errors=stop_after_errors,
+            simulation=simulation,
+        )
 
     @property
     def simulator(self) -> Simulation:

@@ -47,7 +47,7 @@ from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_in
 from agentopt.workflows.run.plan import RunPlan, plan_run
 from agentopt.workflows.run.simulated_user import simulation_of
 from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
-from agentopt.workflows.run.task_filter import select_tasks
+from agentopt.workflows.run.task_filter import tasks_to_run
 
 PREFETCH_AFTER_S = 0.5
 RUNEVALS_CONCURRENCY = 5
@@ -171,11 +171,7 @@ def _prepare(
     project = inputs.project_dir
     if opts.resume and store is not None and project.resolve() != cwd.resolve():
         store = RunStore.open_existing(project, opts.resume)
-    tasks = select_tasks(inputs.dataset.tasks, opts.filter, opts.limit)
-    if not tasks:
-        raise ConfigError(
-            "no task to run", hint="the dataset is empty or --filter/--limit selected nothing"
-        )
+    tasks = tasks_to_run(inputs.dataset.tasks, opts.filter, opts.limit)
     options = inputs.eval_config.options if inputs.eval_config else None
     suite = inputs.suite
     repeat, seed = suite["repeat"], suite["seed"]
@@ -217,13 +213,9 @@ def _prepare(
         simulation,
         prepare=evaluators.get,
     )
-    spec = EngineSpec(
-        project_dir=project,
-        dataset=inputs.dataset,
-        tasks=tasks,
-        agent=inputs.agent,
-        evaluators=inputs.evaluators,
-        judge_model=inputs.judge_model,
+    spec = EngineSpec.of(
+        inputs,
+        tasks,
         repeat=repeat,
         turn_timeout_s=suite["turn_timeout_s"],
         stop_after_errors=opts.max_errors,

@@ -65,3 +65,13 @@ def select_tasks(
     if limit is not None:
         chosen = chosen[:limit]
     return chosen
+
+
+def tasks_to_run(tasks: Sequence[Task], expr: str | None, limit: int | None) -> Sequence[Task]:
+    """`select_tasks`, refusing an empty selection (a run of nothing is a usage error)."""
+    chosen = select_tasks(tasks, expr, limit)
+    if not chosen:
+        raise ConfigError(
+            "no task to run", hint="the dataset is empty or --filter/--limit selected nothing"
+        )
+    return chosen
