@@ -4,6 +4,9 @@ budget caps. `--dry-run` stops after it. Token counts are estimates (characters 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from agentopt.contracts.optimize_job import Estimate, OptimizePlan
 from agentopt.core.files.agent_config import compose_system_prompt
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -20,6 +23,17 @@ EXAMPLE_TOKENS = 450
 """A reflection example: query, answer, tool calls, failed checks."""
 TEMPLATE_TOKENS = 500
 RATIONALE_TOKENS = 60
+SHOWN_SETTINGS = (
+    "model_search_space",
+    "max_candidates",
+    "max_stalls",
+    "screening_size",
+    "parallel_proposals",
+    "budget_calls",
+    "max_cost",
+    "real_tools",
+)
+"""The loop's settings the plan repeats as they are (OptimizePlan has fields of these names)."""
 
 
 def _estimate(
@@ -40,13 +54,18 @@ def _estimate(
     plan = plan_run(tasks, split.dataset, agent, evaluators, judge, 1, layer, simulation)
     total = Estimate()
     for part in (plan.agent, plan.judge, plan.simulator):
-        total = total + Estimate(
-            calls=int(part.get("calls", 0)),
-            input_tokens=int(part.get("input_tokens", 0)),
-            output_tokens=int(part.get("output_tokens", 0)),
-            cost_usd=float(part.get("cost_usd", 0.0)),
-        )
+        total = total + _as_estimate(part)
     return total
+
+
+def _as_estimate(raw: Mapping[str, Any]) -> Estimate:
+    """A call-layer estimate (calls, tokens, cost; a missing key is 0) as the plan's record."""
+    return Estimate(
+        calls=int(raw.get("calls", 0)),
+        input_tokens=int(raw.get("input_tokens", 0)),
+        output_tokens=int(raw.get("output_tokens", 0)),
+        cost_usd=float(raw.get("cost_usd", 0.0)),
+    )
 
 
 def plan_optimize(
@@ -74,12 +93,7 @@ def plan_optimize(
             targets.optimization_model,
             (1, TEMPLATE_TOKENS + instructions + 5 * EXAMPLE_TOKENS, instructions + 60),
         )
-        reflection = Estimate(
-            calls=int(raw["calls"]),
-            input_tokens=int(raw["input_tokens"]),
-            output_tokens=int(raw["output_tokens"]),
-            cost_usd=float(raw["cost_usd"]),
-        )
+        reflection = _as_estimate(raw)
     test = est(splits.test).times(2)
     total = baseline + (per_candidate + reflection).times(settings.max_candidates) + test
     return OptimizePlan(
@@ -92,7 +106,6 @@ def plan_optimize(
         ),
         targets=targets.targets,
         proposers=targets.proposers,
-        model_search_space=settings.model_search_space,
         train=len(splits.train.tasks),
         validation=len(splits.validation.tasks),
         test=len(splits.test.tasks) if splits.test else 0,
@@ -102,12 +115,6 @@ def plan_optimize(
         per_proposal_reflection=reflection,
         test_split=test,
         total=total,
-        max_candidates=settings.max_candidates,
-        max_stalls=settings.max_stalls,
-        screening_size=settings.screening_size,
-        parallel_proposals=settings.parallel_proposals,
-        budget_calls=settings.budget_calls,
-        max_cost=settings.max_cost,
-        real_tools=settings.real_tools,
         notes=list(targets.notes),
+        **{name: getattr(settings, name) for name in SHOWN_SETTINGS},
     )
