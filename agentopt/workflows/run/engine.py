@@ -231,7 +231,7 @@ class RunEngine:
         if simulated and answered is None:
             known = journal.played.replies if journal else None
             on_reply = journal.reply if journal else None
-            user = sim.user(self.layer, task, repeat, known=known, on_reply=on_reply)
+            user = SimulatedUser(self.layer, sim, task, repeat, known=known, on_reply=on_reply)
         config = RunConfig(
             calls=self.layer,
             repeat=repeat,

@@ -83,17 +83,6 @@ class Simulation:
         """The most agent turns of `task`'s conversation (capped at 20)."""
         return min(task.desired_num_turns or self.default_turns, MAX_TURNS)
 
-    def user(
-        self,
-        layer: CallLayer,
-        task: Task,
-        repeat: int,
-        *,
-        known: Mapping[int, UserReply] | None = None,
-        on_reply: ReplyHook | None = None,
-    ) -> SimulatedUser:
-        return SimulatedUser(layer, self, task, repeat, known=known, on_reply=on_reply)
-
 
 def simulation_of(options: Options | None, eval_model: str, seed: int) -> Simulation:
     """The suite's simulation settings from eval.yaml `options` (one owner for all three
