@@ -382,6 +382,17 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
 
 
+MODEL_SECTIONS = (
+    "providers",
+    "prices",
+    "attempt_timeout_seconds",
+    "call_timeout_seconds",
+    "stall_timeout_seconds",
+)
+"""The sections of the suite's `options` generation takes (providers, prices, the call
+deadlines): its limits and budget (concurrency, max_cost) are the runs'."""
+
+
 def call_settings(
     config_path: Path | None, project_endpoint: str | None, call_timeout: float | None = None
 ) -> CallSettings:
@@ -396,13 +407,5 @@ def call_settings(
         options = load_eval_config(config_path)[0].options
     except AgentoptError:
         return settings_module.call_settings(None, flags)
-    # Generation takes only the model sections of the suite's options (providers, prices, the
-    # call deadlines): its limits and budget (concurrency, max_cost) are the runs'.
-    models_only = Options(
-        providers=options.providers,
-        prices=options.prices,
-        attempt_timeout_seconds=options.attempt_timeout_seconds,
-        call_timeout_seconds=options.call_timeout_seconds,
-        stall_timeout_seconds=options.stall_timeout_seconds,
-    )
+    models_only = Options(**{name: getattr(options, name) for name in MODEL_SECTIONS})
     return settings_module.call_settings(models_only, flags)
