@@ -6,10 +6,9 @@ flag or the eval.yaml key that supplies it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.contracts.task import Dataset
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -28,32 +27,23 @@ from agentopt.workflows.resolve_suite import OPTIMIZE, resolve_suite
 from agentopt.workflows.run.inputs import evaluator_uses
 from agentopt.workflows.run.matrix import start_from_best_variant
 from agentopt.workflows.suite_assets import verify_pinned_assets
+from agentopt.workflows.suite_inputs import SuiteInputs
 
 Ask = Callable[[str, bool], bool]
 """A yes/no question with its default; None under --no-prompt."""
 OPTIMIZABLE_TARGETS = ("local", "hosted")
 
 
-@dataclass
-class OptimizeInputs:
+@dataclass(kw_only=True)
+class OptimizeInputs(SuiteInputs):
     """The agent, data and evaluators of one optimization job."""
 
-    project_dir: Path
-    agent: AgentDefinition
-    dataset: Dataset
-    evaluators: list[EvaluatorUse]
-    judge_model: str
     optimization_model: str | None
-    eval_config: EvalConfig | None = None
     config_path: Path | None = None
     validation: Dataset | None = None
     test: Dataset | None = None
     explicit_targets: list[str] | None = None
     """--targets / options.targets as given (None = all the agent has)."""
-    warnings: list[Problem] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-    suite: ResolvedSuite = field(default_factory=ResolvedSuite)
-    """Every merged setting with its source (`workflows.resolve_suite`)."""
 
 
 def _config(

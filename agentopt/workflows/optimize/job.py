@@ -125,7 +125,7 @@ def _context(
         budget.reserve_units = min(test_units, round(settings.budget_calls / 3 / budget.per_unit))
     book = UnitBook()
     replay = book.load(prepared.store)
-    options = inputs.eval_config.options if inputs.eval_config else None
+    options = inputs.options
     evaluation = EvalContext(
         store=prepared.store,
         book=book,

@@ -71,7 +71,7 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
         opts, store, resumed = _restore(opts, cwd)
         ask = None
     inputs = resolve_optimize_inputs(opts, cwd, ask)
-    options = inputs.eval_config.options if inputs.eval_config else None
+    options = inputs.options
     settings = resolve_settings(inputs.suite)
     notices = list(inputs.notices)
     planner = CallLayer(

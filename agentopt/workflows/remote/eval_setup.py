@@ -126,7 +126,7 @@ def prepare_remote(opts: RunOptions, cwd: Path, ask: Ask | None) -> RemoteSetup:
     if store is not None and project.resolve() != cwd.resolve():
         store = RunStore.open_existing(project, store.run_id)
     tasks = tasks_to_run(inputs.dataset.tasks, opts.filter, opts.limit)
-    options = inputs.eval_config.options if inputs.eval_config else None
+    options = inputs.options
     repeat = inputs.suite["repeat"]
     notices: list[str] = []
     endpoint = require_endpoint(inputs.agent.project_endpoint or opts.project_endpoint)

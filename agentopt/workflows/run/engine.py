@@ -43,16 +43,7 @@ from agentopt.workflows.run.records import repeat_record
 from agentopt.workflows.run.scoring import score_unit, unit_evaluators
 from agentopt.workflows.run.simulated_user import SimulatedUser, Simulation
 from agentopt.workflows.run.store import Played, RunStore
-
-
-class SuiteInputs(Protocol):
-    """What `eval run`, `eval run --remote` and `optimize` resolved their suite to."""
-
-    project_dir: Path
-    dataset: Dataset
-    agent: AgentDefinition
-    evaluators: list[EvaluatorUse]
-    judge_model: str
+from agentopt.workflows.suite_inputs import SuiteInputs
 
 
 @dataclass

@@ -172,7 +172,7 @@ def _prepare(
     if opts.resume and store is not None and project.resolve() != cwd.resolve():
         store = RunStore.open_existing(project, opts.resume)
     tasks = tasks_to_run(inputs.dataset.tasks, opts.filter, opts.limit)
-    options = inputs.eval_config.options if inputs.eval_config else None
+    options = inputs.options
     suite = inputs.suite
     repeat, seed = suite["repeat"], suite["seed"]
     settings = call_settings(options, opts.call_flags())

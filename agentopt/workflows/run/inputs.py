@@ -16,7 +16,6 @@ from typing import Any
 
 from agentopt.agents.base import default_target
 from agentopt.agents.captured import needs_response
-from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.contracts.task import Dataset
 from agentopt.core.errors import AgentoptError, ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -43,6 +42,7 @@ from agentopt.workflows.eval_model import DEFAULT_MODEL
 from agentopt.workflows.resolve_suite import RUN, resolve_suite
 from agentopt.workflows.suite_assets import verify_pinned_assets
 from agentopt.workflows.suite_flags import SuiteFlags
+from agentopt.workflows.suite_inputs import SuiteInputs
 
 
 @dataclass
@@ -99,21 +99,11 @@ class RunOptions(SuiteFlags):
         )
 
 
-@dataclass
-class ResolvedInputs:
+@dataclass(kw_only=True)
+class ResolvedInputs(SuiteInputs):
     """What the run uses, with the warnings met while resolving it."""
 
-    project_dir: Path
-    dataset: Dataset
-    agent: AgentDefinition
-    evaluators: list[EvaluatorUse]
-    judge_model: str
-    eval_config: EvalConfig | None = None
     detected: DetectedTarget | None = None
-    warnings: list[Problem] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-    suite: ResolvedSuite = field(default_factory=ResolvedSuite)
-    """Every merged setting with its source (`workflows.resolve_suite`)."""
 
 
 Ask = Callable[[str, bool], bool]
