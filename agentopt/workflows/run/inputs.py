@@ -35,7 +35,6 @@ from agentopt.datasets import (
 from agentopt.datasets.row_shape import shape_rows
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.registry import lookup
-from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry
 from agentopt.workflows.azure_eval.suite import load_suite, suite_home
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
@@ -103,19 +102,6 @@ class RunOptions:
     """`--executor local|ray` (None: eval.yaml `options.executor`, else local)."""
     ray_address: str | None = None
     """`--ray-address` (None: RAY_ADDRESS, else a local Ray instance)."""
-
-    def call_flags(self) -> CallFlags:
-        """The flags of these options that shape the call layer (`models.call_settings`)."""
-        return CallFlags(
-            concurrency=self.concurrency,
-            judge_concurrency=self.judge_concurrency,
-            max_cost=self.max_cost,
-            timeout_s=self.timeout,
-            call_timeout_s=self.call_timeout,
-            project_endpoint=self.project_endpoint,
-            no_cache=self.no_cache,
-            dry_run=self.dry_run,
-        )
 
 
 @dataclass
