@@ -1,11 +1,14 @@
 """Where a run's model calls go, with the place each address came from.
 
 The provenance table (`workflows.resolve_suite`) shows them beside the other settings, so
-"the judge went to the wrong server" is answered by `--dry-run`: the Foundry project endpoint
-(`--project-endpoint`, then the azd environment), `OPENAI_BASE_URL`, `AZURE_OPENAI_ENDPOINT`,
-and each provider eval.yaml declares (`options.providers.<name>`). The project endpoint is
-resolved here and handed to the call layer (`resolve_suite.call_flags`); the other addresses
-are read by their provider, and this module reports the same variables and keys it reads.
+"the judge went to the wrong server" is answered by `--dry-run`: the Foundry project of the
+agent and of remote runs (`project_endpoint`: `--project-endpoint`, then the azd environment),
+the project `foundry:` model calls use (`calls_project_endpoint`: the flag, then the process
+environment — the call layer does not read `.azure/<env>/.env`, and a project it knows also
+takes bare model names), `OPENAI_BASE_URL`, `AZURE_OPENAI_ENDPOINT`, and each provider
+eval.yaml declares (`options.providers.<name>`). The flag reaches the call layer through
+`resolve_suite.call_flags`; the variables and keys are read by the call layer and its
+providers, and this module reports the same ones.
 """
 
 from __future__ import annotations
@@ -54,10 +57,12 @@ def endpoint_settings(
     place: Place,
     environ: Mapping[str, str] | None = None,
 ) -> None:
-    """Add `project_endpoint`, `openai_base_url`, `azure_openai_endpoint` and one
-    `providers.<name>` row per declared provider to `suite`."""
+    """Add `project_endpoint`, `calls_project_endpoint`, `openai_base_url`,
+    `azure_openai_endpoint` and one `providers.<name>` row per declared provider to `suite`."""
     env = os.environ if environ is None else environ
-    _project_endpoint(suite, getattr(opts, "project_endpoint", None), foundry, env)
+    flag = getattr(opts, "project_endpoint", None)
+    _project_endpoint(suite, flag, foundry, env)
+    _calls_project_endpoint(suite, flag, env)
     _from_env(suite, "openai_base_url", OPENAI_BASE_URL, env, DEFAULT_BASE_URL)
     _from_env(suite, "azure_openai_endpoint", AZURE_OPENAI_ENDPOINT, env, None)
     providers = config.options.providers if config is not None else {}
@@ -68,7 +73,7 @@ def endpoint_settings(
         elif provider.endpoint:
             suite.put(f"providers.{name}", provider.endpoint, *place(f"{key}.endpoint"))
         elif provider.type == "foundry":
-            found = suite.settings["project_endpoint"]
+            found = suite.settings["calls_project_endpoint"]
             suite.put(f"providers.{name}", found.value, found.kind, found.where)
         elif provider.type in _PROVIDER_VARS:
             var = _PROVIDER_VARS[provider.type]
@@ -110,3 +115,17 @@ def _project_endpoint(
             suite.put("project_endpoint", env[var], ENVIRONMENT, f"environment variable {var}")
             return
     suite.put("project_endpoint", None, DEFAULT, "default")
+
+
+def _calls_project_endpoint(suite: ResolvedSuite, flag: str | None, env: Mapping[str, str]) -> None:
+    """`--project-endpoint` → FOUNDRY_PROJECT_ENDPOINT → AZURE_AI_PROJECT_ENDPOINT, as
+    `models.resolve.project_endpoint` reads them for a call."""
+    name = "calls_project_endpoint"
+    if flag:
+        suite.put(name, flag, FLAG, "--project-endpoint")
+        return
+    for var in ENDPOINT_VARS:
+        if env.get(var):
+            suite.put(name, env[var], ENVIRONMENT, f"environment variable {var}")
+            return
+    suite.put(name, None, DEFAULT, "default")

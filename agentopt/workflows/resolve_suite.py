@@ -242,12 +242,16 @@ def resolve_suite(
 
 
 def call_flags(suite: ResolvedSuite, *, dry_run: bool = False) -> CallFlags:
-    """The call layer's flags from the resolved settings: only what the user set (by a flag,
-    the suite file or the environment), so `call_settings` applies the defaults it owns and
-    the run uses exactly what the provenance table shows."""
+    """The call layer's flags from the resolved settings: only what the user set (by a flag or
+    the suite file), so `call_settings` applies the defaults it owns and the run uses exactly
+    what the provenance table shows."""
 
     def given(name: str) -> Any:
         return suite.get(name) if suite.given(name) else None
+
+    def flag(name: str) -> Any:  # the call layer reads the environment itself
+        found = suite.settings.get(name)
+        return found.value if found is not None and found.kind == FLAG else None
 
     return CallFlags(
         concurrency=given("agent_concurrency"),
@@ -255,7 +259,7 @@ def call_flags(suite: ResolvedSuite, *, dry_run: bool = False) -> CallFlags:
         max_cost=given("max_cost"),
         timeout_s=given("run_timeout_s"),
         call_timeout_s=given("call_timeout_s"),
-        project_endpoint=given("project_endpoint"),
+        project_endpoint=flag("calls_project_endpoint"),
         no_cache=suite.get("cache_reads") is False,
         dry_run=dry_run,
     )

@@ -237,6 +237,11 @@ def test_run_and_optimize_take_call_flags_from_the_resolved_suite() -> None:
     assert own == []
     read: list[str] = []
 
+    class Seen(dict):  # type: ignore[type-arg]
+        def get(self, name: str, default: object = None) -> object:
+            read.append(name)
+            return default
+
     class Spy(ResolvedSuite):
         def get(self, name: str, default: object = None) -> object:
             read.append(name)
@@ -246,7 +251,7 @@ def test_run_and_optimize_take_call_flags_from_the_resolved_suite() -> None:
             read.append(name)
             return False
 
-    resolve_suite.call_flags(Spy())
+    resolve_suite.call_flags(Spy(settings=Seen()))
     knobs = {k.name for k in resolve_suite.KNOBS}
-    endpoints = {"project_endpoint"}
+    endpoints = {"calls_project_endpoint"}  # resolve_endpoints' row of the call layer
     assert read and set(read) <= knobs | endpoints, set(read) - knobs

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentopt.cli.app import app
+from agentopt.models.resolve import project_endpoint as endpoint_of
 from agentopt.models.settings import CallSettings
 from agentopt.workflows.optimize.options import OptimizeOptions
 from agentopt.workflows.optimize.prepare import prepare_optimize
@@ -22,6 +23,7 @@ from tests.workflows.test_resolve_suite import env, eval_yaml_project, settings_
 __all__ = ["env"]  # the fixture, shared
 
 ENDPOINT = "https://acct.services.ai.azure.com/api/projects/flagged"
+FLAGGED = "https://acct.services.ai.azure.com/api/projects/by-flag"
 FILE_ENDPOINT = "https://acct.services.ai.azure.com/api/projects/from-env-file"
 LAB = "http://127.0.0.1:9/lab/v1"
 FILE_OPTIONS = f"""  max_concurrent_agent_runs: 3
@@ -38,7 +40,7 @@ FILE_OPTIONS = f"""  max_concurrent_agent_runs: 3
 """
 SHARED = ("agent_concurrency", "judge_concurrency", "call_timeout_s", "attempt_timeout_s",
           "stall_timeout_s", "max_answer_bytes", "max_cost", "project_endpoint",
-          "openai_base_url", "azure_openai_endpoint")  # fmt: skip
+          "calls_project_endpoint", "openai_base_url", "azure_openai_endpoint")  # fmt: skip
 """Call-layer settings both commands have: they must agree on value and source."""
 
 
@@ -79,6 +81,7 @@ def test_every_call_setting_is_in_both_tables_with_its_default(
         "max_answer_bytes": "1048576",
         "max_cost": "-",
         "project_endpoint": "-",
+        "calls_project_endpoint": "-",
         "openai_base_url": "https://api.openai.com/v1",
         "azure_openai_endpoint": "-",
     }
@@ -123,6 +126,7 @@ def test_flags_win_over_the_suite_file(project: Path, env: pytest.MonkeyPatch) -
     assert run["max_cost"] == ("1.5", "--max-cost")
     assert run["call_timeout_s"] == ("45.0", "--call-timeout")
     assert opt["project_endpoint"] == (ENDPOINT, "--project-endpoint")
+    assert opt["calls_project_endpoint"] == (ENDPOINT, "--project-endpoint")
     assert run["judge_concurrency"] == ("6", "--judge-concurrency")
     assert run["run_timeout_s"] == ("90.0", "--timeout")
     assert run["cache_reads"] == ("False", "--no-cache")
@@ -143,6 +147,9 @@ def test_the_project_endpoint_comes_from_the_azd_environment(
     value = ENDPOINT if in_process else FILE_ENDPOINT
     run, opt = _dry(project, "eval", "run"), _dry(project, "optimize")
     assert run["project_endpoint"] == opt["project_endpoint"] == (value, source)
+    # The call layer reads the process environment only (models.resolve.project_endpoint).
+    calls = (ENDPOINT, source) if in_process else ("-", "default")
+    assert run["calls_project_endpoint"] == opt["calls_project_endpoint"] == calls
 
 
 def test_the_call_layer_uses_what_the_table_shows(project: Path, env: pytest.MonkeyPatch) -> None:
@@ -151,9 +158,11 @@ def test_the_call_layer_uses_what_the_table_shows(project: Path, env: pytest.Mon
     _project(project, FILE_OPTIONS)
     with (project / ".azure" / "dev" / ".env").open("a") as out:
         out.write(f'FOUNDRY_PROJECT_ENDPOINT="{FILE_ENDPOINT}"\n')
+    env.setenv("AZURE_AI_PROJECT_ENDPOINT", ENDPOINT)
     run = prepare_run(RunOptions(dry_run=True, timeout=90, no_cache=True, call_timeout=45),
                       project, None)  # fmt: skip
-    job = prepare_optimize(OptimizeOptions(dry_run=True, concurrency=4), project, None)
+    flagged = OptimizeOptions(dry_run=True, concurrency=4, project_endpoint=FLAGGED)
+    job = prepare_optimize(flagged, project, None)
     both = ((run.settings, run.inputs.suite), (job.call_settings, job.inputs.suite))
     for settings, suite in both:
         assert settings.concurrency["agent"] == suite["agent_concurrency"]
@@ -162,9 +171,13 @@ def test_the_call_layer_uses_what_the_table_shows(project: Path, env: pytest.Mon
         assert settings.attempt_timeout_s == suite["attempt_timeout_s"] == 12
         assert settings.stall_timeout_s == suite["stall_timeout_s"] == 20
         assert settings.max_answer_bytes == suite["max_answer_bytes"] == 4096
-        assert settings.project_endpoint == suite["project_endpoint"] == FILE_ENDPOINT
+        assert endpoint_of(settings) == suite["calls_project_endpoint"]
     assert run.settings.concurrency["agent"] == 3 and job.call_settings.concurrency["agent"] == 4
     assert run.settings.call_timeout_s == run.inputs.suite["call_timeout_s"] == 45
     assert job.call_settings.call_timeout_s == job.inputs.suite["call_timeout_s"] == 30
     assert run.settings.run_deadline_s == run.inputs.suite["run_timeout_s"] == 90
     assert run.settings.use_cache is run.inputs.suite["cache_reads"] is False
+    # The agent's project comes from the azd environment; model calls read the process's.
+    assert run.inputs.suite["project_endpoint"] == FILE_ENDPOINT
+    assert endpoint_of(run.settings) == ENDPOINT
+    assert job.call_settings.project_endpoint == FLAGGED
