@@ -72,7 +72,7 @@ class ModelRef:
         """What the model is, as every view shows it: `provider:model`, with `@server` when
         the calls go to a server of the user's own (`compat:gpt-4.1-mini@http://127.0.0.1:8080/v1`),
         so a bare name routed to a local server is never mistaken for the vendor's model."""
-        return self.qualified + (f"@{_shown_server(self.server)}" if self.server else "")
+        return self.qualified + (f"@{shown_server(self.server)}" if self.server else "")
 
     @property
     def local_server(self) -> bool:
@@ -93,7 +93,7 @@ def is_loopback_url(url: str | None) -> bool:
         return False
 
 
-def _shown_server(url: str) -> str:
+def shown_server(url: str) -> str:
     """A server URL as views show it: scheme, host, port and path. Its query (`?sig=…`) and any
     `user:password@` can carry credentials, so neither is shown."""
     try:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from agentopt.agents.base import DEFAULT_TURN_TIMEOUT_S
 from agentopt.contracts.resolved_suite import (
     AGENT_FILE,
-    AZD_ENV_FILE,
     AZURE_EVAL_YAML,
     DEFAULT,
     ENVIRONMENT,
@@ -31,6 +30,13 @@ from agentopt.core.files.azure_eval_load import is_azure_eval_file
 from agentopt.core.files.foundry_context import MODEL_DEPLOYMENT_VAR
 from agentopt.core.files.problems import LineIndex
 from agentopt.core.files.yaml_source import load_yaml
+from agentopt.core.limits import DEFAULT_MAX_ANSWER_BYTES
+from agentopt.models.settings import (
+    DEFAULT_CALL_TIMEOUT_S,
+    DEFAULT_STALL_TIMEOUT_S,
+    CallFlags,
+    CallSettings,
+)
 from agentopt.workflows.eval_model import DEFAULT_MODEL, resolve_eval_model
 from agentopt.workflows.optimize.options import (
     DEFAULT_MAX_CANDIDATES,
@@ -38,10 +44,10 @@ from agentopt.workflows.optimize.options import (
     DEFAULT_PARALLEL_PROPOSALS,
     DEFAULT_SCREENING_SIZE,
 )
+from agentopt.workflows.resolve_endpoints import endpoint_settings, env_source
 
 if TYPE_CHECKING:
     from agentopt.core.files.agent_definition import AgentDefinition
-    from agentopt.core.files.azd_env import AzdEnvironment
     from agentopt.core.files.eval_yaml import EvalConfig
     from agentopt.workflows.detect import DetectedTarget
 
@@ -59,9 +65,12 @@ class Knob:
 
     name: str
     flag: str | None
-    key: str
+    key: str | None
     default: Any = None
     commands: frozenset[str] = BOTH
+    switched: Any = None
+    """For an on/off flag (`--no-cache`): the value the setting takes when the flag is given;
+    the flag's False is then "not given"."""
 
     @property
     def attr(self) -> str | None:
@@ -70,19 +79,32 @@ class Knob:
 
 
 _R, _O = frozenset({RUN}), frozenset({OPTIMIZE})
+_POOLS = CallSettings().concurrency
+"""The call layer's pool defaults: `models.settings` owns them; the table only shows them."""
+_AGENTS, _JUDGES = "options.max_concurrent_agent_runs", "options.judge_concurrency"
+_CALL_TIMEOUT = DEFAULT_CALL_TIMEOUT_S
+"""Raised for the embedded model and self-hosted servers unless set (`models.deadlines`)."""
 _SCREENING = "options.optimization_config.candidate_screening_sample_size"
 _SPACE = "options.optimization_config.model_search_space"
 KNOBS: tuple[Knob, ...] = (
     Knob("repeat", "--repeat", "options.repeat", 1, _R),
     Knob("seed", "--seed", "options.seed", 0),
-    Knob("agent_concurrency", "--concurrency", "options.max_concurrent_agent_runs"),
+    Knob("agent_concurrency", "--concurrency", _AGENTS, _POOLS["agent"]),
+    Knob("judge_concurrency", "--judge-concurrency", _JUDGES, _POOLS["judge"], _R),
+    Knob("judge_concurrency", None, _JUDGES, _POOLS["judge"], _O),
+    Knob("call_timeout_s", "--call-timeout", "options.call_timeout_seconds", _CALL_TIMEOUT),
+    Knob("attempt_timeout_s", None, "options.attempt_timeout_seconds"),
+    Knob("stall_timeout_s", None, "options.stall_timeout_seconds", DEFAULT_STALL_TIMEOUT_S),
+    Knob("run_timeout_s", "--timeout", None, None, _R),
+    Knob("cache_reads", "--no-cache", None, True, _R, switched=False),
+    Knob("max_answer_bytes", None, "options.max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES),
     Knob("turn_timeout_s", None, "options.timeout_seconds", DEFAULT_TURN_TIMEOUT_S),
     Knob("executor", "--executor", "options.executor", "local"),
     Knob("fail_under", "--fail-under", "options.fail_under", None, _R),
     Knob("min_pass_rate", "--min-pass-rate", "options.min_pass_rate", None, _R),
     Knob("max_errors", "--max-errors", "options.max_errors", None, _R),
     Knob("max_errors", None, "options.max_errors", 0, _O),
-    Knob("max_cost", "--max-cost", "options.max_cost", None, _O),
+    Knob("max_cost", "--max-cost", "options.max_cost"),
     Knob("budget_calls", "--budget-calls", "options.budget_calls", None, _O),
     Knob("real_tools", "--real-tools", "options.real_tools", False, _O),
     Knob("name", "--name", "name", None, frozenset({RUN, GENERATE})),
@@ -118,6 +140,14 @@ def _given(value: Any) -> bool:
     return value is not None and not (isinstance(value, list | tuple) and not value)
 
 
+def _flag(knob: Knob, opts: object) -> Any:
+    """The knob's flag value as given (None: not given)."""
+    value = getattr(opts, knob.attr, None) if knob.attr else None
+    if knob.switched is not None:
+        return knob.switched if value else None
+    return value
+
+
 def _lookup(config: EvalConfig, key: str) -> Any:
     value: Any = config
     for part in key.split("."):
@@ -145,6 +175,10 @@ class _SuiteFile:
         line = self._line(key)
         return f"{self.shown} {key}" + (f" (line {line})" if line else "")
 
+    def place(self, key: str) -> tuple[str, str]:
+        """(kind, where) of a key of this suite file."""
+        return self.kind, self.where(key)
+
     def _line(self, key: str) -> int | None:
         path = self.config.path if self.config is not None else None
         if path is None:
@@ -159,14 +193,6 @@ class _SuiteFile:
 
 def _shown(path: Path) -> str:
     return f"{path.parent.name}/{path.name}" if path.parent.name == "evals" else path.name
-
-
-def env_source(env: AzdEnvironment | None, var: str) -> tuple[str, str]:
-    """(kind, where) of a variable read through the azd environment: the process environment
-    wins over `.azure/<env>/.env`, as `AzdEnvironment.get` reads it."""
-    if env is None or env.process.get(var):
-        return ENVIRONMENT, f"environment variable {var}"
-    return AZD_ENV_FILE, f".azure/{env.name}/.env {var}"
 
 
 def resolve_suite(
@@ -201,15 +227,42 @@ def resolve_suite(
     for knob in KNOBS:
         if command not in knob.commands:
             continue
-        flag = getattr(opts, knob.attr, None) if knob.attr else None
-        key = _lookup(config, knob.key) if config is not None else None
+        flag = _flag(knob, opts)
+        key = _lookup(config, knob.key) if config is not None and knob.key else None
         if _given(flag):
             suite.put(knob.name, flag, FLAG, knob.flag or knob.name)
-        elif _given(key):
+        elif knob.key and _given(key):
             suite.put(knob.name, key, where.kind, where.where(knob.key))
         else:
             suite.put(knob.name, own.get(knob.name, knob.default), DEFAULT, "default")
+    if command in BOTH:
+        endpoints = detected.foundry if detected is not None else None
+        endpoint_settings(suite, opts, config, endpoints, where.place)
     return suite
+
+
+def call_flags(suite: ResolvedSuite, *, dry_run: bool = False) -> CallFlags:
+    """The call layer's flags from the resolved settings: only what the user set (by a flag or
+    the suite file), so `call_settings` applies the defaults it owns and the run uses exactly
+    what the provenance table shows."""
+
+    def given(name: str) -> Any:
+        return suite.get(name) if suite.given(name) else None
+
+    def flag(name: str) -> Any:  # the call layer reads the environment itself
+        found = suite.settings.get(name)
+        return found.value if found is not None and found.kind == FLAG else None
+
+    return CallFlags(
+        concurrency=given("agent_concurrency"),
+        judge_concurrency=given("judge_concurrency"),
+        max_cost=given("max_cost"),
+        timeout_s=given("run_timeout_s"),
+        call_timeout_s=given("call_timeout_s"),
+        project_endpoint=flag("calls_project_endpoint"),
+        no_cache=suite.get("cache_reads") is False,
+        dry_run=dry_run,
+    )
 
 
 def _judge(
@@ -274,14 +327,22 @@ def provenance_rows(
 ) -> list[tuple[str, str, str]]:
     """(setting, value, source) rows to print, secrets masked (`core.redaction`)."""
     from agentopt.core.redaction import Redactor, looks_like_secret, secret_values
+    from agentopt.models.resolve import shown_server
 
     redactor = Redactor(secret_values(secrets))
     rows = []
     for name, setting in suite.settings.items():
         value = _text(setting.value)
-        value = "***" if looks_like_secret(value) else redactor.text(value)
+        if _is_url(value):  # an address: shown without its query and user:password@
+            value = redactor.text(shown_server(value))
+        else:
+            value = "***" if looks_like_secret(value) else redactor.text(value)
         rows.append((name, value, redactor.text(setting.where)))
     return rows
+
+
+def _is_url(value: str) -> bool:
+    return "://" in value and " " not in value
 
 
 def _text(value: Any) -> str:

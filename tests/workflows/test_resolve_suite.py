@@ -99,7 +99,7 @@ def settings_of(output: str) -> dict[str, tuple[str, str]]:
     assert HEADER in lines, output
     table: dict[str, tuple[str, str]] = {}
     for line in lines[lines.index(HEADER) + 1 :]:
-        found = re.match(r"^  (\w+)\s+(\S+)\s+(.+)$", line)
+        found = re.match(r"^  ([\w.-]+)\s+(\S+)\s+(.+)$", line)
         if not found:
             break
         table[found.group(1)] = (found.group(2), found.group(3).strip())

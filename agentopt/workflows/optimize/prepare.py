@@ -4,14 +4,14 @@ the plan. Every problem found here is a ConfigError (exit 2) naming what to set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentopt.contracts.optimize_job import JobRecord, OptimizePlan
 from agentopt.core.heap import freeze_long_lived
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
-from agentopt.models.settings import CallFlags, CallSettings, call_settings
+from agentopt.models.settings import CallSettings, call_settings
 from agentopt.workflows.executor import ExecutorSettings
 from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_optimize_inputs
 from agentopt.workflows.optimize.journal import JobStore
@@ -24,6 +24,7 @@ from agentopt.workflows.optimize.targets import (
     resolve_model_name,
     resolve_targets,
 )
+from agentopt.workflows.resolve_suite import call_flags
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, prepare_evaluators
 from agentopt.workflows.run.simulated_user import simulation_of
@@ -76,7 +77,7 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
     notices = list(inputs.notices)
     planner = CallLayer(
         inputs.project_dir,
-        call_settings(options, CallFlags(dry_run=True)),
+        call_settings(options, call_flags(inputs.suite, dry_run=True)),
         on_notice=notices.append,
     )
     notes: list[str] = []
@@ -126,11 +127,8 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
     )
     before_cost = sum(p.get("cost_usd", 0.0) for p in (resumed.usage if resumed else {}).values())
     remaining = None if settings.max_cost is None else max(settings.max_cost - before_cost, 0.0)
-    flags = CallFlags(
-        concurrency=opts.concurrency, max_cost=remaining, call_timeout_s=opts.call_timeout
-    )
-    calls = call_settings(options, flags)
-    asked = inputs.suite["agent_concurrency"]
+    calls = call_settings(options, replace(call_flags(inputs.suite), max_cost=remaining))
+    asked = inputs.suite.given("agent_concurrency")
     if not asked and plays_on_the_embedded_model(inputs.agent, planner):
         calls.concurrency["agent"] = 1  # the embedded model serves one request at a time
     settings.concurrency = calls.concurrency["agent"]

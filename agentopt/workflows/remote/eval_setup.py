@@ -22,6 +22,7 @@ from agentopt.models.settings import CallSettings, call_settings
 from agentopt.reports.outputs import check_output_paths
 from agentopt.workflows.generate.remote import require_endpoint
 from agentopt.workflows.remote.eval_request import RemoteCriterion, split_evaluators
+from agentopt.workflows.resolve_suite import call_flags
 from agentopt.workflows.run.engine import EngineSpec
 from agentopt.workflows.run.eval_run import restore_options
 from agentopt.workflows.run.inputs import Ask, ResolvedInputs, RunOptions, resolve_inputs
@@ -133,7 +134,7 @@ def prepare_remote(opts: RunOptions, cwd: Path, ask: Ask | None) -> RemoteSetup:
     agent_name, agent_version = _deployed(inputs, notices)
     seed = inputs.suite["seed"]
     _check_tasks(tasks, repeat, simulation_of(options, inputs.judge_model, seed))
-    settings = call_settings(options, opts.call_flags())
+    settings = call_settings(options, call_flags(inputs.suite, dry_run=opts.dry_run))
     per_task = [
         select_evaluators(t, configured=inputs.evaluators, dataset=inputs.dataset)[0] for t in tasks
     ]

@@ -23,7 +23,7 @@ from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
-from agentopt.models.settings import CallSettings
+from agentopt.models.settings import call_settings
 from agentopt.workflows.generate.remote import require_endpoint
 from agentopt.workflows.optimize.events import OptimizeSink
 from agentopt.workflows.optimize.inputs import Ask, OptimizeInputs, resolve_optimize_inputs
@@ -46,6 +46,7 @@ from agentopt.workflows.remote.opt_job import (
 )
 from agentopt.workflows.remote.opt_request import optimization_body
 from agentopt.workflows.remote.polling import PollSettings, poll_until
+from agentopt.workflows.resolve_suite import call_flags
 
 JOBS = "/agent_optimization_jobs"
 
@@ -95,7 +96,10 @@ def prepare_remote_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
     # Nothing configured (every task has criteria, or resolve_optimize_inputs refuses):
     # task adherence, as a local job scores them.
     uses = inputs.evaluators or [EvaluatorUse(name="builtin.task_adherence")]
-    planner = CallLayer(inputs.project_dir, CallSettings(cache_enabled=False))
+    options = inputs.eval_config.options if inputs.eval_config else None
+    planner = CallLayer(
+        inputs.project_dir, call_settings(options, call_flags(inputs.suite, dry_run=True))
+    )
     cache = EvaluatorCache(
         judge_model=inputs.judge_model, layer=planner, project_dir=inputs.project_dir
     )

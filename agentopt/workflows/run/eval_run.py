@@ -38,6 +38,7 @@ from agentopt.models.settings import CallSettings, call_settings
 from agentopt.reports.outputs import OutputFile, check_output_paths, write_outputs
 from agentopt.workflows.events import Progress, ProgressSink
 from agentopt.workflows.executor import Executor, ExecutorSettings, open_executor
+from agentopt.workflows.resolve_suite import call_flags
 from agentopt.workflows.run.cpu_pool import CpuPool, pool_from_env
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, RunEngine
@@ -175,13 +176,13 @@ def _prepare(
     options = inputs.options
     suite = inputs.suite
     repeat, seed = suite["repeat"], suite["seed"]
-    settings = call_settings(options, opts.call_flags())
+    settings = call_settings(options, call_flags(suite, dry_run=opts.dry_run))
     executor = ExecutorSettings.of(suite["executor"], None, opts.ray_address)
     notices: list[str] = list(inputs.notices)
     planner = CallLayer(
         project, settings.model_copy(update={"cache_enabled": False}), on_notice=notices.append
     )
-    asked = suite["agent_concurrency"]
+    asked = suite["agent_concurrency"] if suite.given("agent_concurrency") else None
     if inputs.dataset.format == "m365" and settings.concurrency["agent"] > RUNEVALS_CONCURRENCY:
         settings.concurrency["agent"] = RUNEVALS_CONCURRENCY
         if asked:

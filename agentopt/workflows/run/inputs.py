@@ -34,7 +34,6 @@ from agentopt.datasets import (
 from agentopt.datasets.row_shape import shape_rows
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.registry import lookup
-from agentopt.models.settings import CallFlags
 from agentopt.registry import Registry
 from agentopt.workflows.azure_eval.suite import load_suite, suite_home
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
@@ -84,19 +83,6 @@ class RunOptions(SuiteFlags):
     """Run in the Foundry project (cloud evaluation) instead of on this machine."""
     no_wait: bool = False
     """--remote: return once the evaluation run is created (follow it with `eval show --watch`)."""
-
-    def call_flags(self) -> CallFlags:
-        """The flags of these options that shape the call layer (`models.call_settings`)."""
-        return CallFlags(
-            concurrency=self.concurrency,
-            judge_concurrency=self.judge_concurrency,
-            max_cost=self.max_cost,
-            timeout_s=self.timeout,
-            call_timeout_s=self.call_timeout,
-            project_endpoint=self.project_endpoint,
-            no_cache=self.no_cache,
-            dry_run=self.dry_run,
-        )
 
 
 @dataclass(kw_only=True)
