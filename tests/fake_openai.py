@@ -193,14 +193,14 @@ def sse_events(completion: dict[str, Any]) -> list[bytes]:
     return [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks] + [b"data: [DONE]\n\n"]
 
 
-def _streamable(completion: dict[str, Any]) -> bool:
-    """Whether the body is a completion that can be streamed; anything else (a broken body a
-    test serves on purpose) goes out as it is, as a misbehaving gateway sends it."""
+def _streamable(completion: dict[str, Any]) -> list[bytes] | None:
+    """The body's events when it is a completion that can be streamed; None for anything else
+    (a broken body a test serves on purpose goes out as it is, as a misbehaving gateway
+    sends it)."""
     try:
-        sse_events(completion)
+        return sse_events(completion)
     except (AttributeError, KeyError, TypeError, IndexError):
-        return False
-    return True
+        return None
 
 
 def _completion(
@@ -466,8 +466,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 owner._leave()
         wants_stream = isinstance(body, dict) and body.get("stream") is True
         answer = reply.body if reply.status == 200 and isinstance(reply.body, dict) else {}
-        if wants_stream and answer.get("choices") and _streamable(answer):  # as a real server does
-            self._stream(reply)
+        events = _streamable(answer) if wants_stream and answer.get("choices") else None
+        if events is not None:  # as a real server does
+            self._stream(reply, events)
             return
         if reply.token_gap or reply.stall:  # asked plainly: the same time, then all of it
             time.sleep(reply.stall + reply.token_gap * len(sse_events(reply.body)))
@@ -492,22 +493,29 @@ class _RequestHandler(BaseHTTPRequestHandler):
             # The client gave up (a timeout test): nothing to answer.
             self.close_connection = True
 
-    def _stream(self, reply: Reply) -> None:
-        """The reply as server-sent events, chunked, `token_gap` apart."""
+    def _stream(self, reply: Reply, events: list[bytes]) -> None:
+        """The reply as server-sent events, chunked, `token_gap` apart. With no gap and no
+        stall every event is ready at once and goes out in one write, as a server's socket
+        sends what its model made faster than it could be sent: one write and flush per event
+        cost this process (shared by both sides of `bench.optimizer_efficiency`) 0.3 ms of
+        CPU per answer, time a streaming client waited for."""
+        chunks = [f"{len(e):x}\r\n".encode() + e + b"\r\n" for e in events] + [b"0\r\n\r\n"]
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for i, event in enumerate(sse_events(reply.body)):
+            if not (reply.stall or reply.token_gap):
+                self.wfile.write(b"".join(chunks))
+                self.wfile.flush()
+                return
+            for i, chunk in enumerate(chunks):
                 if i == 1 and reply.stall:
                     time.sleep(reply.stall)
-                elif i and reply.token_gap:
+                elif 0 < i < len(events) and reply.token_gap:
                     time.sleep(reply.token_gap)
-                self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                self.wfile.write(chunk)
                 self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 

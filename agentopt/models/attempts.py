@@ -17,7 +17,6 @@ last classified `ModelCallError`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -183,49 +182,80 @@ async def _watched(
     *,
     clock: Callable[[], float],
 ) -> T:
-    """`send()` run as a task the watchdog cuts (raising `_Cut`) when a rule says so.
+    """`send()` awaited in this task under a watchdog that cuts it (raising `_Cut`) when a
+    rule says so.
 
-    The task sees `progress` as the current call's (`CURRENT_PROGRESS`); the watchdog wakes
-    when the nearest limit falls due and checks again, since a token may have moved it."""
+    `send()` sees `progress` as the current call's (`CURRENT_PROGRESS`). The watchdog is one
+    timer that wakes when the nearest limit falls due and checks again (a token may have
+    moved it), and at a cut cancels this task. It was a task per attempt for `send()` and an
+    `asyncio.wait` per wake: a task, two futures and a loop round trip more for every call
+    (as turns paid before `conversation._cancellable`)."""
     progress.new_attempt()
+    started, queued_before = clock(), progress.waiting_s(clock())
+
+    def due() -> tuple[float, _Cut]:
+        """The nearest limit: seconds until it falls due and the cut it makes."""
+        now = clock()
+        queued = progress.waiting_s(now)
+        limit, by_run = _effective_deadline(deadline + queued, run_deadline)
+        checks = [(limit - now, _Cut("run_deadline" if by_run else "deadline", 0.0))]
+        if progress.queued_since is None:
+            flowing = progress.streams and progress.tokens > 0
+            if flowing and windows.stall_s is not None:
+                window = windows.stall_s
+                checks.append((progress.last + window - now, _Cut("stall", window)))
+            elif progress.streams and windows.first_token_s is not None:
+                window = windows.first_token_s
+                checks.append((progress.last + window - now, _Cut("stall", window)))
+            attempt_s = windows.attempt_s
+            if not flowing and attempt_s is not None and attempt_s + 1e-3 < limit - started:
+                elapsed = now - started - (queued - queued_before)
+                checks.append((attempt_s - elapsed, _Cut("attempt", attempt_s)))
+        return min(checks, key=lambda c: c[0])
+
+    wait, cut = due()
+    if wait <= 0:
+        raise cut
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    fired: list[_Cut] = []
+    timer: list[asyncio.TimerHandle] = []
+
+    def arm(wait: float) -> None:
+        if windows.stall_s is not None:  # a stream may start, or stop, at any moment
+            wait = min(wait, max(0.01, min(1.0, windows.stall_s / 8)))
+        timer[:] = [loop.call_later(wait, check)]
+
+    def check() -> None:
+        wait, cut = due()
+        if wait > 0:
+            arm(wait)
+            return
+        fired.append(cut)
+        progress.cancelled.set()
+        task.cancel()
+
+    arm(wait)
     token = CURRENT_PROGRESS.set(progress)
     try:
-        task = asyncio.ensure_future(send())
+        value = await send()
+    except BaseException as exc:
+        cancelled = isinstance(exc, asyncio.CancelledError)
+        if not fired:
+            if cancelled:
+                progress.cancelled.set()  # the caller's cancellation: the attempt ends with it
+            raise
+        if task.uncancel() > 0 and cancelled:
+            raise  # the caller cancelled too
+        raise fired[0] from None
     finally:
+        timer[0].cancel()
         CURRENT_PROGRESS.reset(token)
-    started, queued_before = clock(), progress.waiting_s(clock())
-    try:
-        while True:
-            now = clock()
-            queued = progress.waiting_s(now)
-            limit, by_run = _effective_deadline(deadline + queued, run_deadline)
-            checks = [(limit - now, _Cut("run_deadline" if by_run else "deadline", 0.0))]
-            if progress.queued_since is None:
-                flowing = progress.streams and progress.tokens > 0
-                if flowing and windows.stall_s is not None:
-                    window = windows.stall_s
-                    checks.append((progress.last + window - now, _Cut("stall", window)))
-                elif progress.streams and windows.first_token_s is not None:
-                    window = windows.first_token_s
-                    checks.append((progress.last + window - now, _Cut("stall", window)))
-                attempt_s = windows.attempt_s
-                if not flowing and attempt_s is not None and attempt_s + 1e-3 < limit - started:
-                    elapsed = now - started - (queued - queued_before)
-                    checks.append((attempt_s - elapsed, _Cut("attempt", attempt_s)))
-            wait, cut = min(checks, key=lambda c: c[0])
-            if wait <= 0:
-                raise cut
-            if windows.stall_s is not None:  # a stream may start, or stop, at any moment
-                wait = min(wait, max(0.01, min(1.0, windows.stall_s / 8)))
-            done, _ = await asyncio.wait({task}, timeout=wait)
-            if task in done:
-                return task.result()
-    finally:
-        if not task.done():
-            progress.cancelled.set()
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+    if fired:  # the attempt swallowed the cut's cancellation and finished anyway
+        task.uncancel()
+        raise fired[0]
+    return value
 
 
 def _cut_error(target: CallTarget, cut: _Cut, call_timeout_s: float) -> ModelCallError:

@@ -124,6 +124,8 @@ class _Connection(asyncio.Protocol):
         self._head: tuple[int, dict[str, str]] | None = None
         self._length: int | None = None
         self._chunked = False
+        self._body = bytearray()
+        """A chunked answer's body so far (its chunks leave `_buf` as each one completes)."""
         self._until_close = False
         self.keep_alive = True
         self.on_data: Callable[[bytes], None] | None = None
@@ -196,6 +198,7 @@ class _Connection(asyncio.Protocol):
             self._head = (status, headers)
             self.keep_alive = _keeps_alive(version, headers)
             self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+            self._body = bytearray()
             declared = headers.get("content-length")
             self._length = int(declared) if declared is not None and not self._chunked else None
             no_body = status in (204, 304)
@@ -204,8 +207,9 @@ class _Connection(asyncio.Protocol):
                 self.keep_alive = False
         status, headers = self._head
         limit = limits.max_body_bytes()
-        if (self._length or 0) > limit or len(self._buf) > limit + MAX_HEAD:
-            raise BodyTooLarge(max(self._length or 0, len(self._buf)))
+        held = len(self._buf) + len(self._body)
+        if (self._length or 0) > limit or held > limit + MAX_HEAD:
+            raise BodyTooLarge(max(self._length or 0, held))
         body: bytes | None
         if self._chunked:
             body = self._dechunk()
@@ -223,26 +227,29 @@ class _Connection(asyncio.Protocol):
         self._waiter.set_result(Answer(status, headers, body))
 
     def _dechunk(self) -> bytes | None:
-        """The whole chunked body once it has all arrived (None until then)."""
-        out = bytearray()
-        pos = 0
+        """The whole chunked body once it has all arrived (None until then).
+
+        Each complete chunk moves from `_buf` to `_body` as it arrives, so a stream of
+        hundreds of events (one per token) is read once, not from its start on every piece
+        the socket hands over."""
         buf = self._buf
         while True:
-            line_end = buf.find(b"\r\n", pos)
+            line_end = buf.find(b"\r\n")
             if line_end < 0:
                 return None
-            size = int(bytes(buf[pos:line_end]).split(b";", 1)[0].strip() or b"0", 16)
+            size = int(bytes(buf[:line_end]).split(b";", 1)[0].strip() or b"0", 16)
             start = line_end + 2
             if size == 0:
                 trailer_end = buf.find(b"\r\n\r\n", line_end)
                 if trailer_end < 0:
                     return None
                 del buf[: trailer_end + 4]
-                return bytes(out)
+                body, self._body = bytes(self._body), bytearray()
+                return body
             if len(buf) < start + size + 2:
                 return None
-            out += buf[start : start + size]
-            pos = start + size + 2
+            self._body += buf[start : start + size]
+            del buf[: start + size + 2]
 
     @property
     def unsolicited(self) -> bool:
