@@ -23,7 +23,7 @@ from agentopt.cli.azd_flags import (
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.provenance import render_provenance
-from agentopt.cli.run_render import ask_yes_no
+from agentopt.cli.run_render import ask_yes_no, live_view, render_notices
 from agentopt.cli.shared_options import (
     AgentOpt,
     ConcurrencyOpt,
@@ -192,19 +192,13 @@ def optimize_command(
         optimize_remote.run_remote_optimize(opts, no_wait=no_wait, poll_interval=poll_interval)
         return
     prepared = prepare_optimize(opts, STATE.cwd, ask_yes_no if STATE.interactive else None)
-    for problem in prepared.inputs.warnings:
-        STATE.warn(str(problem))
-    for notice in prepared.notices:
-        STATE.err.print(f"[yellow]note:[/] {notice}")
+    render_notices(prepared.inputs.warnings, prepared.notices)
     render_provenance(prepared.inputs.suite, dry_run=dry_run)
     _say(plan_renderables(prepared.plan, dry_run=dry_run))
     if dry_run:
         return
-    view = LiveOptimizeView(STATE.console, quiet=STATE.quiet)
-    try:
+    with live_view(LiveOptimizeView) as view:
         outcome = run_optimize(prepared, view)
-    finally:
-        view.close()
     _say(
         final_report(
             outcome.job, outcome.instructions, outcome.report_path, table=not view.interactive
@@ -343,13 +337,11 @@ def list_command(
         wanted = STATUS_ALIASES.get(status.strip().lower(), status.strip().lower())
         jobs = [j for j in jobs if j.status == wanted]
     jobs = jobs[-limit:]
-    if STATE.json_output:
-        STATE.emit_json([j.model_dump(mode="json") for j in jobs])
-        return
-    if not jobs:
-        STATE.say("No optimization jobs yet: start one with `agentopt optimize`.")
-        return
-    STATE.say(jobs_table(jobs))
+    STATE.emit_list(
+        jobs,
+        "No optimization jobs yet: start one with `agentopt optimize`.",
+        lambda: STATE.say(jobs_table(jobs)),
+    )
 
 
 @optimize_app.command(
