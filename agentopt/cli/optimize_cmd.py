@@ -15,8 +15,6 @@ from rich.text import Text
 from agentopt.cli import azure_eval_run, optimize_remote
 from agentopt.cli.azd_flags import (
     OptimizeGroup,
-    ProjectEndpointOpt,
-    ServiceEndpointOpt,
     endpoint_override,
     positional_agent,
 )
@@ -33,6 +31,7 @@ from agentopt.cli.shared_options import (
     MaxCostOpt,
     PollIntervalOpt,
     RayAddressOpt,
+    options_from,
 )
 from agentopt.core.errors import ConfigError
 from agentopt.reports.optimize_live import LiveOptimizeView
@@ -147,43 +146,26 @@ def optimize_command(
             help="Start from the best variant of a matrix run (ID or 'latest').",
         ),
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Score the baseline, propose candidates, screen them, evaluate the promising ones fully,
     rank them on quality and cost.
 
     Exit codes: 0 ok, 1 --require-improvement found none, 2 bad input, 3 errors, 130 Ctrl-C.
     """
+    flags = dict(locals())  # the options by name, before anything else is bound
     if ctx.invoked_subcommand is not None:
         return
-    opts = OptimizeOptions(
-        config=config,
+    opts = options_from(
+        OptimizeOptions,
+        flags,
         agent=positional_agent(ctx, agent),
         project_endpoint=endpoint_override(),
         environment=STATE.environment,
         call_timeout=STATE.call_timeout,
-        dataset=dataset,
-        eval_model=eval_model,
-        optimize_model=optimize_model,
         evaluators=evaluator or None,
-        max_candidates=max_candidates,
-        max_stalls=max_stalls,
-        budget_calls=budget_calls,
-        max_cost=max_cost,
         targets=split_list(targets),
         model_search_space=split_list(model_search_space),
         real_tools=True if real_tools else None,
-        parallel_proposals=parallel_proposals,
-        seed=seed,
-        concurrency=concurrency,
-        resume=resume,
-        require_improvement=require_improvement,
-        dry_run=dry_run,
-        executor=executor,
-        ray_address=ray_address,
-        eval_name=eval_name,
-        from_matrix=from_matrix,
     )
     if no_wait and not remote:
         raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote jobs")
@@ -236,8 +218,6 @@ def status_command(
     poll_interval: Annotated[
         float | None, typer.Option("--poll-interval", min=0.0, help="--watch: seconds.")
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Progress of an optimization job (default: the latest); a Foundry job is read from the
     service. With -o json: the job record as JSON."""
@@ -260,8 +240,6 @@ def status_command(
 @handle_errors
 def cancel_command(
     job_id: Annotated[str | None, typer.Argument()] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Cancel a running Foundry optimization job (default: the latest)."""
     found = optimize_remote.remote_store(job_id)
@@ -291,8 +269,6 @@ def deploy_command(
     poll_interval: Annotated[
         float | None, typer.Option("--poll-interval", min=0.0, help="Seconds between reads.")
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Deploy a Foundry job's candidate as a new version of the deployed agent."""
     if agent_name and agent and agent_name != agent:
@@ -328,8 +304,6 @@ def list_command(
         str | None,
         typer.Option("--status", help="Only jobs in this status (running, completed, failed…)."),
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """List optimization jobs, newest last."""
     jobs = job_records(find_project(STATE.cwd))
@@ -369,8 +343,6 @@ def apply_command(
         str | None,
         typer.Option("--agent", help="azd agent service to write it to (when there are several)."),
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Write a candidate's changes to .agent_configs/<id>/ (and with --promote, to the
     baseline), printing the diff of every file it changes first."""
@@ -430,8 +402,6 @@ def show_diff(lines: list[str]) -> list[RenderableType]:
 def show_command(
     candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],
     job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """A candidate's full configuration and its diff against the baseline."""
     found = optimize_remote.remote_store(job)
