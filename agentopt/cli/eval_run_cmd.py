@@ -236,8 +236,6 @@ def run_command(
         repeat=repeat if repeat != 1 else None,
         filter=filter_expr,
         outputs=reports,
-        environment=STATE.environment,
-        call_timeout=STATE.call_timeout,
         toolkit_env=env_name,
     )
     if log_level is not None and log_level.lower() not in LOG_LEVELS:

@@ -55,6 +55,9 @@ from agentopt.workflows.optimize import (
 )
 from agentopt.workflows.optimize.apply import FileChange, apply_plan, plan_apply
 
+JobOpt = Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")]
+CandidateOpt = Annotated[str, typer.Option("--candidate", help="Candidate id.")]
+
 optimize_app = typer.Typer(
     cls=OptimizeGroup,
     help="Search for a better agent configuration and apply the winner.\n\n"
@@ -160,8 +163,6 @@ def optimize_command(
         flags,
         agent=positional_agent(ctx, agent),
         project_endpoint=endpoint_override(),
-        environment=STATE.environment,
-        call_timeout=STATE.call_timeout,
         evaluators=evaluator or None,
         targets=split_list(targets),
         model_search_space=split_list(model_search_space),
@@ -258,14 +259,14 @@ def cancel_command(
 )
 @handle_errors
 def deploy_command(
-    candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],
+    candidate: CandidateOpt,
     agent_name: Annotated[
         str | None, typer.Argument(help="Agent service or Foundry agent (default: the job's).")
     ] = None,
     agent: Annotated[
         str | None, typer.Option("--agent", help="Same as AGENT-NAME (azd's flag).")
     ] = None,
-    job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
+    job: JobOpt = None,
     poll_interval: Annotated[
         float | None, typer.Option("--poll-interval", min=0.0, help="Seconds between reads.")
     ] = None,
@@ -327,7 +328,7 @@ def list_command(
 @handle_errors
 def apply_command(
     candidate: Annotated[str, typer.Option("--candidate", help="Candidate id, e.g. cand_02.")],
-    job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
+    job: JobOpt = None,
     promote: Annotated[
         bool, typer.Option("--promote", help="Make it the baseline (old one backed up).")
     ] = False,
@@ -400,8 +401,8 @@ def show_diff(lines: list[str]) -> list[RenderableType]:
 )
 @handle_errors
 def show_command(
-    candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],
-    job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
+    candidate: CandidateOpt,
+    job: JobOpt = None,
 ) -> None:
     """A candidate's full configuration and its diff against the baseline."""
     found = optimize_remote.remote_store(job)

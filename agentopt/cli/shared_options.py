@@ -11,6 +11,8 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from agentopt.cli.context import STATE
+
 _Options = TypeVar("_Options")
 
 ExecutorOpt = Annotated[
@@ -44,9 +46,11 @@ PollIntervalOpt = Annotated[
 
 def options_from(cls: type[_Options], flags: Mapping[str, object], **given: Any) -> _Options:
     """`cls`, a workflow's options (one dataclass field a flag), from a command's `flags` (its
-    parameters): each flag goes to the field of its name; `given` sets the fields of renamed
-    or converted flags, and those the command computes. Flags with no field of their name
-    (display and gate flags) stay with the command."""
+    parameters) and the global options it was given (`-e`, `--call-timeout`, held by `STATE`):
+    each goes to the field of its name; `given` sets the fields of renamed or converted flags,
+    and those the command computes. Flags with no field of their name (display and gate flags)
+    stay with the command."""
     names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    same = {name: value for name, value in flags.items() if name in names and name not in given}
+    known = {"environment": STATE.environment, "call_timeout": STATE.call_timeout, **flags}
+    same = {name: value for name, value in known.items() if name in names and name not in given}
     return cls(**same, **given)
