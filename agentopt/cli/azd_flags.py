@@ -32,8 +32,9 @@ class OptimizeGroup(TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        flags = connection_params()  # the same parameter objects on each, as the globals
         for command in [self, *self.commands.values()]:
-            command.params.extend(connection_params())
+            command.params.extend(flags)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         rest = super().parse_args(ctx, list(args))
