@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+import typer.main
 from typer.core import TyperGroup
 
 from agentopt.cli.context import STATE
@@ -26,7 +27,14 @@ AGENT_ARG = "agentopt_optimize_agent"
 
 class OptimizeGroup(TyperGroup):
     """`optimize NAME [OPTIONS]` runs the optimizer for agent NAME; `optimize status …` and
-    the other subcommands are unchanged."""
+    the other subcommands are unchanged. `optimize` and each subcommand take the connection
+    flags (azd's persistent `optimizeConnectionFlags`), declared once (`connection_params`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        flags = connection_params()  # the same parameter objects on each, as the globals
+        for command in [self, *self.commands.values()]:
+            command.params.extend(flags)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         rest = super().parse_args(ctx, list(args))
@@ -78,6 +86,23 @@ ServiceEndpointOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+def _connection_declarations(
+    project_endpoint: ProjectEndpointOpt = None, endpoint: ServiceEndpointOpt = None
+) -> None:
+    """Never called: typer turns this signature into the connection flags' click parameters."""
+
+
+def connection_params() -> list[Any]:
+    """`-p/--project-endpoint` and `--endpoint` as click parameters; their callbacks write
+    `STATE` (read by `endpoint_override`), so the commands never see them."""
+    holder = typer.Typer()
+    holder.command()(_connection_declarations)
+    params = list(typer.main.get_command(holder).params)
+    for param in params:
+        param.expose_value = False
+    return params
 
 
 def endpoint_override() -> str | None:

@@ -6,8 +6,10 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -15,6 +17,9 @@ from rich.console import Console
 from agentopt.cli.console import make_console
 from agentopt.core.errors import ConfigError
 from agentopt.core.redaction import redact
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 @dataclass
@@ -54,6 +59,18 @@ class CliState:
     def emit_json(self, data: object) -> None:
         """One JSON document on stdout: nothing else is printed around it."""
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+    def emit_list(
+        self, records: Sequence[BaseModel], empty: str, render: Callable[[], object]
+    ) -> None:
+        """A list command's output: under -o json the records (none: `[]`), else the `empty`
+        line when there are none, else what `render` prints."""
+        if self.json_output:
+            self.emit_json([r.model_dump(mode="json") for r in records])
+        elif not records:
+            self.say(empty)
+        else:
+            render()
 
     @property
     def interactive(self) -> bool:

@@ -27,6 +27,7 @@ from agentopt.cli.shared_options import (
     MaxCostOpt,
     PollIntervalOpt,
     RayAddressOpt,
+    options_from,
 )
 from agentopt.core.errors import ConfigError
 from agentopt.workflows.run.inputs import RunOptions
@@ -220,50 +221,21 @@ def run_command(
     in the project (FOUNDRY_PROJECT_ENDPOINT); results land in the same results.json.
     Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 errors beyond --max-errors, 130 Ctrl-C.
     """
+    flags = dict(locals())  # the options by name, before anything else is bound
     reports = _formats_out(list(output or []))
     if STATE.json_output:  # `agentopt -o json eval run`: stdout holds the JSON alone
         STATE.quiet = True
     # Several models and/or instructions: a matrix run, one column per variant.
     variants = variants_from_flags(agent_model, instructions, STATE.cwd)
-    opts = RunOptions(
-        prompts=prompts,
-        expected=expected,
-        prompts_file=prompts_file,
-        config=config,
-        agent=agent,
+    opts = options_from(
+        RunOptions,
+        flags,
         agent_model=agent_model[0] if agent_model and not variants else None,
         instructions=instructions[0] if instructions and not variants else None,
         evaluators=evaluator,
-        eval_model=eval_model,
-        target=target,
         repeat=repeat if repeat != 1 else None,
-        concurrency=concurrency,
-        judge_concurrency=judge_concurrency,
-        limit=limit,
         filter=filter_expr,
         outputs=reports,
-        fail_under=fail_under,
-        min_pass_rate=min_pass_rate,
-        baseline=baseline,
-        max_errors=max_errors,
-        max_cost=max_cost,
-        dry_run=dry_run,
-        resume=resume,
-        retry_errors=retry_errors,
-        no_cache=no_cache,
-        seed=seed,
-        name=name,
-        strict=strict,
-        no_upgrade=no_upgrade,
-        evaluate_only=evaluate_only,
-        timeout=timeout,
-        executor=executor,
-        ray_address=ray_address,
-        environment=STATE.environment,
-        call_timeout=STATE.call_timeout,
-        remote=remote,
-        no_wait=no_wait,
-        eval_name=eval_name,
         toolkit_env=env_name,
     )
     if log_level is not None and log_level.lower() not in LOG_LEVELS:

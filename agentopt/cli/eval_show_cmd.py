@@ -34,13 +34,11 @@ def list_command(
 ) -> None:
     """List recent runs: id, name, date, dataset version, score, pass rate, errors."""
     headers = _headers(limit)
-    if STATE.json_output:
-        STATE.emit_json([h.model_dump(mode="json") for h in headers])
-        return
-    if not headers:
-        STATE.say("No runs yet. Start one with `agentopt eval run`.")
-        return
-    render_run_list(headers, STATE.console)
+    STATE.emit_list(
+        headers,
+        "No runs yet. Start one with `agentopt eval run`.",
+        lambda: render_run_list(headers, STATE.console),
+    )
 
 
 def _headers(limit: int) -> list[RunHeader]:

@@ -12,6 +12,9 @@ option's callback writes `STATE` when the option is given; the last occurrence w
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -91,89 +94,93 @@ def _set_call_timeout(value: float | None) -> float | None:
     return value
 
 
-def _declarations(
-    cwd: Annotated[
-        Path | None,
-        typer.Option(
-            "-C",
-            "--cwd",
-            metavar="DIR",
-            help="Run as if started in DIR.",
-            show_default=False,
-            callback=_set_cwd,
-            rich_help_panel=PANEL,
-        ),
-    ] = None,
-    environment: Annotated[
+@dataclass(frozen=True)
+class _Global:
+    """One global option: its parameter's name and type, its spellings, and the callback that
+    writes it to `STATE` when given."""
+
+    name: str
+    kind: Any
+    decls: tuple[str, ...]
+    help: str
+    callback: Callable[[Any], Any]
+    metavar: str | None = None
+
+
+GLOBALS = (
+    _Global("cwd", Path | None, ("-C", "--cwd"), "Run as if started in DIR.", _set_cwd, "DIR"),
+    _Global(
+        "environment",
         str | None,
-        typer.Option(
-            "-e",
-            "--environment",
-            metavar="NAME",
-            help="azd environment: reads .azure/NAME/.env "
-            "(default: AZURE_ENV_NAME, then .azure/config.json).",
-            show_default=False,
-            callback=_set_environment,
-            rich_help_panel=PANEL,
-        ),
-    ] = None,
-    no_prompt: Annotated[
+        ("-e", "--environment"),
+        "azd environment: reads .azure/NAME/.env (default: AZURE_ENV_NAME, then "
+        ".azure/config.json).",
+        _set_environment,
+        "NAME",
+    ),
+    _Global(
+        "no_prompt",
         bool,
-        typer.Option(
-            "--no-prompt",
-            help="Never ask; fail with a message naming the missing flag.",
-            callback=_set_no_prompt,
-            rich_help_panel=PANEL,
-        ),
-    ] = False,
-    debug: Annotated[
-        bool,
-        typer.Option(
-            "--debug",
-            help="Log to .agentopt/agentopt.log (secrets redacted).",
-            callback=_set_debug,
-            rich_help_panel=PANEL,
-        ),
-    ] = False,
-    quiet: Annotated[
-        bool,
-        typer.Option(
-            "-q", "--quiet", help="Print less.", callback=_set_quiet, rich_help_panel=PANEL
-        ),
-    ] = False,
-    output_format: Annotated[
+        ("--no-prompt",),
+        "Never ask; fail with a message naming the missing flag.",
+        _set_no_prompt,
+    ),
+    _Global(
+        "debug", bool, ("--debug",), "Log to .agentopt/agentopt.log (secrets redacted).", _set_debug
+    ),
+    _Global("quiet", bool, ("-q", "--quiet"), "Print less.", _set_quiet),
+    _Global(
+        "output_format",
         str | None,
-        typer.Option(
-            "-o",
-            "--output",
-            metavar="json|table",
-            help="Output format of read commands (azd's global -o). On `eval run`, -o FILE "
-            "writes a report; -o json prints the results as JSON.",
-            show_default=False,
-            callback=_set_output,
-            rich_help_panel=PANEL,
-        ),
-    ] = None,
-    call_timeout: Annotated[
+        ("-o", "--output"),
+        "Output format of read commands (azd's global -o). On `eval run`, -o FILE writes a "
+        "report; -o json prints the results as JSON.",
+        _set_output,
+        "json|table",
+    ),
+    _Global(
+        "call_timeout",
         float | None,
-        typer.Option(
-            "--call-timeout",
-            metavar="SECONDS",
-            help="Deadline of one model call, retries included (default: eval.yaml "
-            "options.call_timeout_seconds, else 120 s, raised for the embedded model and "
-            "self-hosted servers to what the tokens asked need at the measured speed).",
-            show_default=False,
-            callback=_set_call_timeout,
-            rich_help_panel=PANEL,
-        ),
-    ] = None,
-) -> None:
-    """Never called: typer turns this signature into the global click parameters."""
+        ("--call-timeout",),
+        "Deadline of one model call, retries included (default: eval.yaml "
+        "options.call_timeout_seconds, else 120 s, raised for the embedded model and "
+        "self-hosted servers to what the tokens asked need at the measured speed).",
+        _set_call_timeout,
+        "SECONDS",
+    ),
+)
 
 
 def _global_params() -> list[Any]:
+    """The click parameters of `GLOBALS`, built by typer (its types, its rich help) from a
+    signature made of them; none shows a default, all sit in the "Global options" panel."""
+
+    def declarations() -> None:
+        """Never called: typer reads its signature."""
+
+    parameters = [
+        inspect.Parameter(
+            g.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=False if g.kind is bool else None,
+            annotation=Annotated[
+                g.kind,
+                typer.Option(
+                    *g.decls,
+                    metavar=g.metavar,
+                    help=g.help,
+                    show_default=False,
+                    callback=g.callback,
+                    rich_help_panel=PANEL,
+                ),
+            ],
+        )
+        for g in GLOBALS
+    ]
+    declarations.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    declarations.__annotations__ = {p.name: p.annotation for p in parameters}
     holder = typer.Typer()
-    holder.command()(_declarations)
+    holder.command()(declarations)
     params = list(typer.main.get_command(holder).params)
     for param in params:
         param.expose_value = False  # the callbacks write STATE; commands never see them

@@ -8,7 +8,14 @@ import typer
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
 from agentopt.cli.provenance import render_provenance
-from agentopt.cli.run_render import OutcomeGate, ask_yes_no, render_plan, render_preamble
+from agentopt.cli.run_render import (
+    OutcomeGate,
+    ask_yes_no,
+    live_view,
+    render_gate_failures,
+    render_plan,
+    render_preamble,
+)
 from agentopt.contracts.matrix import VariantSpec
 from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.reports.matrix import render_matrix
@@ -39,11 +46,8 @@ def execute_matrix(
             render_plan(run.plan)
         return
     STATE.say(f"Matrix run: {len(variants)} variants ({labels})")
-    sink = TerminalSink(STATE.console, quiet=STATE.quiet)
-    try:
+    with live_view(TerminalSink) as sink:
         outcome = run_matrix(prepared, sink)
-    finally:
-        sink.close()
     if not STATE.quiet:
         render_matrix(outcome.report, STATE.console)
     for variant, played in zip(variants, outcome.outcomes, strict=True):
@@ -54,13 +58,7 @@ def execute_matrix(
         STATE.say(f"Wrote {out.path}")
     codes = [outcome.exit_code]
     for label, verdict in outcome.gates:
-        for failure in verdict.failures:
-            STATE.err.print(f"[red]gate failed ({label}):[/] {failure}")
-        if verdict.errors_exceeded:
-            STATE.err.print(
-                f"[red]{label}: {verdict.error_count} agent/evaluator error(s)[/] exceed the "
-                "tolerance (--max-errors, default 0): the verdict is unknown (exit 3)"
-            )
+        render_gate_failures(verdict, label)
     if gate is not None:
         codes += [gate(run, run.exit_code) for run in outcome.outcomes]
     code = 3 if 3 in codes else max(codes)

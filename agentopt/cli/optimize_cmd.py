@@ -15,15 +15,13 @@ from rich.text import Text
 from agentopt.cli import azure_eval_run, optimize_remote
 from agentopt.cli.azd_flags import (
     OptimizeGroup,
-    ProjectEndpointOpt,
-    ServiceEndpointOpt,
     endpoint_override,
     positional_agent,
 )
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.provenance import render_provenance
-from agentopt.cli.run_render import ask_yes_no
+from agentopt.cli.run_render import ask_yes_no, live_view, render_notices
 from agentopt.cli.shared_options import (
     AgentOpt,
     ConcurrencyOpt,
@@ -33,6 +31,7 @@ from agentopt.cli.shared_options import (
     MaxCostOpt,
     PollIntervalOpt,
     RayAddressOpt,
+    options_from,
 )
 from agentopt.core.errors import ConfigError
 from agentopt.reports.optimize_live import LiveOptimizeView
@@ -55,6 +54,9 @@ from agentopt.workflows.optimize import (
     split_list,
 )
 from agentopt.workflows.optimize.apply import FileChange, apply_plan, plan_apply
+
+JobOpt = Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")]
+CandidateOpt = Annotated[str, typer.Option("--candidate", help="Candidate id.")]
 
 optimize_app = typer.Typer(
     cls=OptimizeGroup,
@@ -147,43 +149,24 @@ def optimize_command(
             help="Start from the best variant of a matrix run (ID or 'latest').",
         ),
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Score the baseline, propose candidates, screen them, evaluate the promising ones fully,
     rank them on quality and cost.
 
     Exit codes: 0 ok, 1 --require-improvement found none, 2 bad input, 3 errors, 130 Ctrl-C.
     """
+    flags = dict(locals())  # the options by name, before anything else is bound
     if ctx.invoked_subcommand is not None:
         return
-    opts = OptimizeOptions(
-        config=config,
+    opts = options_from(
+        OptimizeOptions,
+        flags,
         agent=positional_agent(ctx, agent),
         project_endpoint=endpoint_override(),
-        environment=STATE.environment,
-        call_timeout=STATE.call_timeout,
-        dataset=dataset,
-        eval_model=eval_model,
-        optimize_model=optimize_model,
         evaluators=evaluator or None,
-        max_candidates=max_candidates,
-        max_stalls=max_stalls,
-        budget_calls=budget_calls,
-        max_cost=max_cost,
         targets=split_list(targets),
         model_search_space=split_list(model_search_space),
         real_tools=True if real_tools else None,
-        parallel_proposals=parallel_proposals,
-        seed=seed,
-        concurrency=concurrency,
-        resume=resume,
-        require_improvement=require_improvement,
-        dry_run=dry_run,
-        executor=executor,
-        ray_address=ray_address,
-        eval_name=eval_name,
-        from_matrix=from_matrix,
     )
     if no_wait and not remote:
         raise ConfigError.at("", "--no-wait", "--no-wait only applies to --remote jobs")
@@ -192,19 +175,13 @@ def optimize_command(
         optimize_remote.run_remote_optimize(opts, no_wait=no_wait, poll_interval=poll_interval)
         return
     prepared = prepare_optimize(opts, STATE.cwd, ask_yes_no if STATE.interactive else None)
-    for problem in prepared.inputs.warnings:
-        STATE.warn(str(problem))
-    for notice in prepared.notices:
-        STATE.err.print(f"[yellow]note:[/] {notice}")
+    render_notices(prepared.inputs.warnings, prepared.notices)
     render_provenance(prepared.inputs.suite, dry_run=dry_run)
     _say(plan_renderables(prepared.plan, dry_run=dry_run))
     if dry_run:
         return
-    view = LiveOptimizeView(STATE.console, quiet=STATE.quiet)
-    try:
+    with live_view(LiveOptimizeView) as view:
         outcome = run_optimize(prepared, view)
-    finally:
-        view.close()
     _say(
         final_report(
             outcome.job, outcome.instructions, outcome.report_path, table=not view.interactive
@@ -242,8 +219,6 @@ def status_command(
     poll_interval: Annotated[
         float | None, typer.Option("--poll-interval", min=0.0, help="--watch: seconds.")
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Progress of an optimization job (default: the latest); a Foundry job is read from the
     service. With -o json: the job record as JSON."""
@@ -266,8 +241,6 @@ def status_command(
 @handle_errors
 def cancel_command(
     job_id: Annotated[str | None, typer.Argument()] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Cancel a running Foundry optimization job (default: the latest)."""
     found = optimize_remote.remote_store(job_id)
@@ -286,19 +259,17 @@ def cancel_command(
 )
 @handle_errors
 def deploy_command(
-    candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],
+    candidate: CandidateOpt,
     agent_name: Annotated[
         str | None, typer.Argument(help="Agent service or Foundry agent (default: the job's).")
     ] = None,
     agent: Annotated[
         str | None, typer.Option("--agent", help="Same as AGENT-NAME (azd's flag).")
     ] = None,
-    job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
+    job: JobOpt = None,
     poll_interval: Annotated[
         float | None, typer.Option("--poll-interval", min=0.0, help="Seconds between reads.")
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Deploy a Foundry job's candidate as a new version of the deployed agent."""
     if agent_name and agent and agent_name != agent:
@@ -334,8 +305,6 @@ def list_command(
         str | None,
         typer.Option("--status", help="Only jobs in this status (running, completed, failed…)."),
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """List optimization jobs, newest last."""
     jobs = job_records(find_project(STATE.cwd))
@@ -343,13 +312,11 @@ def list_command(
         wanted = STATUS_ALIASES.get(status.strip().lower(), status.strip().lower())
         jobs = [j for j in jobs if j.status == wanted]
     jobs = jobs[-limit:]
-    if STATE.json_output:
-        STATE.emit_json([j.model_dump(mode="json") for j in jobs])
-        return
-    if not jobs:
-        STATE.say("No optimization jobs yet: start one with `agentopt optimize`.")
-        return
-    STATE.say(jobs_table(jobs))
+    STATE.emit_list(
+        jobs,
+        "No optimization jobs yet: start one with `agentopt optimize`.",
+        lambda: STATE.say(jobs_table(jobs)),
+    )
 
 
 @optimize_app.command(
@@ -361,7 +328,7 @@ def list_command(
 @handle_errors
 def apply_command(
     candidate: Annotated[str, typer.Option("--candidate", help="Candidate id, e.g. cand_02.")],
-    job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
+    job: JobOpt = None,
     promote: Annotated[
         bool, typer.Option("--promote", help="Make it the baseline (old one backed up).")
     ] = False,
@@ -377,8 +344,6 @@ def apply_command(
         str | None,
         typer.Option("--agent", help="azd agent service to write it to (when there are several)."),
     ] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
 ) -> None:
     """Write a candidate's changes to .agent_configs/<id>/ (and with --promote, to the
     baseline), printing the diff of every file it changes first."""
@@ -436,10 +401,8 @@ def show_diff(lines: list[str]) -> list[RenderableType]:
 )
 @handle_errors
 def show_command(
-    candidate: Annotated[str, typer.Option("--candidate", help="Candidate id.")],
-    job: Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")] = None,
-    project_endpoint: ProjectEndpointOpt = None,
-    endpoint: ServiceEndpointOpt = None,
+    candidate: CandidateOpt,
+    job: JobOpt = None,
 ) -> None:
     """A candidate's full configuration and its diff against the baseline."""
     found = optimize_remote.remote_store(job)

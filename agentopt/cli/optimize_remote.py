@@ -12,7 +12,7 @@ from rich.text import Text
 from agentopt.cli.azd_flags import endpoint_override
 from agentopt.cli.context import STATE
 from agentopt.cli.provenance import render_provenance
-from agentopt.cli.run_render import ask_yes_no
+from agentopt.cli.run_render import ask_yes_no, render_notices
 from agentopt.contracts.optimize_job import BASELINE_ID, JobRecord
 from agentopt.core.errors import ConfigError
 from agentopt.reports.optimize_live import LiveOptimizeView
@@ -129,10 +129,7 @@ def run_remote_optimize(
         watch((store, job), poll_interval, require_improvement=opts.require_improvement)
         return
     prep = prepare_remote_optimize(opts, STATE.cwd, ask_yes_no if STATE.interactive else None)
-    for problem in prep.inputs.warnings:
-        STATE.warn(str(problem))
-    for notice in prep.notices:
-        STATE.err.print(f"[yellow]note:[/] {notice}")
+    render_notices(prep.inputs.warnings, prep.notices)
     evaluators = ", ".join(c.evaluator for c in prep.criteria)
     render_provenance(prep.inputs.suite, dry_run=opts.dry_run)
     if opts.dry_run:

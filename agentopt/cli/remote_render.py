@@ -10,7 +10,7 @@ import typer
 from agentopt.cli.context import STATE
 from agentopt.cli.progress import TerminalSink
 from agentopt.cli.provenance import render_provenance
-from agentopt.cli.run_render import OutcomeGate, ask_yes_no, render_outcome
+from agentopt.cli.run_render import OutcomeGate, ask_yes_no, render_notices, render_outcome
 from agentopt.core.errors import AgentoptError, ConfigError
 from agentopt.core.files import bounded
 from agentopt.core.paths import runs_dir
@@ -56,10 +56,7 @@ def execute_remote(
 ) -> None:
     """`eval run --remote` (and `--resume` of a remote run): run, render, exit code."""
     setup = prepare_remote(opts, STATE.cwd, ask_yes_no if STATE.interactive else None)
-    for problem in [*setup.inputs.warnings, *setup.inputs.dataset.warnings]:
-        STATE.warn(str(problem))
-    for notice in setup.notices:
-        STATE.err.print(f"[yellow]note:[/] {notice}")
+    render_notices([*setup.inputs.warnings, *setup.inputs.dataset.warnings], setup.notices)
     setup.notices.clear()
     render_provenance(setup.inputs.suite, dry_run=setup.opts.dry_run)
     if setup.opts.dry_run:

@@ -29,6 +29,7 @@ EvalOpt = Annotated[
     str | None, typer.Option("--eval", help="The latest run of this eval (azure.eval.yaml).")
 ]
 RunOpt = Annotated[str | None, typer.Option("--run", help="Run id (default: the latest).")]
+FailedOnlyOpt = Annotated[bool, typer.Option("--failed-only", help="Only rows that did not pass.")]
 
 
 def run_of(run: str | None, eval_name: str | None) -> str | None:
@@ -112,9 +113,7 @@ output_app = typer.Typer(
 def list_output_command(
     run: RunArg = None,
     eval_name: EvalOpt = None,
-    failed: Annotated[
-        bool, typer.Option("--failed-only", help="Only rows that did not pass.")
-    ] = False,
+    failed: FailedOnlyOpt = False,
     output_file: Annotated[
         Path | None, typer.Option("--output-file", help="Write the rows as JSON here.")
     ] = None,
@@ -181,9 +180,7 @@ def export_output_command(
     output_file: Annotated[
         Path | None, typer.Option("--output-file", help="Where to write (default: stdout).")
     ] = None,
-    failed: Annotated[
-        bool, typer.Option("--failed-only", help="Only rows that did not pass.")
-    ] = False,
+    failed: FailedOnlyOpt = False,
 ) -> None:
     """Every sample of a run with each evaluator's score, verdict and reason."""
     if fmt not in FORMATS:

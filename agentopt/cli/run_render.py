@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Protocol, TypeVar
 
 import typer
 from rich.table import Table
@@ -14,6 +16,7 @@ from agentopt.cli.provenance import render_provenance
 from agentopt.reports.outputs import OutputFile
 from agentopt.reports.terminal import render_summary
 from agentopt.workflows.run.eval_run import PreparedRun, RunOutcome, prepare_run, run_prepared
+from agentopt.workflows.run.gates import GateOutcome
 from agentopt.workflows.run.inputs import RunOptions
 from agentopt.workflows.run.plan import RunPlan
 
@@ -26,6 +29,24 @@ command's exit code."""
 def ask_yes_no(question: str, default: bool) -> bool:
     """A yes/no question on the terminal."""
     return typer.confirm(question, default=default)
+
+
+class _Live(Protocol):
+    def close(self) -> None: ...
+
+
+_View = TypeVar("_View", bound=_Live)
+
+
+@contextmanager
+def live_view(kind: Callable[..., _View]) -> Iterator[_View]:
+    """A live progress display of `kind` on the command's console (quiet under -q), closed
+    however the run ends, so the terminal is given back after an error or Ctrl-C."""
+    view = kind(STATE.console, quiet=STATE.quiet)
+    try:
+        yield view
+    finally:
+        view.close()
 
 
 def render_plan(plan: RunPlan) -> None:
@@ -53,6 +74,15 @@ def render_plan(plan: RunPlan) -> None:
     STATE.say(table)
     if plan.evaluators:
         STATE.say("Evaluators: " + ", ".join(f"{k} ×{v}" for k, v in plan.evaluators.items()))
+
+
+def render_notices(warnings: Iterable[object], notices: Iterable[str]) -> None:
+    """What preparing a run or a job found, before anything is sent: the problems of its
+    inputs as warnings, then its notes (model fallbacks, raised deadlines…), on stderr."""
+    for problem in warnings:
+        STATE.warn(str(problem))
+    for notice in notices:
+        STATE.err.print(f"[yellow]note:[/] {notice}")
 
 
 def render_preamble(prepared: PreparedRun) -> None:
@@ -91,11 +121,18 @@ def render_outcome(outcome: RunOutcome) -> None:
             f"(95% CI {r.ci[0]:+.3f} … {r.ci[1]:+.3f}, {r.shared} shared tasks): "
             f"no regression beyond noise; {r.outcome_line()}"
         )
+    render_gate_failures(gate)
+
+
+def render_gate_failures(gate: GateOutcome, label: str | None = None) -> None:
+    """The gates a run failed and errors beyond --max-errors, on stderr; `label` names the
+    variant of a matrix run."""
+    failed, who = ("gate failed", "") if label is None else (f"gate failed ({label})", f"{label}: ")
     for failure in gate.failures:
-        STATE.err.print(f"[red]gate failed:[/] {failure}")
+        STATE.err.print(f"[red]{failed}:[/] {failure}")
     if gate.errors_exceeded:
         STATE.err.print(
-            f"[red]{gate.error_count} agent/evaluator error(s)[/] exceed the tolerance "
+            f"[red]{who}{gate.error_count} agent/evaluator error(s)[/] exceed the tolerance "
             "(--max-errors, default 0): the verdict is unknown (exit 3)"
         )
 
@@ -131,11 +168,8 @@ def execute_run(
     if opts.dry_run:
         render_plan(prepared.plan)
         return
-    sink = TerminalSink(STATE.console, quiet=STATE.quiet)
-    try:
+    with live_view(TerminalSink) as sink:
         outcome = run_prepared(prepared, sink)
-    finally:
-        sink.close()
     render_outcome(outcome)
     if on_outputs is not None:
         on_outputs(outcome.outputs)

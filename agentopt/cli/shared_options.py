@@ -5,9 +5,15 @@ Options whose meaning differs stay with their command (`--seed` seeds the bootst
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Annotated, Any, TypeVar
 
 import typer
+
+from agentopt.cli.context import STATE
+
+_Options = TypeVar("_Options")
 
 ExecutorOpt = Annotated[
     str | None,
@@ -36,3 +42,15 @@ PollIntervalOpt = Annotated[
     float | None,
     typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
 ]
+
+
+def options_from(cls: type[_Options], flags: Mapping[str, object], **given: Any) -> _Options:
+    """`cls`, a workflow's options (one dataclass field a flag), from a command's `flags` (its
+    parameters) and the global options it was given (`-e`, `--call-timeout`, held by `STATE`):
+    each goes to the field of its name; `given` sets the fields of renamed or converted flags,
+    and those the command computes. Flags with no field of their name (display and gate flags)
+    stay with the command."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    known = {"environment": STATE.environment, "call_timeout": STATE.call_timeout, **flags}
+    same = {name: value for name, value in known.items() if name in names and name not in given}
+    return cls(**same, **given)
