@@ -8,7 +8,6 @@ from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
-    BuildContext,
     EvalSample,
     EvaluatorBase,
     option_error,
@@ -103,11 +102,8 @@ class Citations(EvaluatorBase):
     name = "builtin.citations"
     default_threshold = 1
 
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        self._format(self.options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        self._format(options)
 
     def _format(self, opts: dict[str, Any]) -> str:
         """The detection format. The M365 schema leaves `citation_format` open (its own

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
+from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, pass_fail
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
@@ -55,11 +55,4 @@ class ExactMatch(EvaluatorBase):
                 if mode == "contains"
                 else "The response does not match the expected response."
             )
-        return verdict(
-            self.name,
-            score=1.0 if match else 0.0,
-            normalized=1.0 if match else 0.0,
-            threshold=None,
-            reason=reason,
-            details={"match": match, "mode": mode},
-        )
+        return pass_fail(self.name, match, reason=reason, details={"match": match, "mode": mode})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.simulation import SIMULATOR_FAILED
-from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
+from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, pass_fail
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
@@ -53,12 +53,4 @@ class GoalReached(EvaluatorBase):
             reason = f"{_FAILED['abandoned']} after {end.turns} turns{said}."
         else:
             reason = f"{_FAILED['max_turns']} {end.desired_num_turns} turns{said}."
-        ok = end.goal_reached
-        return verdict(
-            self.name,
-            score=1.0 if ok else 0.0,
-            normalized=1.0 if ok else 0.0,
-            threshold=None,
-            reason=reason,
-            details=details,
-        )
+        return pass_fail(self.name, end.goal_reached, reason=reason, details=details)

@@ -12,7 +12,13 @@ from pydantic import Field
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import InputError
 from agentopt.core.files.yaml_source import load_json
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, option_error, verdict
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    EvaluatorBase,
+    option_error,
+    pass_fail,
+)
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
@@ -135,11 +141,4 @@ class JsonSchema(EvaluatorBase):
         fields = schema_fields(schema)
         if fields and not ok:
             details["fields"] = fields
-        return verdict(
-            self.name,
-            score=1.0 if ok else 0.0,
-            normalized=1.0 if ok else 0.0,
-            threshold=None,
-            reason=reason,
-            details=details,
-        )
+        return pass_fail(self.name, ok, reason=reason, details=details)

@@ -8,12 +8,11 @@ from typing import Any, Literal
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
-    BuildContext,
     EvalSample,
     EvaluatorBase,
     missing_input,
     option_error,
-    verdict,
+    pass_fail,
 )
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
@@ -81,11 +80,8 @@ class RegexMatch(EvaluatorBase):
 
     name = "builtin.regex_match"
 
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        self._check(self.options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        self._check(options)
 
     def _check(self, opts: dict[str, Any]) -> list[str]:
         patterns = opts.get("patterns", opts.get("pattern"))
@@ -122,11 +118,5 @@ class RegexMatch(EvaluatorBase):
             reason = f"{len(matched)} of {len(patterns)} patterns matched (mode {mode})."
         else:
             reason = f"Not matched (mode {mode}): " + ", ".join(repr(m) for m in missing)
-        return verdict(
-            self.name,
-            score=1.0 if ok else 0.0,
-            normalized=1.0 if ok else 0.0,
-            threshold=None,
-            reason=reason,
-            details={"mode": mode, "matched": matched, "missing": missing},
-        )
+        details = {"mode": mode, "matched": matched, "missing": missing}
+        return pass_fail(self.name, ok, reason=reason, details=details)

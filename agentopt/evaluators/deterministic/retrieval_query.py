@@ -13,24 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.evaluators.base import (
-    BuildContext,
-    EvalSample,
-    EvaluatorBase,
-    missing_input,
-    verdict,
-)
-from agentopt.evaluators.deterministic.retrieval_executions import (
-    NO_EVIDENCE,
-    Execution,
-    contains,
-    sample_executions,
-)
+from agentopt.evaluators.base import EvalSample, pass_fail
+from agentopt.evaluators.deterministic.retrieval_executions import Execution, contains
 from agentopt.evaluators.deterministic.retrieval_options import (
     PINNED_THRESHOLD,
     QueryOptions,
+    RetrievalCheck,
     RetrievalQueryOptions,
-    pinned_threshold,
     query_options,
 )
 from agentopt.evaluators.registry import evaluator
@@ -58,31 +47,20 @@ def _quoted(values: list[str] | tuple[str, ...]) -> str:
     needs=("tool_calls",),
     options=RetrievalQueryOptions,
 )
-class RetrievalQuery(EvaluatorBase):
+class RetrievalQuery(RetrievalCheck):
     """Score 1.0 when every configured check passes, else 0.0; the threshold is pinned at 1.0."""
 
     name = "builtin.retrieval_query"
-    default_threshold = PINNED_THRESHOLD
 
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        query_options(self.name, self.options)
-
-    def _threshold(self, options: dict[str, Any]) -> float:
-        return pinned_threshold(self.name, options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        query_options(self.name, options)
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = query_options(self.name, self.options_for(sample))
-        executions, source = sample_executions(
-            sample.diagnostics,
-            sample.tool_calls,
-            opts.capability,
-            calls_known=sample.tool_calls_known,
-        )
-        if executions is None:
-            return missing_input(self.name, f"retrieval evidence: {NO_EVIDENCE}")
+        evidence = self.executions(sample, opts.capability)
+        if isinstance(evidence, EvalResult):
+            return evidence
+        executions, source = evidence
         queries = [q for e in executions for q in e.queries]
         matched = [q for q in queries if contains(q, opts.selector)]
         missing = [t for t in opts.includes if not any(contains(q, t) for q in matched)]
@@ -111,16 +89,14 @@ class RetrievalQuery(EvaluatorBase):
             "executions": [e.summary() for e in executions],
             "source": source,
         }
-        return verdict(
+        return pass_fail(
             self.name,
-            score=1.0 if ok else 0.0,
-            normalized=1.0 if ok else 0.0,
-            threshold=PINNED_THRESHOLD,
+            ok,
             reason=_reason(
                 code, opts, executions, queries, matched, missing, found, sample, source
             ),
             details=details,
-            is_pass=ok,
+            threshold=PINNED_THRESHOLD,
         )
 
 

@@ -32,8 +32,8 @@ from agentopt.contracts.diagnostics import (
     tool_call_evidence,
 )
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, option_error, verdict
-from agentopt.evaluators.deterministic.retrieval_options import PINNED_THRESHOLD, pinned_threshold
+from agentopt.evaluators.base import EvalSample, option_error, pass_fail
+from agentopt.evaluators.deterministic.retrieval_options import PINNED_THRESHOLD, PinnedCheck
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
@@ -127,18 +127,11 @@ def _matches(slots: list[Identity], entries: list[Identity]) -> bool:
     return all(place(s, set()) for s in range(len(slots)))
 
 
-class _ToolCallEvaluator(EvaluatorBase):
-    default_threshold = PINNED_THRESHOLD
+class _ToolCallEvaluator(PinnedCheck):
     evidence_key = ""
 
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        expected_calls(self.name, self.options)
-
-    def _threshold(self, options: dict[str, Any]) -> float:
-        return pinned_threshold(self.name, options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        expected_calls(self.name, options)
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         options = self.options_for(sample)
@@ -156,14 +149,12 @@ class _ToolCallEvaluator(EvaluatorBase):
         details = {"expected": [e.label for e in expected], self.evidence_key: listed}
         if outcome is None:
             return EvalResult.failed_to_evaluate(self.name, INDETERMINATE, reason, details=details)
-        return verdict(
+        return pass_fail(
             self.name,
-            score=1.0 if outcome else 0.0,
-            normalized=1.0 if outcome else 0.0,
-            threshold=PINNED_THRESHOLD,
+            outcome,
             reason=reason,
             details={**details, "result": "pass" if outcome else "fail"},
-            is_pass=outcome,
+            threshold=PINNED_THRESHOLD,
         )
 
     def judge(
