@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.eval_result import EvalCost, EvalResult
 from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.task import Criterion
 from agentopt.contracts.transcript import Citation, ToolCallRecord
@@ -223,8 +223,10 @@ def verdict(
     reason: str,
     details: dict[str, Any] | None = None,
     is_pass: bool | None = None,
+    cost: EvalCost | None = None,
 ) -> EvalResult:
-    """A scored result; `is_pass` overrides the pass rule for evaluators with their own."""
+    """A scored result; `is_pass` overrides the pass rule for evaluators with their own;
+    `cost` is what a judge or embedding call spent on it."""
     ok = passed(score, threshold) if is_pass is None else is_pass
     return EvalResult(
         evaluator=evaluator,
@@ -234,6 +236,7 @@ def verdict(
         threshold=threshold,
         reason=reason,
         details=details or {},
+        cost=EvalCost() if cost is None else cost,
     )
 
 

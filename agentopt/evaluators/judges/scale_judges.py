@@ -17,7 +17,6 @@ from agentopt.evaluators.judges.judge_base import (
     scope_params,
     scoped,
 )
-from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.options import JudgeOptions
 from agentopt.evaluators.registry import evaluator
@@ -63,28 +62,23 @@ class ScaleJudge(JudgeEvaluator):
         if isinstance(data, EvalResult):
             return data
         threshold = self.threshold_for(sample)
-        outcome = await call_judge(
-            self.layer,
-            self.model,
+        outcome = await self.ask(
+            sample,
             self.messages(sample, data),
             schema_name=self.name.replace(".", "_"),
             schema=SCORE_SCHEMA,
             reply_model=ScoreReply,
             example=SCORE_EXAMPLE,
-            repeat=sample.repeat,
         )
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
         score = float(outcome.value.score)
-        return EvalResult(
-            evaluator=self.name,
-            status="pass" if threshold is None or score >= threshold else "fail",
-            score=score,
+        return self.judged(
+            outcome,
+            score,
             normalized=normalize_1_to_5(score),
             threshold=threshold,
             reason=outcome.value.reason.strip(),
-            details={"judge_model": self.model, "attempts": outcome.attempts},
-            cost=outcome.cost,
         )
 
 

@@ -7,10 +7,7 @@ instructions as a single criterion. The per-criterion reasons are what the optim
 
 from __future__ import annotations
 
-import copy
-import json
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -30,8 +27,10 @@ from agentopt.evaluators.judges.judge_base import (
     sample_texts,
     scope_params,
     scoped,
+    scored,
+    strict_bool,
 )
-from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
+from agentopt.evaluators.judges.judge_call import entries_schema, named_entries
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.options import JudgeOptions
@@ -42,42 +41,15 @@ INSTRUCTIONS_CRITERION = Criterion(
     instruction="The response follows the agent's instructions (its system prompt), shown above.",
 )
 EXAMPLE = '{"verdicts": [{"name": "<criterion name>", "passed": true, "reason": "<one sentence>"}]}'
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "passed": {"type": "boolean"},
-                    "reason": {"type": "string"},
-                },
-                "required": ["name", "passed", "reason"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["verdicts"],
-    "additionalProperties": False,
-}
+SCHEMA = entries_schema(
+    "verdicts",
+    {"name": {"type": "string"}, "passed": {"type": "boolean"}, "reason": {"type": "string"}},
+)
 
 
 def _schema_for(names: list[str], *, exact_count: bool = False) -> dict[str, Any]:
-    """SCHEMA with verdict names restricted to these criteria (see rubric.schema_for); a
-    fresh copy each time (a judge asks once per call, for the same criteria every time)."""
-    return json.loads(_schema_text(tuple(names), exact_count))
-
-
-@lru_cache(maxsize=256)
-def _schema_text(names: tuple[str, ...], exact_count: bool) -> str:
-    out = copy.deepcopy(SCHEMA)
-    verdicts = out["properties"]["verdicts"]
-    verdicts["items"]["properties"]["name"] = {"type": "string", "enum": list(names)}
-    if exact_count:
-        pin_entries(verdicts, "name", list(names))
-    return json.dumps(out)
+    """SCHEMA with verdict names restricted to these criteria (`named_entries`)."""
+    return named_entries(SCHEMA, "verdicts", "name", names, exact_count=exact_count)
 
 
 class CriterionVerdict(BaseModel):
@@ -92,12 +64,7 @@ class CriterionVerdict(BaseModel):
     reason: str = ""
     """One sentence of justification."""
 
-    @field_validator("passed", mode="before")
-    @classmethod
-    def _strict_bool(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lower() not in {"true", "false"}:
-            raise ValueError("expected true or false")
-        return value
+    _strict_bool = field_validator("passed", mode="before")(strict_bool)
 
 
 class VerdictsReply(BaseModel):
@@ -226,10 +193,9 @@ class TaskAdherence(JudgeEvaluator):
         reason = f"{n_passed}/{len(verdicts)} criteria passed."
         if failed:
             reason += " Failed: " + "; ".join(f"{v['name']} — {v['reason']}" for v in failed)
-        return EvalResult(
-            evaluator=self.name,
-            status="pass" if threshold is None or fraction >= threshold else "fail",
-            score=fraction,
+        return scored(
+            self.name,
+            fraction,
             normalized=fraction,
             threshold=threshold,
             reason=reason,
@@ -252,9 +218,8 @@ class TaskAdherence(JudgeEvaluator):
         data = {k: texts[k] for k in ("query", "response", "history", "tool_calls", "instructions")}
         if not data["query"]:
             data["query"] = "(no query)"
-        outcome = await call_judge(
-            self.layer,
-            self.model,
+        outcome = await self.ask(
+            sample,
             render_messages(
                 "task_adherence.j2",
                 data=scoped(sample, data),
@@ -265,7 +230,6 @@ class TaskAdherence(JudgeEvaluator):
             reply_model=VerdictsReply,
             example=EXAMPLE,
             check=_checker(criteria),
-            repeat=sample.repeat,
         )
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
