@@ -3,24 +3,20 @@ and the 1–5 reply shape."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentopt.contracts.eval_result import EvalCost, EvalResult
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, verdict
-from agentopt.evaluators.judges.judge_call import JudgeOutcome, call_judge
+from agentopt.evaluators.judges.judge_call import JudgeOutcome
 from agentopt.evaluators.judges.prompting import (
     format_history,
     format_tool_calls,
     format_tool_definitions,
 )
 from agentopt.evaluators.options import no_bool
-from agentopt.models.types import Message
-
-M = TypeVar("M", bound=BaseModel)
 
 SCORE_EXAMPLE = '{"reason": "<one or two sentences>", "score": <integer 1-5>}'
 SCORE_SCHEMA: dict[str, Any] = {
@@ -45,30 +41,10 @@ def strict_bool(value: Any) -> Any:
     return value
 
 
-def scored(
-    evaluator: str,
-    score: float,
-    *,
-    normalized: float,
-    threshold: float | None,
-    reason: str,
-    details: dict[str, Any],
-    cost: EvalCost,
-    is_pass: bool | None = None,
-) -> EvalResult:
-    """A judge's verdict: passes at `score >= threshold` (no threshold: passes) unless
-    `is_pass` says otherwise."""
-    ok = (threshold is None or score >= threshold) if is_pass is None else is_pass
-    return verdict(
-        evaluator,
-        score=score,
-        normalized=normalized,
-        threshold=threshold,
-        reason=reason,
-        details=details,
-        is_pass=ok,
-        cost=cost,
-    )
+def judge_passes(score: float, threshold: float | None) -> bool:
+    """A judge's pass rule: `score >= threshold`; without a threshold (`threshold: null`) the
+    verdict passes."""
+    return threshold is None or score >= threshold
 
 
 class ScoreReply(BaseModel):
@@ -119,53 +95,27 @@ class JudgeEvaluator(EvaluatorBase):
         could refuse."""
         return self.layer is not None and bool(self.layer.grammar_decoded(self.model))
 
-    async def ask(
-        self,
-        sample: EvalSample,
-        messages: list[Message],
-        *,
-        schema_name: str,
-        schema: dict[str, Any],
-        reply_model: type[M],
-        example: str,
-        check: Callable[[M], str | None] | None = None,
-    ) -> JudgeOutcome[M]:
-        """One `call_judge` of this judge's model through its layer (repeats of a sample are
-        separate cache entries)."""
-        return await call_judge(
-            self.layer,
-            self.model,
-            messages,
-            schema_name=schema_name,
-            schema=schema,
-            reply_model=reply_model,
-            example=example,
-            check=check,
-            repeat=sample.repeat,
-        )
-
     def judged(
         self,
         outcome: JudgeOutcome[Any],
         score: float,
+        threshold: float | None,
         *,
         normalized: float,
-        threshold: float | None,
         reason: str,
         details: dict[str, Any] | None = None,
-        is_pass: bool | None = None,
     ) -> EvalResult:
-        """The verdict from a judge that replied (`scored`): its details name the judge model
-        and the attempts, its cost is the judge's."""
-        return scored(
+        """The verdict of a judge that replied (`judge_passes`): its details name the judge
+        model and the attempts, its cost is the judge's."""
+        return verdict(
             self.name,
-            score,
+            score=score,
             normalized=normalized,
             threshold=threshold,
             reason=reason,
             details={**(details or {}), "judge_model": self.model, "attempts": outcome.attempts},
+            is_pass=judge_passes(score, threshold),
             cost=outcome.cost,
-            is_pass=is_pass,
         )
 
 

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.files.evaluator_yaml import PromptDefinition
-from agentopt.evaluators.base import BuildContext, EvalSample
+from agentopt.evaluators.base import BuildContext, EvalSample, verdict
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, reject_bool, sample_texts
+from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import judge_environment, render_user_template
 
 DEFAULT_THRESHOLD = 0.5
@@ -92,14 +93,16 @@ class PromptJudge(JudgeEvaluator):
             )
         schema = scale_schema(self.lo, self.hi)
         example = f'{{"reason": "<one or two sentences>", "score": <integer {self.lo}-{self.hi}>}}'
-        outcome = await self.ask(
-            sample,
+        outcome = await call_judge(
+            self.layer,
+            self.model,
             messages,
             schema_name=self.name.replace(".", "_").replace("-", "_"),
             schema=schema,
             reply_model=PromptReply,
             example=example,
             check=self._check,
+            repeat=sample.repeat,
         )
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
@@ -107,12 +110,17 @@ class PromptJudge(JudgeEvaluator):
         normalized = (score - self.lo) / (self.hi - self.lo)
         t = self.threshold_for(sample)
         t = DEFAULT_THRESHOLD if t is None else t
-        return self.judged(
-            outcome,
-            score,
+        return verdict(
+            self.name,
+            score=score,
             normalized=normalized,
             threshold=self.lo + t * (self.hi - self.lo),
             reason=outcome.value.reason.strip(),
-            details={"score_range": [self.lo, self.hi]},
+            details={
+                "score_range": [self.lo, self.hi],
+                "judge_model": self.model,
+                "attempts": outcome.attempts,
+            },
             is_pass=normalized >= t,
+            cost=outcome.cost,
         )

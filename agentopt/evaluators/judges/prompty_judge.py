@@ -25,6 +25,7 @@ from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.prompty import Prompty
 from agentopt.evaluators.base import BuildContext, EvalSample, flat_options
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, sample_texts
+from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompt_judge import PromptReply, scale_schema
 from agentopt.evaluators.judges.prompting import judge_environment, render_user_sections
 
@@ -112,14 +113,16 @@ class PromptyJudge(JudgeEvaluator):
             return EvalResult.failed_to_evaluate(
                 self.name, "promptRenderFailed", f"{self.prompty.file}: failed to render: {exc}"
             )
-        outcome = await self.ask(
-            sample,
+        outcome = await call_judge(
+            self.layer,
+            self.model,
             messages,
             schema_name=self.name.replace(".", "_").replace("-", "_"),
             schema=SCHEMA,
             reply_model=PromptReply,
             example=f'{{"reason": "<one sentence>", "score": <integer {LOW}-{HIGH}>}}',
             check=_in_range,
+            repeat=sample.repeat,
         )
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
@@ -129,8 +132,8 @@ class PromptyJudge(JudgeEvaluator):
         return self.judged(
             outcome,
             score,
+            threshold,
             normalized=(score - LOW) / (HIGH - LOW),
-            threshold=threshold,
             reason=outcome.value.reason.strip(),
             details={"prompty": self.prompty.file},
         )

@@ -17,7 +17,7 @@ from agentopt.evaluators.judges.judge_base import (
     scope_params,
     scoped,
 )
-from agentopt.evaluators.judges.judge_call import entries_schema, named_entries
+from agentopt.evaluators.judges.judge_call import call_judge, entries_schema, named_entries
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
 
@@ -140,14 +140,16 @@ class RubricEvaluator(JudgeEvaluator):
         data = {k: texts[k] for k in ("query", "response", "history", "ground_truth", "tool_calls")}
         data["query"] = data["query"] or "(no query)"
         params = {"dimensions": self.dimensions, **scope_params(sample)}
-        outcome = await self.ask(
-            sample,
+        outcome = await call_judge(
+            self.layer,
+            self.model,
             render_messages("rubric.j2", data=scoped(sample, data), params=params),
             schema_name="rubric",
             schema=schema_for([d.id for d in self.dimensions], exact_count=self.grammar_decoded),
             reply_model=RubricReply,
             example=EXAMPLE,
             check=self._check,
+            repeat=sample.repeat,
         )
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
@@ -170,8 +172,8 @@ class RubricEvaluator(JudgeEvaluator):
         return self.judged(
             outcome,
             score,
+            threshold,
             normalized=score,
-            threshold=threshold,
             reason=reason.strip(),
             details=details,
         )

@@ -17,6 +17,7 @@ from agentopt.evaluators.judges.judge_base import (
     scope_params,
     scoped,
 )
+from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.options import JudgeOptions
 from agentopt.evaluators.registry import evaluator
@@ -62,13 +63,15 @@ class ScaleJudge(JudgeEvaluator):
         if isinstance(data, EvalResult):
             return data
         threshold = self.threshold_for(sample)
-        outcome = await self.ask(
-            sample,
+        outcome = await call_judge(
+            self.layer,
+            self.model,
             self.messages(sample, data),
             schema_name=self.name.replace(".", "_"),
             schema=SCORE_SCHEMA,
             reply_model=ScoreReply,
             example=SCORE_EXAMPLE,
+            repeat=sample.repeat,
         )
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
@@ -76,8 +79,8 @@ class ScaleJudge(JudgeEvaluator):
         return self.judged(
             outcome,
             score,
+            threshold,
             normalized=normalize_1_to_5(score),
-            threshold=threshold,
             reason=outcome.value.reason.strip(),
         )
 

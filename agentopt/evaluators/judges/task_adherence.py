@@ -14,7 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentopt.contracts.eval_result import EvalCost, EvalResult
 from agentopt.contracts.task import Criterion
-from agentopt.evaluators.base import EMPTY_RESPONSE, EvalSample, missing_input, option_error
+from agentopt.evaluators.base import (
+    EMPTY_RESPONSE,
+    EvalSample,
+    missing_input,
+    option_error,
+    verdict,
+)
 from agentopt.evaluators.judges.criteria_embedding import (
     SIMILARITY_ONLY_THRESHOLD,
     answer_spans,
@@ -24,13 +30,13 @@ from agentopt.evaluators.judges.criteria_embedding import (
 from agentopt.evaluators.judges.criteria_facts import DEFAULT_THRESHOLD, decide, negative_criterion
 from agentopt.evaluators.judges.judge_base import (
     JudgeEvaluator,
+    judge_passes,
     sample_texts,
     scope_params,
     scoped,
-    scored,
     strict_bool,
 )
-from agentopt.evaluators.judges.judge_call import entries_schema, named_entries
+from agentopt.evaluators.judges.judge_call import call_judge, entries_schema, named_entries
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.options import JudgeOptions
@@ -193,13 +199,14 @@ class TaskAdherence(JudgeEvaluator):
         reason = f"{n_passed}/{len(verdicts)} criteria passed."
         if failed:
             reason += " Failed: " + "; ".join(f"{v['name']} — {v['reason']}" for v in failed)
-        return scored(
+        return verdict(
             self.name,
-            fraction,
+            score=fraction,
             normalized=fraction,
             threshold=threshold,
             reason=reason,
             details={"verdicts": verdicts, **details},
+            is_pass=judge_passes(fraction, threshold),
             cost=cost,
         )
 
@@ -218,8 +225,9 @@ class TaskAdherence(JudgeEvaluator):
         data = {k: texts[k] for k in ("query", "response", "history", "tool_calls", "instructions")}
         if not data["query"]:
             data["query"] = "(no query)"
-        outcome = await self.ask(
-            sample,
+        outcome = await call_judge(
+            self.layer,
+            self.model,
             render_messages(
                 "task_adherence.j2",
                 data=scoped(sample, data),
@@ -230,6 +238,7 @@ class TaskAdherence(JudgeEvaluator):
             reply_model=VerdictsReply,
             example=EXAMPLE,
             check=_checker(criteria),
+            repeat=sample.repeat,
         )
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
