@@ -5,7 +5,8 @@ see `retrieval_executions`), the
 queries containing `selector` are the matched queries. Every `includes` term must occur in some
 matched query and no `excludes` term in any (case- and whitespace-insensitive). Pass/fail, with
 a diagnostic code saying which check failed, so a failing run tells the optimizer what to fix
-in the agent's search behaviour.
+in the agent's search behaviour. The codes are the M365 schema's (`RETRIEVAL_CODES` of
+`reports/m365_output.py`, which checks them when it writes an output document).
 """
 
 from __future__ import annotations
@@ -23,15 +24,6 @@ from agentopt.evaluators.deterministic.retrieval_options import (
     query_options,
 )
 from agentopt.evaluators.registry import evaluator
-
-DIAGNOSTIC_CODES = (
-    "pass",
-    "no_matching_query",
-    "required_terms_missing",
-    "excluded_terms_found",
-    "mixed_term_failure",
-    "retrieval_failure",
-)
 
 
 def _quoted(values: list[str] | tuple[str, ...]) -> str:

@@ -8,7 +8,8 @@ occurs in a hit (case- and whitespace-insensitive, typographic dashes and quotes
 item not found verbatim goes, when a judge model is configured, to the entailment judge, which
 decides whether the hits support it in other words. Without a judge such an item is missing.
 Score = the proportion of expected items matched (a count-only check scores 1 or 0); the
-threshold is pinned at 1.0 and `min_expected_count` must also hold.
+threshold is pinned at 1.0 and `min_expected_count` must also hold. The diagnostic codes are
+the M365 schema's (`RETRIEVAL_CODES` of `reports/m365_output.py`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,6 @@ from agentopt.evaluators.deterministic.retrieval_options import (
 )
 from agentopt.evaluators.judges.entailment import Claim, judge_entailment
 from agentopt.evaluators.registry import evaluator
-
-DIAGNOSTIC_CODES = ("pass", "not_retrieved", "count_below_minimum", "error")
 
 
 def matched_item(text: str, hit: Hit | None, reason: str) -> dict[str, Any]:
