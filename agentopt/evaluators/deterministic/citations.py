@@ -86,8 +86,7 @@ class CitationsOptions(EvaluatorOptions):
 
 @evaluator(
     "builtin.citations",
-    aliases=["Citations"],
-    m365_key="citations",
+    m365=True,
     description="Counts distinct citations (citation_format: oai_unicode|bracket|markdown|mixed).",
     needs=("response",),
     options=CitationsOptions,
@@ -99,7 +98,6 @@ class Citations(EvaluatorBase):
     once per index or URL, however often it is cited.
     """
 
-    name = "builtin.citations"
     default_threshold = 1
 
     def check_options(self, options: dict[str, Any]) -> None:

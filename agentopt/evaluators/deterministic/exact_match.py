@@ -18,8 +18,7 @@ class ExactMatchOptions(EvaluatorOptions):
 
 @evaluator(
     "builtin.exact_match",
-    aliases=["ExactMatch"],
-    m365_key="exactMatch",
+    m365=True,
     description="Response equals the ground truth (trimmed; case-insensitive by default).",
     needs=("response", "ground_truth"),
     options=ExactMatchOptions,
@@ -30,8 +29,6 @@ class ExactMatch(EvaluatorBase):
     `mode: contains` passes when the expected text occurs anywhere in the response — the usual
     need when the agent wraps a short answer ("The answer is 4.").
     """
-
-    name = "builtin.exact_match"
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = self.options_for(sample)

@@ -28,8 +28,6 @@ _FAILED = {
     options=EvaluatorOptions,
 )
 class GoalReached(EvaluatorBase):
-    name = "builtin.goal_reached"
-
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         end = sample.simulation
         if end is None:

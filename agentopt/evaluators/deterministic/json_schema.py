@@ -82,8 +82,6 @@ class JsonSchema(EvaluatorBase):
     """Options: `schema` — a JSON Schema object, or a path (relative to the project) to one.
     Without a schema, any valid JSON passes."""
 
-    name = "builtin.json_schema"
-
     def __init__(
         self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
     ) -> None:

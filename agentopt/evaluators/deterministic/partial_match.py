@@ -52,8 +52,7 @@ class PartialMatchOptions(EvaluatorOptions):
 
 @evaluator(
     "builtin.partial_match",
-    aliases=["PartialMatch"],
-    m365_key="partialMatch",
+    m365=True,
     description="Token F1 between response and ground truth (0..1).",
     needs=("response", "ground_truth"),
     options=PartialMatchOptions,
@@ -61,7 +60,6 @@ class PartialMatchOptions(EvaluatorOptions):
 class PartialMatch(EvaluatorBase):
     """Token-overlap score, forgiving word order, punctuation, articles and (by default) case."""
 
-    name = "builtin.partial_match"
     default_threshold = 0.5
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:

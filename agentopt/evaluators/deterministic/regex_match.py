@@ -78,8 +78,6 @@ class RegexMatch(EvaluatorBase):
     Placeholders `{{ground_truth}}`, `{{query}}`, `{{context}}` take the sample's values.
     """
 
-    name = "builtin.regex_match"
-
     def check_options(self, options: dict[str, Any]) -> None:
         self._check(options)
 

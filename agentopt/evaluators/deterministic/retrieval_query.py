@@ -32,8 +32,7 @@ def _quoted(values: list[str] | tuple[str, ...]) -> str:
 
 @evaluator(
     "builtin.retrieval_query",
-    aliases=["RetrievalQuery"],
-    m365_key="retrievalQuery",
+    m365=True,
     description="The agent's search query for a capability contains the required terms "
     "(capability, selector, includes, excludes).",
     needs=("tool_calls",),
@@ -41,8 +40,6 @@ def _quoted(values: list[str] | tuple[str, ...]) -> str:
 )
 class RetrievalQuery(RetrievalCheck):
     """Score 1.0 when every configured check passes, else 0.0; the threshold is pinned at 1.0."""
-
-    name = "builtin.retrieval_query"
 
     def check_options(self, options: dict[str, Any]) -> None:
         query_options(self.name, options)

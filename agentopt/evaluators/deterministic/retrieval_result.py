@@ -61,8 +61,7 @@ class Matching:
 
 @evaluator(
     "builtin.retrieval_result",
-    aliases=["RetrievalResult"],
-    m365_key="retrievalResult",
+    m365=True,
     description="The agent's retrieval for a capability returned the expected content within "
     "max_rank (verbatim, else judged by an entailment judge when a judge model is set).",
     needs=("tool_calls",),
@@ -71,8 +70,6 @@ class Matching:
 class RetrievalResult(RetrievalCheck):
     """Passes when every expected item is matched and at least `min_expected_count` hits were
     returned within `max_rank`."""
-
-    name = "builtin.retrieval_result"
 
     def check_options(self, options: dict[str, Any]) -> None:
         result_options(self.name, options)

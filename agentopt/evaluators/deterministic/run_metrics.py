@@ -68,7 +68,6 @@ class TokenBudgetOptions(EvaluatorOptions):
     options=LatencyOptions,
 )
 class Latency(_LimitCheck):
-    name = "builtin.latency"
     limit_key = "max_seconds"
     unit = " s"
     measured_what = "latency"
@@ -84,7 +83,6 @@ class Latency(_LimitCheck):
     options=TokenBudgetOptions,
 )
 class TokenBudget(_LimitCheck):
-    name = "builtin.token_budget"
     limit_key = "max_tokens"
     unit = " tokens"
     measured_what = "token use"

@@ -41,7 +41,6 @@ class SemanticSimilarityOptions(EvaluatorOptions):
 class SemanticSimilarity(EvaluatorBase):
     """Option `model` picks the embedding model (default: the call layer's default)."""
 
-    name = "builtin.semantic_similarity"
     default_threshold = 0.7
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:

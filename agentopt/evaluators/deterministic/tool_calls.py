@@ -177,8 +177,7 @@ class ToolCallSelectionOptions(ToolCallOptions):
 
 @evaluator(
     "builtin.tool_call_selection",
-    aliases=["ToolCallSelection"],
-    m365_key="toolCallSelection",
+    m365=True,
     description="The agent selected every expected tool {plugin_name, function_name} (and, "
     "with allow_additional_calls: false, no other).",
     needs=("tool_calls",),
@@ -187,7 +186,6 @@ class ToolCallSelectionOptions(ToolCallOptions):
 class ToolCallSelection(_ToolCallEvaluator):
     """Which tools were selected, not how often."""
 
-    name = "builtin.tool_call_selection"
     evidence_key = "selected_functions"
 
     def judge(
@@ -233,8 +231,7 @@ class ToolCallSelection(_ToolCallEvaluator):
 
 @evaluator(
     "builtin.tool_call_execution",
-    aliases=["ToolCallExecution"],
-    m365_key="toolCallExecution",
+    m365=True,
     description="Each expected tool {plugin_name, function_name} executed successfully (2xx), "
     "as many times as it is listed.",
     needs=("tool_calls",),
@@ -243,7 +240,6 @@ class ToolCallSelection(_ToolCallEvaluator):
 class ToolCallExecution(_ToolCallEvaluator):
     """Successful executions, counted."""
 
-    name = "builtin.tool_call_execution"
     evidence_key = "executions"
 
     def judge(

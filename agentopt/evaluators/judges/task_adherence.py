@@ -40,7 +40,7 @@ from agentopt.evaluators.judges.judge_call import call_judge, entries_schema, na
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.options import JudgeOptions
-from agentopt.evaluators.registry import evaluator
+from agentopt.evaluators.registry import judge
 
 INSTRUCTIONS_CRITERION = Criterion(
     name="follows_instructions",
@@ -115,15 +115,10 @@ class TaskAdherenceOptions(JudgeOptions):
     """The embedding model of the model-free methods."""
 
 
-@evaluator(
-    "builtin.task_adherence",
-    kind="judge",
-    description="One pass/fail verdict per task criterion (else per the agent's instructions).",
-    needs=("response", "criteria"),
-    options=TaskAdherenceOptions,
-)
+@judge("builtin.task_adherence", needs=("response", "criteria"), options=TaskAdherenceOptions)
 class TaskAdherence(JudgeEvaluator):
-    name = "builtin.task_adherence"
+    """One pass/fail verdict per task criterion (else per the agent's instructions)."""
+
     default_threshold = 1.0
 
     def _method(self, sample: EvalSample) -> str:
