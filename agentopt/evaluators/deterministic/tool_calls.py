@@ -110,6 +110,14 @@ def expected_calls(evaluator_name: str, options: Mapping[str, Any]) -> list[Expe
     return out
 
 
+Entries = list[tuple[Identity, Mapping[str, Any]]]
+"""The turn's evidence entries, each with the identity read from it."""
+Options = Mapping[str, Any]
+"""The evaluator's options for this sample."""
+Outcome = tuple[bool | None, str]
+"""Pass, fail or None (the evidence cannot decide), and why."""
+
+
 def _matches(slots: list[Identity], entries: list[Identity]) -> bool:
     """Whether each slot can take a distinct entry that could be it (bipartite matching)."""
     owner: dict[int, int] = {}
@@ -157,13 +165,8 @@ class _ToolCallEvaluator(PinnedCheck):
             threshold=PINNED_THRESHOLD,
         )
 
-    def judge(
-        self,
-        expected: list[Expected],
-        entries: list[tuple[Identity, Mapping[str, Any]]],
-        options: Mapping[str, Any],
-    ) -> tuple[bool | None, str]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def judge(self, expected: list[Expected], entries: Entries, options: Options) -> Outcome:
+        raise NotImplementedError  # pragma: no cover - abstract
 
 
 class ToolCallOptions(EvaluatorOptions):
@@ -188,12 +191,7 @@ class ToolCallSelection(_ToolCallEvaluator):
 
     evidence_key = "selected_functions"
 
-    def judge(
-        self,
-        expected: list[Expected],
-        entries: list[tuple[Identity, Mapping[str, Any]]],
-        options: Mapping[str, Any],
-    ) -> tuple[bool | None, str]:
+    def judge(self, expected: list[Expected], entries: Entries, options: Options) -> Outcome:
         allow = options.get("allow_additional_calls", True)
         if not isinstance(allow, bool):
             raise option_error(self.name, "allow_additional_calls", "true or false", allow)
@@ -242,12 +240,7 @@ class ToolCallExecution(_ToolCallEvaluator):
 
     evidence_key = "executions"
 
-    def judge(
-        self,
-        expected: list[Expected],
-        entries: list[tuple[Identity, Mapping[str, Any]]],
-        options: Mapping[str, Any],
-    ) -> tuple[bool | None, str]:
+    def judge(self, expected: list[Expected], entries: Entries, options: Options) -> Outcome:
         required = Counter(e.identity for e in expected)
         labels = {e.identity: e.label for e in reversed(expected)}
         status = [raw.get("response_status") for _, raw in entries]
