@@ -84,15 +84,11 @@ class CitationsOptions(EvaluatorOptions):
     """One of `FORMATS` (checked when built)."""
 
 
-@evaluator(
-    "builtin.citations",
-    m365=True,
-    description="Counts distinct citations (citation_format: oai_unicode|bracket|markdown|mixed).",
-    needs=("response",),
-    options=CitationsOptions,
-)
+@evaluator("builtin.citations", m365=True, needs=("response",), options=CitationsOptions)
 class Citations(EvaluatorBase):
-    """Passes when the response cites at least `threshold` (default 1) distinct sources.
+    """Counts distinct citations (citation_format: oai_unicode|bracket|markdown|mixed).
+
+    Passes when the response cites at least `threshold` (default 1) distinct sources.
 
     Citations the agent returned beside its text (hosted agents) count too; a source counts
     once per index or URL, however often it is cited.

@@ -17,17 +17,14 @@ class ExactMatchOptions(EvaluatorOptions):
 
 
 @evaluator(
-    "builtin.exact_match",
-    m365=True,
-    description="Response equals the ground truth (trimmed; case-insensitive by default).",
-    needs=("response", "ground_truth"),
-    options=ExactMatchOptions,
+    "builtin.exact_match", m365=True, needs=("response", "ground_truth"), options=ExactMatchOptions
 )
 class ExactMatch(EvaluatorBase):
-    """Both sides stripped; case-insensitive unless `case_sensitive: true`.
+    """Response equals the ground truth (trimmed; case-insensitive by default).
 
-    `mode: contains` passes when the expected text occurs anywhere in the response — the usual
-    need when the agent wraps a short answer ("The answer is 4.").
+    `case_sensitive: true` compares case too; `mode: contains` passes when the expected text
+    occurs anywhere in the response — the usual need when the agent wraps a short answer ("The
+    answer is 4.").
     """
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:

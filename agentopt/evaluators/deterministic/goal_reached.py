@@ -21,13 +21,10 @@ _FAILED = {
 }
 
 
-@evaluator(
-    "builtin.goal_reached",
-    description="The simulated user reached its goal (and in how many turns).",
-    needs=("simulation",),
-    options=EvaluatorOptions,
-)
+@evaluator("builtin.goal_reached", needs=("simulation",), options=EvaluatorOptions)
 class GoalReached(EvaluatorBase):
+    """The simulated user reached its goal (and in how many turns)."""
+
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         end = sample.simulation
         if end is None:

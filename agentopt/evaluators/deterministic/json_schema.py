@@ -72,15 +72,13 @@ class JsonSchemaOptions(EvaluatorOptions):
     """A JSON Schema object, or a path to one (checked when built)."""
 
 
-@evaluator(
-    "builtin.json_schema",
-    description="Response parses as JSON and validates against `schema`.",
-    needs=("response",),
-    options=JsonSchemaOptions,
-)
+@evaluator("builtin.json_schema", needs=("response",), options=JsonSchemaOptions)
 class JsonSchema(EvaluatorBase):
-    """Options: `schema` — a JSON Schema object, or a path (relative to the project) to one.
-    Without a schema, any valid JSON passes."""
+    """Response parses as JSON and validates against `schema`.
+
+    Options: `schema` — a JSON Schema object, or a path (relative to the project) to one.
+    Without a schema, any valid JSON passes.
+    """
 
     def __init__(
         self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None

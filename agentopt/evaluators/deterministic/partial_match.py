@@ -53,12 +53,14 @@ class PartialMatchOptions(EvaluatorOptions):
 @evaluator(
     "builtin.partial_match",
     m365=True,
-    description="Token F1 between response and ground truth (0..1).",
     needs=("response", "ground_truth"),
     options=PartialMatchOptions,
 )
 class PartialMatch(EvaluatorBase):
-    """Token-overlap score, forgiving word order, punctuation, articles and (by default) case."""
+    """Token F1 between response and ground truth (0..1).
+
+    A token-overlap score, forgiving word order, punctuation, articles and (by default) case.
+    """
 
     default_threshold = 0.5
 

@@ -66,14 +66,11 @@ class RegexMatchOptions(EvaluatorOptions):
     mode: Literal["all", "any"] = "all"
 
 
-@evaluator(
-    "builtin.regex_match",
-    description="Response matches regular expressions (patterns, mode all|any).",
-    needs=("response",),
-    options=RegexMatchOptions,
-)
+@evaluator("builtin.regex_match", needs=("response",), options=RegexMatchOptions)
 class RegexMatch(EvaluatorBase):
-    """Options: `patterns` (a list, or one string), `mode: all` (default) or `any`.
+    """Response matches regular expressions (patterns, mode all|any).
+
+    Options: `patterns` (a list, or one string), `mode: all` (default) or `any`.
 
     Placeholders `{{ground_truth}}`, `{{query}}`, `{{context}}` take the sample's values.
     """

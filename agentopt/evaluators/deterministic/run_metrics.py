@@ -61,13 +61,10 @@ class TokenBudgetOptions(EvaluatorOptions):
     """The limit, a positive number of tokens (checked when built)."""
 
 
-@evaluator(
-    "builtin.latency",
-    description="The agent answered within `max_seconds`.",
-    needs=("latency_s",),
-    options=LatencyOptions,
-)
+@evaluator("builtin.latency", needs=("latency_s",), options=LatencyOptions)
 class Latency(_LimitCheck):
+    """The agent answered within `max_seconds`."""
+
     limit_key = "max_seconds"
     unit = " s"
     measured_what = "latency"
@@ -76,13 +73,10 @@ class Latency(_LimitCheck):
         return None if sample.latency_s is None else round(sample.latency_s, 3)
 
 
-@evaluator(
-    "builtin.token_budget",
-    description="The agent spent at most `max_tokens` tokens on the turn.",
-    needs=("tokens",),
-    options=TokenBudgetOptions,
-)
+@evaluator("builtin.token_budget", needs=("tokens",), options=TokenBudgetOptions)
 class TokenBudget(_LimitCheck):
+    """The agent spent at most `max_tokens` tokens on the turn."""
+
     limit_key = "max_tokens"
     unit = " tokens"
     measured_what = "token use"

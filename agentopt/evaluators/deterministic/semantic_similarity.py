@@ -34,12 +34,14 @@ class SemanticSimilarityOptions(EvaluatorOptions):
 @evaluator(
     "builtin.semantic_similarity",
     kind="embedding",
-    description="Cosine similarity of response and ground-truth embeddings (0..1).",
     needs=("response", "ground_truth"),
     options=SemanticSimilarityOptions,
 )
 class SemanticSimilarity(EvaluatorBase):
-    """Option `model` picks the embedding model (default: the call layer's default)."""
+    """Cosine similarity of response and ground-truth embeddings (0..1).
+
+    Option `model` picks the embedding model (default: the call layer's default).
+    """
 
     default_threshold = 0.7
 
