@@ -91,8 +91,6 @@ def evaluator(
         aliases = [*aliases, alias]
 
     def register(factory: F) -> F:
-        if isinstance(factory, type) and not factory.__dict__.get("name"):
-            factory.name = name  # type: ignore[attr-defined]
         keys = [name, *aliases]
         if name.startswith("builtin."):
             keys.append(name.removeprefix("builtin."))
@@ -113,6 +111,8 @@ def evaluator(
             needs=needs,
             options=options,
         )
+        if isinstance(factory, type) and not factory.__dict__.get("name"):
+            factory.name = name  # type: ignore[attr-defined]
         EVALUATORS.add(name, info)
         for key in keys:
             _LOOKUP[key.lower()] = name
