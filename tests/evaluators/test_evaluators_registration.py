@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentopt.evaluators.base import EvalSample, EvaluatorBase, pass_fail
+from agentopt.evaluators.base import pass_fail
 from agentopt.evaluators.builtin_index import m365_names
-from agentopt.evaluators.registry import EVALUATORS, evaluator, lookup, m365_score_key, unregister
-from agentopt.plugins import ConfigError, EvalResult
+from agentopt.evaluators.registry import EVALUATORS, lookup, m365_score_key, unregister
+from agentopt.plugins import ConfigError, EvalResult, EvalSample, EvaluatorBase, register_evaluator
 
 
 def test_m365_names_follow_from_the_builtin_name() -> None:
@@ -31,12 +31,12 @@ def test_m365_builtins_answer_to_their_alias_and_score_key() -> None:
 def test_a_class_registered_without_a_name_takes_the_registered_one() -> None:
     try:
 
-        @evaluator("acme.unnamed")
+        @register_evaluator("acme.unnamed")
         class Unnamed(EvaluatorBase):
             async def evaluate(self, sample: EvalSample) -> EvalResult:  # pragma: no cover
                 raise NotImplementedError
 
-        @evaluator("acme.registered_as")
+        @register_evaluator("acme.registered_as")
         class Named(EvaluatorBase):
             name = "acme.own_name"
 
