@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentopt.contracts.eval_result import EvalResult
+from agentopt.contracts.eval_result import EvalCost, EvalResult
 from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.task import Criterion
 from agentopt.contracts.transcript import Citation, ToolCallRecord
@@ -223,8 +223,10 @@ def verdict(
     reason: str,
     details: dict[str, Any] | None = None,
     is_pass: bool | None = None,
+    cost: EvalCost | None = None,
 ) -> EvalResult:
-    """A scored result; `is_pass` overrides the pass rule for evaluators with their own."""
+    """A scored result; `is_pass` overrides the pass rule for evaluators with their own;
+    `cost` is what a judge or embedding call spent on it."""
     ok = passed(score, threshold) if is_pass is None else is_pass
     return EvalResult(
         evaluator=evaluator,
@@ -234,6 +236,29 @@ def verdict(
         threshold=threshold,
         reason=reason,
         details=details or {},
+        cost=EvalCost() if cost is None else cost,
+    )
+
+
+def pass_fail(
+    evaluator: str,
+    ok: bool,
+    *,
+    reason: str,
+    details: dict[str, Any] | None = None,
+    threshold: float | None = None,
+) -> EvalResult:
+    """The result of a check that passes or fails outright: score 1.0 or 0.0, the check's own
+    verdict deciding (`threshold` is only reported, for evaluators that pin one)."""
+    score = 1.0 if ok else 0.0
+    return verdict(
+        evaluator,
+        score=score,
+        normalized=score,
+        threshold=threshold,
+        reason=reason,
+        details=details,
+        is_pass=ok,
     )
 
 
@@ -274,7 +299,14 @@ class EvaluatorBase:
     ) -> None:
         self.options = flat_options(options)
         self.context = context or BuildContext(judge_model=None, layer=None, project_dir=Path("."))
-        self._threshold(self.options)  # a bad threshold fails at build time, not mid-run
+        # A bad option fails at build time, not mid-run: the threshold, then the rest.
+        self._threshold(self.options)
+        self.check_options(self.options)
+
+    def check_options(self, options: dict[str, Any]) -> None:
+        """Raise a ConfigError for an option this evaluator cannot use, beyond what its typed
+        options model checks (a regex that must compile, a list that must not be empty).
+        Called when built; nothing to check by default."""
 
     def options_for(self, sample: EvalSample) -> dict[str, Any]:
         """The configured options with the sample's own on top."""

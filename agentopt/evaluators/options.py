@@ -12,6 +12,7 @@ file that exists) stay with the evaluator that knows them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -20,11 +21,16 @@ from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.problems import closest
 
 
-def _no_bool(value: Any) -> Any:
-    """`true` is not a number: pydantic's lax mode would read it as 1."""
-    if isinstance(value, bool):
-        raise ValueError("expected a number, found a boolean")
-    return value
+def no_bool(expected: str) -> Callable[[Any], Any]:
+    """A before-validator refusing booleans where `expected` (a number) is: pydantic's lax
+    mode would read `true` as 1."""
+
+    def reject(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"expected {expected}, found a boolean")
+        return value
+
+    return reject
 
 
 class EvaluatorOptions(BaseModel):
@@ -35,7 +41,7 @@ class EvaluatorOptions(BaseModel):
     threshold: float | None = None
     """Pass when `score >= threshold`; None: the evaluator's default."""
 
-    _threshold_number = field_validator("threshold", mode="before")(_no_bool)
+    _threshold_number = field_validator("threshold", mode="before")(no_bool("a number"))
 
 
 class JudgeOptions(EvaluatorOptions):

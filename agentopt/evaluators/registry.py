@@ -1,7 +1,11 @@
 """One registry of evaluator factories. Built-ins register exactly as a plugin would.
 
-    @evaluator("builtin.exact_match", aliases=["ExactMatch"], kind="deterministic")
+    @evaluator("builtin.exact_match", m365=True, kind="deterministic")
     class ExactMatch(EvaluatorBase): ...
+
+A class registered without a `name` of its own takes the registered one. `m365=True` says the
+evaluator is also one of M365's: its alias (`ExactMatch`) and score key (`exactMatch`) follow
+from the name (`builtin_index.m365_names`).
 
 Plugins register the same way from a module named by an `agentopt.evaluators` entry point
 (`agentopt.core.plugins`). A lookup of a built-in spelling imports the one module that
@@ -21,8 +25,13 @@ from typing import Any, Literal, TypeVar
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.plugins import EVALUATORS_GROUP, PluginRegistry
 from agentopt.evaluators.base import BuildContext, Evaluator, flat_options
-from agentopt.evaluators.builtin_index import builtin_modules
-from agentopt.evaluators.options import EvaluatorOptions, check_options, option_problems
+from agentopt.evaluators.builtin_index import builtin_modules, m365_names
+from agentopt.evaluators.options import (
+    EvaluatorOptions,
+    JudgeOptions,
+    check_options,
+    option_problems,
+)
 
 Kind = Literal["deterministic", "judge", "embedding", "rubric", "code", "prompt"]
 Factory = Callable[..., Evaluator]
@@ -70,11 +79,16 @@ def evaluator(
     kind: Kind = "deterministic",
     description: str = "",
     m365_key: str | None = None,
+    m365: bool = False,
     needs: tuple[str, ...] = (),
     options: type[EvaluatorOptions] | None = None,
 ) -> Callable[[F], F]:
     """Register an evaluator factory (a class or function taking `options=` and `context=`);
-    `options` is the model its options are checked against before it is built."""
+    `options` is the model its options are checked against before it is built; `m365` adds
+    the M365 alias and score key the name implies (`m365_names`)."""
+    if m365:
+        alias, m365_key = m365_names(name)
+        aliases = [*aliases, alias]
 
     def register(factory: F) -> F:
         keys = [name, *aliases]
@@ -97,12 +111,28 @@ def evaluator(
             needs=needs,
             options=options,
         )
+        if isinstance(factory, type) and not factory.__dict__.get("name"):
+            factory.name = name  # type: ignore[attr-defined]
         EVALUATORS.add(name, info)
         for key in keys:
             _LOOKUP[key.lower()] = name
         return factory
 
     return register
+
+
+def judge(
+    name: str,
+    *,
+    needs: tuple[str, ...],
+    m365: bool = False,
+    options: type[JudgeOptions] = JudgeOptions,
+    description: str = "",
+) -> Callable[[F], F]:
+    """`@evaluator` for a built-in LLM judge: kind "judge", its options a `JudgeOptions`."""
+    return evaluator(
+        name, kind="judge", description=description, m365=m365, needs=needs, options=options
+    )
 
 
 def unregister(name: str) -> None:

@@ -18,7 +18,7 @@ import sys
 import threading
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -88,6 +88,30 @@ def _percentile_interval(
     lo_i = max(0, math.floor(alpha * resamples))
     hi_i = min(resamples - 1, math.ceil((1.0 - alpha) * resamples) - 1)
     return float(means[lo_i]), float(means[hi_i])
+
+
+Interval = TypeVar("Interval", bound=ConfidenceInterval)
+
+
+def _mean_interval(
+    kind: type[Interval], values: Sequence[float], seed: int, resamples: int, level: float
+) -> Interval:
+    """The bootstrap interval of the mean of `values` as `kind`, widened to hold the mean
+    (one value: that value, no spread)."""
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        low = high = mean
+    else:
+        low, high = _percentile_interval(values, seed, resamples, level)
+    return kind(
+        mean=mean,
+        low=min(low, mean),
+        high=max(high, mean),
+        level=level,
+        n=len(values),
+        resamples=resamples,
+        seed=seed,
+    )
 
 
 _prefetching = False
@@ -181,17 +205,7 @@ def bootstrap_ci(
         values = [float(v) for v in values]
     if len(values) < 2:
         return None
-    low, high = _percentile_interval(values, seed, resamples, level)
-    mean = sum(values) / len(values)
-    return ConfidenceInterval(
-        mean=mean,
-        low=min(low, mean),
-        high=max(high, mean),
-        level=level,
-        n=len(values),
-        resamples=resamples,
-        seed=seed,
-    )
+    return _mean_interval(ConfidenceInterval, values, seed, resamples, level)
 
 
 def paired_bootstrap_ci(
@@ -225,17 +239,4 @@ def paired_bootstrap_ci(
         raise TypeError("pass two mappings (task → score) or two sequences")
     if not deltas:
         return None
-    mean = sum(deltas) / len(deltas)
-    if len(deltas) == 1:
-        low = high = mean
-    else:
-        low, high = _percentile_interval(deltas, seed, resamples, level)
-    return PairedDelta(
-        mean=mean,
-        low=min(low, mean),
-        high=max(high, mean),
-        level=level,
-        n=len(deltas),
-        resamples=resamples,
-        seed=seed,
-    )
+    return _mean_interval(PairedDelta, deltas, seed, resamples, level)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from agentopt.core.errors import InputError
+from agentopt.core.json_scan import bracket_depths
 
 FileKind = Literal["yaml", "json", "dataset", "text", "results"]
 
@@ -257,24 +258,7 @@ def _position(text: str, message: str) -> int:
 
 def _deep_position(text: str) -> int:
     """Where nesting first passes MAX_DEPTH (brackets outside strings); error path only."""
-    depth, in_string, escaped = 0, False, False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return i
-        elif ch in "]}":
-            depth -= 1
-    return 0
+    return next((i for i, depth in bracket_depths(text) if depth > MAX_DEPTH), 0)
 
 
 def flow_depth_exceeded(text: str) -> int | None:

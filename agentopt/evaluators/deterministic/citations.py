@@ -8,7 +8,6 @@ from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
-    BuildContext,
     EvalSample,
     EvaluatorBase,
     option_error,
@@ -85,29 +84,20 @@ class CitationsOptions(EvaluatorOptions):
     """One of `FORMATS` (checked when built)."""
 
 
-@evaluator(
-    "builtin.citations",
-    aliases=["Citations"],
-    m365_key="citations",
-    description="Counts distinct citations (citation_format: oai_unicode|bracket|markdown|mixed).",
-    needs=("response",),
-    options=CitationsOptions,
-)
+@evaluator("builtin.citations", m365=True, needs=("response",), options=CitationsOptions)
 class Citations(EvaluatorBase):
-    """Passes when the response cites at least `threshold` (default 1) distinct sources.
+    """Counts distinct citations (citation_format: oai_unicode|bracket|markdown|mixed).
+
+    Passes when the response cites at least `threshold` (default 1) distinct sources.
 
     Citations the agent returned beside its text (hosted agents) count too; a source counts
     once per index or URL, however often it is cited.
     """
 
-    name = "builtin.citations"
     default_threshold = 1
 
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        self._format(self.options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        self._format(options)
 
     def _format(self, opts: dict[str, Any]) -> str:
         """The detection format. The M365 schema leaves `citation_format` open (its own

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
+from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, pass_fail
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
@@ -17,21 +17,15 @@ class ExactMatchOptions(EvaluatorOptions):
 
 
 @evaluator(
-    "builtin.exact_match",
-    aliases=["ExactMatch"],
-    m365_key="exactMatch",
-    description="Response equals the ground truth (trimmed; case-insensitive by default).",
-    needs=("response", "ground_truth"),
-    options=ExactMatchOptions,
+    "builtin.exact_match", m365=True, needs=("response", "ground_truth"), options=ExactMatchOptions
 )
 class ExactMatch(EvaluatorBase):
-    """Both sides stripped; case-insensitive unless `case_sensitive: true`.
+    """Response equals the ground truth (trimmed; case-insensitive by default).
 
-    `mode: contains` passes when the expected text occurs anywhere in the response — the usual
-    need when the agent wraps a short answer ("The answer is 4.").
+    `case_sensitive: true` compares case too; `mode: contains` passes when the expected text
+    occurs anywhere in the response — the usual need when the agent wraps a short answer ("The
+    answer is 4.").
     """
-
-    name = "builtin.exact_match"
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = self.options_for(sample)
@@ -55,11 +49,4 @@ class ExactMatch(EvaluatorBase):
                 if mode == "contains"
                 else "The response does not match the expected response."
             )
-        return verdict(
-            self.name,
-            score=1.0 if match else 0.0,
-            normalized=1.0 if match else 0.0,
-            threshold=None,
-            reason=reason,
-            details={"match": match, "mode": mode},
-        )
+        return pass_fail(self.name, match, reason=reason, details={"match": match, "mode": mode})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.simulation import SIMULATOR_FAILED
-from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, verdict
+from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input, pass_fail
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
@@ -21,14 +21,9 @@ _FAILED = {
 }
 
 
-@evaluator(
-    "builtin.goal_reached",
-    description="The simulated user reached its goal (and in how many turns).",
-    needs=("simulation",),
-    options=EvaluatorOptions,
-)
+@evaluator("builtin.goal_reached", needs=("simulation",), options=EvaluatorOptions)
 class GoalReached(EvaluatorBase):
-    name = "builtin.goal_reached"
+    """The simulated user reached its goal (and in how many turns)."""
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         end = sample.simulation
@@ -53,12 +48,4 @@ class GoalReached(EvaluatorBase):
             reason = f"{_FAILED['abandoned']} after {end.turns} turns{said}."
         else:
             reason = f"{_FAILED['max_turns']} {end.desired_num_turns} turns{said}."
-        ok = end.goal_reached
-        return verdict(
-            self.name,
-            score=1.0 if ok else 0.0,
-            normalized=1.0 if ok else 0.0,
-            threshold=None,
-            reason=reason,
-            details=details,
-        )
+        return pass_fail(self.name, end.goal_reached, reason=reason, details=details)

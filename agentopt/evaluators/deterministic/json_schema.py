@@ -12,7 +12,13 @@ from pydantic import Field
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import InputError
 from agentopt.core.files.yaml_source import load_json
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, option_error, verdict
+from agentopt.evaluators.base import (
+    BuildContext,
+    EvalSample,
+    EvaluatorBase,
+    option_error,
+    pass_fail,
+)
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
@@ -66,17 +72,13 @@ class JsonSchemaOptions(EvaluatorOptions):
     """A JSON Schema object, or a path to one (checked when built)."""
 
 
-@evaluator(
-    "builtin.json_schema",
-    description="Response parses as JSON and validates against `schema`.",
-    needs=("response",),
-    options=JsonSchemaOptions,
-)
+@evaluator("builtin.json_schema", needs=("response",), options=JsonSchemaOptions)
 class JsonSchema(EvaluatorBase):
-    """Options: `schema` — a JSON Schema object, or a path (relative to the project) to one.
-    Without a schema, any valid JSON passes."""
+    """Response parses as JSON and validates against `schema`.
 
-    name = "builtin.json_schema"
+    Options: `schema` — a JSON Schema object, or a path (relative to the project) to one.
+    Without a schema, any valid JSON passes.
+    """
 
     def __init__(
         self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
@@ -135,11 +137,4 @@ class JsonSchema(EvaluatorBase):
         fields = schema_fields(schema)
         if fields and not ok:
             details["fields"] = fields
-        return verdict(
-            self.name,
-            score=1.0 if ok else 0.0,
-            normalized=1.0 if ok else 0.0,
-            threshold=None,
-            reason=reason,
-            details=details,
-        )
+        return pass_fail(self.name, ok, reason=reason, details=details)

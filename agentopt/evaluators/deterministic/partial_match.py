@@ -52,16 +52,16 @@ class PartialMatchOptions(EvaluatorOptions):
 
 @evaluator(
     "builtin.partial_match",
-    aliases=["PartialMatch"],
-    m365_key="partialMatch",
-    description="Token F1 between response and ground truth (0..1).",
+    m365=True,
     needs=("response", "ground_truth"),
     options=PartialMatchOptions,
 )
 class PartialMatch(EvaluatorBase):
-    """Token-overlap score, forgiving word order, punctuation, articles and (by default) case."""
+    """Token F1 between response and ground truth (0..1).
 
-    name = "builtin.partial_match"
+    A token-overlap score, forgiving word order, punctuation, articles and (by default) case.
+    """
+
     default_threshold = 0.5
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:

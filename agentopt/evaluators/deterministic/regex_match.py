@@ -8,12 +8,11 @@ from typing import Any, Literal
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
-    BuildContext,
     EvalSample,
     EvaluatorBase,
     missing_input,
     option_error,
-    verdict,
+    pass_fail,
 )
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
@@ -67,25 +66,17 @@ class RegexMatchOptions(EvaluatorOptions):
     mode: Literal["all", "any"] = "all"
 
 
-@evaluator(
-    "builtin.regex_match",
-    description="Response matches regular expressions (patterns, mode all|any).",
-    needs=("response",),
-    options=RegexMatchOptions,
-)
+@evaluator("builtin.regex_match", needs=("response",), options=RegexMatchOptions)
 class RegexMatch(EvaluatorBase):
-    """Options: `patterns` (a list, or one string), `mode: all` (default) or `any`.
+    """Response matches regular expressions (patterns, mode all|any).
+
+    Options: `patterns` (a list, or one string), `mode: all` (default) or `any`.
 
     Placeholders `{{ground_truth}}`, `{{query}}`, `{{context}}` take the sample's values.
     """
 
-    name = "builtin.regex_match"
-
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        self._check(self.options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        self._check(options)
 
     def _check(self, opts: dict[str, Any]) -> list[str]:
         patterns = opts.get("patterns", opts.get("pattern"))
@@ -122,11 +113,5 @@ class RegexMatch(EvaluatorBase):
             reason = f"{len(matched)} of {len(patterns)} patterns matched (mode {mode})."
         else:
             reason = f"Not matched (mode {mode}): " + ", ".join(repr(m) for m in missing)
-        return verdict(
-            self.name,
-            score=1.0 if ok else 0.0,
-            normalized=1.0 if ok else 0.0,
-            threshold=None,
-            reason=reason,
-            details={"mode": mode, "matched": matched, "missing": missing},
-        )
+        details = {"mode": mode, "matched": matched, "missing": missing}
+        return pass_fail(self.name, ok, reason=reason, details=details)

@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
+from agentopt.evaluators.base import EvalSample, EvaluatorBase, missing_input
+from agentopt.evaluators.deterministic.retrieval_executions import (
+    NO_EVIDENCE,
+    Execution,
+    sample_executions,
+)
 from agentopt.evaluators.options import EvaluatorOptions
 
 PINNED_THRESHOLD = 1.0
@@ -78,6 +85,35 @@ def pinned_threshold(evaluator: str, options: Mapping[str, Any]) -> float:
             f"{value!r}; remove the option",
         )
     return PINNED_THRESHOLD
+
+
+class PinnedCheck(EvaluatorBase):
+    """An evaluator whose every configured check must pass: pass or fail, the threshold
+    pinned at 1.0 (`pinned_threshold`). The tool-call and retrieval evaluators."""
+
+    default_threshold = PINNED_THRESHOLD
+
+    def _threshold(self, options: dict[str, Any]) -> float:
+        return pinned_threshold(self.name, options)
+
+
+class RetrievalCheck(PinnedCheck):
+    """RetrievalQuery and RetrievalResult: both check the executions of one capability."""
+
+    def executions(
+        self, sample: EvalSample, capability: str
+    ) -> tuple[list[Execution], str] | EvalResult:
+        """The sample's executions of `capability` and where they were read (see
+        `sample_executions`), or the missingInput error when there is no evidence at all."""
+        executions, source = sample_executions(
+            sample.diagnostics,
+            sample.tool_calls,
+            capability,
+            calls_known=sample.tool_calls_known,
+        )
+        if executions is None:
+            return missing_input(self.name, f"retrieval evidence: {NO_EVIDENCE}")
+        return executions, source
 
 
 def _text(evaluator: str, options: Mapping[str, Any], key: str, what: str) -> str:

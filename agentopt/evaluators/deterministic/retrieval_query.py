@@ -5,7 +5,8 @@ see `retrieval_executions`), the
 queries containing `selector` are the matched queries. Every `includes` term must occur in some
 matched query and no `excludes` term in any (case- and whitespace-insensitive). Pass/fail, with
 a diagnostic code saying which check failed, so a failing run tells the optimizer what to fix
-in the agent's search behaviour.
+in the agent's search behaviour. The codes are the M365 schema's (`RETRIEVAL_CODES` of
+`reports/m365_output.py`, which checks them when it writes an output document).
 """
 
 from __future__ import annotations
@@ -13,36 +14,16 @@ from __future__ import annotations
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.evaluators.base import (
-    BuildContext,
-    EvalSample,
-    EvaluatorBase,
-    missing_input,
-    verdict,
-)
-from agentopt.evaluators.deterministic.retrieval_executions import (
-    NO_EVIDENCE,
-    Execution,
-    contains,
-    sample_executions,
-)
+from agentopt.evaluators.base import EvalSample, pass_fail
+from agentopt.evaluators.deterministic.retrieval_executions import Execution, contains
 from agentopt.evaluators.deterministic.retrieval_options import (
     PINNED_THRESHOLD,
     QueryOptions,
+    RetrievalCheck,
     RetrievalQueryOptions,
-    pinned_threshold,
     query_options,
 )
 from agentopt.evaluators.registry import evaluator
-
-DIAGNOSTIC_CODES = (
-    "pass",
-    "no_matching_query",
-    "required_terms_missing",
-    "excluded_terms_found",
-    "mixed_term_failure",
-    "retrieval_failure",
-)
 
 
 def _quoted(values: list[str] | tuple[str, ...]) -> str:
@@ -51,38 +32,24 @@ def _quoted(values: list[str] | tuple[str, ...]) -> str:
 
 @evaluator(
     "builtin.retrieval_query",
-    aliases=["RetrievalQuery"],
-    m365_key="retrievalQuery",
+    m365=True,
     description="The agent's search query for a capability contains the required terms "
     "(capability, selector, includes, excludes).",
     needs=("tool_calls",),
     options=RetrievalQueryOptions,
 )
-class RetrievalQuery(EvaluatorBase):
+class RetrievalQuery(RetrievalCheck):
     """Score 1.0 when every configured check passes, else 0.0; the threshold is pinned at 1.0."""
 
-    name = "builtin.retrieval_query"
-    default_threshold = PINNED_THRESHOLD
-
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        query_options(self.name, self.options)
-
-    def _threshold(self, options: dict[str, Any]) -> float:
-        return pinned_threshold(self.name, options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        query_options(self.name, options)
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = query_options(self.name, self.options_for(sample))
-        executions, source = sample_executions(
-            sample.diagnostics,
-            sample.tool_calls,
-            opts.capability,
-            calls_known=sample.tool_calls_known,
-        )
-        if executions is None:
-            return missing_input(self.name, f"retrieval evidence: {NO_EVIDENCE}")
+        evidence = self.executions(sample, opts.capability)
+        if isinstance(evidence, EvalResult):
+            return evidence
+        executions, source = evidence
         queries = [q for e in executions for q in e.queries]
         matched = [q for q in queries if contains(q, opts.selector)]
         missing = [t for t in opts.includes if not any(contains(q, t) for q in matched)]
@@ -111,16 +78,14 @@ class RetrievalQuery(EvaluatorBase):
             "executions": [e.summary() for e in executions],
             "source": source,
         }
-        return verdict(
+        return pass_fail(
             self.name,
-            score=1.0 if ok else 0.0,
-            normalized=1.0 if ok else 0.0,
-            threshold=PINNED_THRESHOLD,
+            ok,
             reason=_reason(
                 code, opts, executions, queries, matched, missing, found, sample, source
             ),
             details=details,
-            is_pass=ok,
+            threshold=PINNED_THRESHOLD,
         )
 
 

@@ -8,7 +8,8 @@ occurs in a hit (case- and whitespace-insensitive, typographic dashes and quotes
 item not found verbatim goes, when a judge model is configured, to the entailment judge, which
 decides whether the hits support it in other words. Without a judge such an item is missing.
 Score = the proportion of expected items matched (a count-only check scores 1 or 0); the
-threshold is pinned at 1.0 and `min_expected_count` must also hold.
+threshold is pinned at 1.0 and `min_expected_count` must also hold. The diagnostic codes are
+the M365 schema's (`RETRIEVAL_CODES` of `reports/m365_output.py`).
 """
 
 from __future__ import annotations
@@ -17,32 +18,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentopt.contracts.eval_result import EvalCost, EvalResult
-from agentopt.evaluators.base import (
-    BuildContext,
-    EvalSample,
-    EvaluatorBase,
-    missing_input,
-    verdict,
-)
+from agentopt.evaluators.base import EvalSample, verdict
 from agentopt.evaluators.deterministic.retrieval_executions import (
-    NO_EVIDENCE,
     Execution,
     Hit,
     contains,
-    sample_executions,
     within_rank,
 )
 from agentopt.evaluators.deterministic.retrieval_options import (
     PINNED_THRESHOLD,
     ResultOptions,
+    RetrievalCheck,
     RetrievalResultOptions,
-    pinned_threshold,
     result_options,
 )
 from agentopt.evaluators.judges.entailment import Claim, judge_entailment
 from agentopt.evaluators.registry import evaluator
-
-DIAGNOSTIC_CODES = ("pass", "not_retrieved", "count_below_minimum", "error")
 
 
 def matched_item(text: str, hit: Hit | None, reason: str) -> dict[str, Any]:
@@ -70,28 +61,18 @@ class Matching:
 
 @evaluator(
     "builtin.retrieval_result",
-    aliases=["RetrievalResult"],
-    m365_key="retrievalResult",
+    m365=True,
     description="The agent's retrieval for a capability returned the expected content within "
     "max_rank (verbatim, else judged by an entailment judge when a judge model is set).",
     needs=("tool_calls",),
     options=RetrievalResultOptions,
 )
-class RetrievalResult(EvaluatorBase):
+class RetrievalResult(RetrievalCheck):
     """Passes when every expected item is matched and at least `min_expected_count` hits were
     returned within `max_rank`."""
 
-    name = "builtin.retrieval_result"
-    default_threshold = PINNED_THRESHOLD
-
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        result_options(self.name, self.options)
-
-    def _threshold(self, options: dict[str, Any]) -> float:
-        return pinned_threshold(self.name, options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        result_options(self.name, options)
 
     def _judge_model(self, opts: ResultOptions) -> str | None:
         if self.context.layer is None:
@@ -100,14 +81,10 @@ class RetrievalResult(EvaluatorBase):
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         opts = result_options(self.name, self.options_for(sample))
-        executions, source = sample_executions(
-            sample.diagnostics,
-            sample.tool_calls,
-            opts.capability,
-            calls_known=sample.tool_calls_known,
-        )
-        if executions is None:
-            return missing_input(self.name, f"retrieval evidence: {NO_EVIDENCE}")
+        evidence = self.executions(sample, opts.capability)
+        if isinstance(evidence, EvalResult):
+            return evidence
+        executions, source = evidence
         hits = within_rank(executions, opts.max_rank)
         items = opts.expected_items
         matching = Matching(

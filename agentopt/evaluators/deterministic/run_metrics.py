@@ -6,12 +6,11 @@ from typing import Any
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.evaluators.base import (
-    BuildContext,
     EvalSample,
     EvaluatorBase,
     missing_input,
     option_error,
-    verdict,
+    pass_fail,
 )
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
@@ -24,11 +23,8 @@ class _LimitCheck(EvaluatorBase):
     unit = ""
     measured_what = ""
 
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        self._limit(self.options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        self._limit(options)
 
     def _limit(self, opts: dict[str, Any]) -> float:
         value = opts.get(self.limit_key)
@@ -46,11 +42,9 @@ class _LimitCheck(EvaluatorBase):
             return missing_input(self.name, f"the measured {self.measured_what}")
         ok = value <= limit
         rel = "within" if ok else "over"
-        return verdict(
+        return pass_fail(
             self.name,
-            score=1.0 if ok else 0.0,
-            normalized=1.0 if ok else 0.0,
-            threshold=None,
+            ok,
             reason=f"{self.measured_what.capitalize()} {value:g}{self.unit} is {rel} the limit "
             f"of {limit:g}{self.unit}.",
             details={"measured": value, self.limit_key: limit},
@@ -67,14 +61,10 @@ class TokenBudgetOptions(EvaluatorOptions):
     """The limit, a positive number of tokens (checked when built)."""
 
 
-@evaluator(
-    "builtin.latency",
-    description="The agent answered within `max_seconds`.",
-    needs=("latency_s",),
-    options=LatencyOptions,
-)
+@evaluator("builtin.latency", needs=("latency_s",), options=LatencyOptions)
 class Latency(_LimitCheck):
-    name = "builtin.latency"
+    """The agent answered within `max_seconds`."""
+
     limit_key = "max_seconds"
     unit = " s"
     measured_what = "latency"
@@ -83,14 +73,10 @@ class Latency(_LimitCheck):
         return None if sample.latency_s is None else round(sample.latency_s, 3)
 
 
-@evaluator(
-    "builtin.token_budget",
-    description="The agent spent at most `max_tokens` tokens on the turn.",
-    needs=("tokens",),
-    options=TokenBudgetOptions,
-)
+@evaluator("builtin.token_budget", needs=("tokens",), options=TokenBudgetOptions)
 class TokenBudget(_LimitCheck):
-    name = "builtin.token_budget"
+    """The agent spent at most `max_tokens` tokens on the turn."""
+
     limit_key = "max_tokens"
     unit = " tokens"
     measured_what = "token use"

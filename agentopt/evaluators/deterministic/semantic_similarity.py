@@ -34,14 +34,15 @@ class SemanticSimilarityOptions(EvaluatorOptions):
 @evaluator(
     "builtin.semantic_similarity",
     kind="embedding",
-    description="Cosine similarity of response and ground-truth embeddings (0..1).",
     needs=("response", "ground_truth"),
     options=SemanticSimilarityOptions,
 )
 class SemanticSimilarity(EvaluatorBase):
-    """Option `model` picks the embedding model (default: the call layer's default)."""
+    """Cosine similarity of response and ground-truth embeddings (0..1).
 
-    name = "builtin.semantic_similarity"
+    Option `model` picks the embedding model (default: the call layer's default).
+    """
+
     default_threshold = 0.7
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:

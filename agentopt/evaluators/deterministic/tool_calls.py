@@ -32,8 +32,8 @@ from agentopt.contracts.diagnostics import (
     tool_call_evidence,
 )
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, option_error, verdict
-from agentopt.evaluators.deterministic.retrieval_options import PINNED_THRESHOLD, pinned_threshold
+from agentopt.evaluators.base import EvalSample, option_error, pass_fail
+from agentopt.evaluators.deterministic.retrieval_options import PINNED_THRESHOLD, PinnedCheck
 from agentopt.evaluators.options import EvaluatorOptions
 from agentopt.evaluators.registry import evaluator
 
@@ -110,6 +110,14 @@ def expected_calls(evaluator_name: str, options: Mapping[str, Any]) -> list[Expe
     return out
 
 
+Entries = list[tuple[Identity, Mapping[str, Any]]]
+"""The turn's evidence entries, each with the identity read from it."""
+Options = Mapping[str, Any]
+"""The evaluator's options for this sample."""
+Outcome = tuple[bool | None, str]
+"""Pass, fail or None (the evidence cannot decide), and why."""
+
+
 def _matches(slots: list[Identity], entries: list[Identity]) -> bool:
     """Whether each slot can take a distinct entry that could be it (bipartite matching)."""
     owner: dict[int, int] = {}
@@ -127,18 +135,11 @@ def _matches(slots: list[Identity], entries: list[Identity]) -> bool:
     return all(place(s, set()) for s in range(len(slots)))
 
 
-class _ToolCallEvaluator(EvaluatorBase):
-    default_threshold = PINNED_THRESHOLD
+class _ToolCallEvaluator(PinnedCheck):
     evidence_key = ""
 
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        expected_calls(self.name, self.options)
-
-    def _threshold(self, options: dict[str, Any]) -> float:
-        return pinned_threshold(self.name, options)
+    def check_options(self, options: dict[str, Any]) -> None:
+        expected_calls(self.name, options)
 
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         options = self.options_for(sample)
@@ -156,23 +157,16 @@ class _ToolCallEvaluator(EvaluatorBase):
         details = {"expected": [e.label for e in expected], self.evidence_key: listed}
         if outcome is None:
             return EvalResult.failed_to_evaluate(self.name, INDETERMINATE, reason, details=details)
-        return verdict(
+        return pass_fail(
             self.name,
-            score=1.0 if outcome else 0.0,
-            normalized=1.0 if outcome else 0.0,
-            threshold=PINNED_THRESHOLD,
+            outcome,
             reason=reason,
             details={**details, "result": "pass" if outcome else "fail"},
-            is_pass=outcome,
+            threshold=PINNED_THRESHOLD,
         )
 
-    def judge(
-        self,
-        expected: list[Expected],
-        entries: list[tuple[Identity, Mapping[str, Any]]],
-        options: Mapping[str, Any],
-    ) -> tuple[bool | None, str]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def judge(self, expected: list[Expected], entries: Entries, options: Options) -> Outcome:
+        raise NotImplementedError  # pragma: no cover - abstract
 
 
 class ToolCallOptions(EvaluatorOptions):
@@ -186,8 +180,7 @@ class ToolCallSelectionOptions(ToolCallOptions):
 
 @evaluator(
     "builtin.tool_call_selection",
-    aliases=["ToolCallSelection"],
-    m365_key="toolCallSelection",
+    m365=True,
     description="The agent selected every expected tool {plugin_name, function_name} (and, "
     "with allow_additional_calls: false, no other).",
     needs=("tool_calls",),
@@ -196,15 +189,9 @@ class ToolCallSelectionOptions(ToolCallOptions):
 class ToolCallSelection(_ToolCallEvaluator):
     """Which tools were selected, not how often."""
 
-    name = "builtin.tool_call_selection"
     evidence_key = "selected_functions"
 
-    def judge(
-        self,
-        expected: list[Expected],
-        entries: list[tuple[Identity, Mapping[str, Any]]],
-        options: Mapping[str, Any],
-    ) -> tuple[bool | None, str]:
+    def judge(self, expected: list[Expected], entries: Entries, options: Options) -> Outcome:
         allow = options.get("allow_additional_calls", True)
         if not isinstance(allow, bool):
             raise option_error(self.name, "allow_additional_calls", "true or false", allow)
@@ -242,8 +229,7 @@ class ToolCallSelection(_ToolCallEvaluator):
 
 @evaluator(
     "builtin.tool_call_execution",
-    aliases=["ToolCallExecution"],
-    m365_key="toolCallExecution",
+    m365=True,
     description="Each expected tool {plugin_name, function_name} executed successfully (2xx), "
     "as many times as it is listed.",
     needs=("tool_calls",),
@@ -252,15 +238,9 @@ class ToolCallSelection(_ToolCallEvaluator):
 class ToolCallExecution(_ToolCallEvaluator):
     """Successful executions, counted."""
 
-    name = "builtin.tool_call_execution"
     evidence_key = "executions"
 
-    def judge(
-        self,
-        expected: list[Expected],
-        entries: list[tuple[Identity, Mapping[str, Any]]],
-        options: Mapping[str, Any],
-    ) -> tuple[bool | None, str]:
+    def judge(self, expected: list[Expected], entries: Entries, options: Options) -> Outcome:
         required = Counter(e.identity for e in expected)
         labels = {e.identity: e.label for e in reversed(expected)}
         status = [raw.get("response_status") for _, raw in entries]

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentopt.evaluators.deterministic.retrieval_executions import Hit
-from agentopt.evaluators.judges.judge_call import JudgeOutcome, call_judge
+from agentopt.evaluators.judges.judge_base import strict_bool
+from agentopt.evaluators.judges.judge_call import JudgeOutcome, call_judge, entries_schema
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
+from agentopt.evaluators.options import no_bool
 
 if TYPE_CHECKING:
     from agentopt.models.call import CallLayer
@@ -30,27 +32,15 @@ EXAMPLE = (
     '{"verdicts": [{"id": "<item id>", "supported": true, "hit": <hit number or null>, '
     '"reason": "<one sentence>"}]}'
 )
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "supported": {"type": "boolean"},
-                    "hit": {"type": ["integer", "null"]},
-                    "reason": {"type": "string"},
-                },
-                "required": ["id", "supported", "hit", "reason"],
-                "additionalProperties": False,
-            },
-        }
+SCHEMA = entries_schema(
+    "verdicts",
+    {
+        "id": {"type": "string"},
+        "supported": {"type": "boolean"},
+        "hit": {"type": ["integer", "null"]},
+        "reason": {"type": "string"},
     },
-    "required": ["verdicts"],
-    "additionalProperties": False,
-}
+)
 
 
 @dataclass(frozen=True)
@@ -75,19 +65,8 @@ class ClaimVerdict(BaseModel):
     reason: str = ""
     """One sentence of justification."""
 
-    @field_validator("supported", mode="before")
-    @classmethod
-    def _strict_bool(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lower() not in {"true", "false"}:
-            raise ValueError("expected true or false")
-        return value
-
-    @field_validator("hit", mode="before")
-    @classmethod
-    def _no_bool(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("expected a hit number or null")
-        return value
+    _strict_bool = field_validator("supported", mode="before")(strict_bool)
+    _no_bool = field_validator("hit", mode="before")(no_bool("a hit number or null"))
 
 
 class EntailmentReply(BaseModel):

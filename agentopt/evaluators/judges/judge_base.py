@@ -7,13 +7,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase
+from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, verdict
+from agentopt.evaluators.judges.judge_call import JudgeOutcome
 from agentopt.evaluators.judges.prompting import (
     format_history,
     format_tool_calls,
     format_tool_definitions,
 )
+from agentopt.evaluators.options import no_bool
 
 SCORE_EXAMPLE = '{"reason": "<one or two sentences>", "score": <integer 1-5>}'
 SCORE_SCHEMA: dict[str, Any] = {
@@ -27,11 +30,21 @@ SCORE_SCHEMA: dict[str, Any] = {
 }
 
 
-def reject_bool(value: Any) -> Any:
-    """`true` is not a score: pydantic's lax mode would read it as 1."""
-    if isinstance(value, bool):
-        raise ValueError("expected an integer, found a boolean")
+reject_bool = no_bool("an integer")
+"""`true` is not a score."""
+
+
+def strict_bool(value: Any) -> Any:
+    """A before-validator for a judge's yes/no field: only true/false, not "yes" or "1"."""
+    if isinstance(value, str) and value.strip().lower() not in {"true", "false"}:
+        raise ValueError("expected true or false")
     return value
+
+
+def judge_passes(score: float, threshold: float | None) -> bool:
+    """A judge's pass rule: `score >= threshold`; without a threshold (`threshold: null`) the
+    verdict passes."""
+    return threshold is None or score >= threshold
 
 
 class ScoreReply(BaseModel):
@@ -81,6 +94,29 @@ class JudgeEvaluator(EvaluatorBase):
         self-hosted servers): schemas may then pin array lengths that strict remote modes
         could refuse."""
         return self.layer is not None and bool(self.layer.grammar_decoded(self.model))
+
+    def judged(
+        self,
+        outcome: JudgeOutcome[Any],
+        score: float,
+        threshold: float | None,
+        *,
+        normalized: float,
+        reason: str,
+        details: dict[str, Any] | None = None,
+    ) -> EvalResult:
+        """The verdict of a judge that replied (`judge_passes`): its details name the judge
+        model and the attempts, its cost is the judge's."""
+        return verdict(
+            self.name,
+            score=score,
+            normalized=normalized,
+            threshold=threshold,
+            reason=reason,
+            details={**(details or {}), "judge_model": self.model, "attempts": outcome.attempts},
+            is_pass=judge_passes(score, threshold),
+            cost=outcome.cost,
+        )
 
 
 def sample_texts(sample: EvalSample) -> dict[str, str | None]:

@@ -22,8 +22,10 @@ parse error.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -86,6 +88,53 @@ class JudgeOutcome(Generic[M]):
             cost=self.cost,
             details={"attempts": self.attempts, **details},
         )
+
+
+def entries_schema(array: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The reply schema of a judge that answers one entry per item (criterion, rubric
+    dimension, expected item): an object holding the list `array` of objects with exactly
+    `fields`, all required."""
+    return {
+        "type": "object",
+        "properties": {
+            array: {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": fields,
+                    "required": list(fields),
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": [array],
+        "additionalProperties": False,
+    }
+
+
+def named_entries(
+    schema: dict[str, Any], array: str, key: str, names: list[str], *, exact_count: bool = False
+) -> dict[str, Any]:
+    """An `entries_schema` with each entry's `key` restricted to `names`: a grammar-constrained
+    judge (the embedded model) can then only name real items, and a remote one is told them.
+    `exact_count` (grammar-constrained judges only; strict remote modes may refuse array
+    bounds) also fixes the entries to one per name, in order (`pin_entries`). A fresh copy
+    each call, built once (a judge asks for the same names every time)."""
+    return json.loads(  # type: ignore[no-any-return]
+        _named_entries_text(json.dumps(schema), array, key, tuple(names), exact_count)
+    )
+
+
+@lru_cache(maxsize=256)
+def _named_entries_text(
+    schema: str, array: str, key: str, names: tuple[str, ...], exact_count: bool
+) -> str:
+    out = json.loads(schema)
+    entries = out["properties"][array]
+    entries["items"]["properties"][key] = {"type": "string", "enum": list(names)}
+    if exact_count:
+        pin_entries(entries, key, list(names))
+    return json.dumps(out)
 
 
 def pin_entries(array_schema: dict[str, Any], key: str, values: list[str]) -> None:

@@ -25,6 +25,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agentopt.core.json_scan import bracket_depths
+
 M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.S)
@@ -201,28 +203,9 @@ def _object_groups(text: str) -> list[str]:
 
 
 def _group_end(text: str, start: int) -> int:
-    depth = 0
-    in_string = False
-    escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return len(text)
+    """Just past the `}` closing the group that opens at `start`; the end of the text when
+    it never closes."""
+    return next((i + 1 for i, depth in bracket_depths(text, start, "{}") if depth == 0), len(text))
 
 
 def entries_problem(got: list[str], wanted: list[str], noun: str) -> str | None:

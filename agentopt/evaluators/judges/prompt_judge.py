@@ -14,10 +14,11 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.files.evaluator_yaml import PromptDefinition
-from agentopt.evaluators.base import BuildContext, EvalSample
+from agentopt.evaluators.base import BuildContext, EvalSample, verdict
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, reject_bool, sample_texts
-from agentopt.evaluators.judges.judge_call import call_judge
+from agentopt.evaluators.judges.judge_call import JudgeOutcome, call_judge
 from agentopt.evaluators.judges.prompting import judge_environment, render_user_template
+from agentopt.models.types import Message
 
 DEFAULT_THRESHOLD = 0.5
 """On the normalized 0..1 scale (files.md §5.2)."""
@@ -49,7 +50,43 @@ def scale_schema(lo: int, hi: int) -> dict[str, Any]:
     }
 
 
-class PromptJudge(JudgeEvaluator):
+class RangeJudge(JudgeEvaluator):
+    """A judge whose user-written prompt is scored from `lo` to `hi` (an evaluator YAML prompt,
+    a .prompty): the output format appended to the prompt, the reply schema, the range check."""
+
+    lo: int = 1
+    hi: int = 5
+    example_reason = "<one or two sentences>"
+    """How the re-ask example describes the reason."""
+
+    def footer(self) -> str:
+        """The output-format instructions appended to the user's prompt."""
+        template = judge_environment().get_template("_prompt_output.j2")
+        return str(template.render(score_min=self.lo, score_max=self.hi))
+
+    def _check(self, reply: PromptReply) -> str | None:
+        if not self.lo <= reply.score <= self.hi:
+            return f"score must be an integer from {self.lo} to {self.hi} (found {reply.score})"
+        return None
+
+    async def ask(self, sample: EvalSample, messages: list[Message]) -> JudgeOutcome[PromptReply]:
+        """The judge's reply to the rendered prompt, its score checked against the range."""
+        return await call_judge(
+            self.layer,
+            self.model,
+            messages,
+            schema_name=self.name.replace(".", "_").replace("-", "_"),
+            schema=scale_schema(self.lo, self.hi),
+            reply_model=PromptReply,
+            example=(
+                f'{{"reason": "{self.example_reason}", "score": <integer {self.lo}-{self.hi}>}}'
+            ),
+            check=self._check,
+            repeat=sample.repeat,
+        )
+
+
+class PromptJudge(RangeJudge):
     """A judge defined by an evaluator YAML prompt; `threshold` is on the 0..1 scale."""
 
     def __init__(
@@ -68,22 +105,12 @@ class PromptJudge(JudgeEvaluator):
         self.hi = definition.score_range.max
         self.default_threshold = DEFAULT_THRESHOLD if threshold is None else threshold
 
-    def _check(self, reply: PromptReply) -> str | None:
-        if not self.lo <= reply.score <= self.hi:
-            return f"score must be an integer from {self.lo} to {self.hi} (found {reply.score})"
-        return None
-
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         from jinja2 import TemplateError  # loaded by the first prompt judged (see templates.py)
 
-        footer = (
-            judge_environment()
-            .get_template("_prompt_output.j2")
-            .render(score_min=self.lo, score_max=self.hi)
-        )
         try:
             messages = render_user_template(
-                self.prompt.rstrip() + "\n\n" + footer, data=sample_texts(sample)
+                self.prompt.rstrip() + "\n\n" + self.footer(), data=sample_texts(sample)
             )
         except TemplateError as exc:
             return EvalResult.failed_to_evaluate(
@@ -91,28 +118,15 @@ class PromptJudge(JudgeEvaluator):
                 "promptRenderFailed",
                 f"{self.name}: the judge prompt failed to render: {exc}",
             )
-        schema = scale_schema(self.lo, self.hi)
-        example = f'{{"reason": "<one or two sentences>", "score": <integer {self.lo}-{self.hi}>}}'
-        outcome = await call_judge(
-            self.layer,
-            self.model,
-            messages,
-            schema_name=self.name.replace(".", "_").replace("-", "_"),
-            schema=schema,
-            reply_model=PromptReply,
-            example=example,
-            check=self._check,
-            repeat=sample.repeat,
-        )
+        outcome = await self.ask(sample, messages)
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
         score = float(outcome.value.score)
         normalized = (score - self.lo) / (self.hi - self.lo)
         t = self.threshold_for(sample)
         t = DEFAULT_THRESHOLD if t is None else t
-        return EvalResult(
-            evaluator=self.name,
-            status="pass" if normalized >= t else "fail",
+        return verdict(
+            self.name,
             score=score,
             normalized=normalized,
             threshold=self.lo + t * (self.hi - self.lo),
@@ -122,5 +136,6 @@ class PromptJudge(JudgeEvaluator):
                 "judge_model": self.model,
                 "attempts": outcome.attempts,
             },
+            is_pass=normalized >= t,
             cost=outcome.cost,
         )

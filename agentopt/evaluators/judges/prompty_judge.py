@@ -24,10 +24,9 @@ from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.prompty import Prompty
 from agentopt.evaluators.base import BuildContext, EvalSample, flat_options
-from agentopt.evaluators.judges.judge_base import JudgeEvaluator, sample_texts
-from agentopt.evaluators.judges.judge_call import call_judge
-from agentopt.evaluators.judges.prompt_judge import PromptReply, scale_schema
-from agentopt.evaluators.judges.prompting import judge_environment, render_user_sections
+from agentopt.evaluators.judges.judge_base import sample_texts
+from agentopt.evaluators.judges.prompt_judge import RangeJudge, scale_schema
+from agentopt.evaluators.judges.prompting import render_user_sections
 
 LOW, HIGH = 1, 5
 SAMPLE_INPUTS = {
@@ -49,8 +48,10 @@ SAMPLE_INPUTS = {
 SCHEMA = scale_schema(LOW, HIGH)
 
 
-class PromptyJudge(JudgeEvaluator):
+class PromptyJudge(RangeJudge):
     default_threshold = 3.0
+    lo, hi = LOW, HIGH
+    example_reason = "<one sentence>"
 
     def __init__(
         self,
@@ -98,11 +99,7 @@ class PromptyJudge(JudgeEvaluator):
     async def evaluate(self, sample: EvalSample) -> EvalResult:
         from jinja2 import TemplateError  # loaded by the first prompt judged
 
-        footer = (
-            judge_environment()
-            .get_template("_prompt_output.j2")
-            .render(score_min=LOW, score_max=HIGH)
-        )
+        footer = self.footer()
         sections = [(s.role, s.template) for s in self.prompty.sections]
         last_user = max(i for i, (role, _) in enumerate(sections) if role == "user")
         role, text = sections[last_user]
@@ -113,39 +110,17 @@ class PromptyJudge(JudgeEvaluator):
             return EvalResult.failed_to_evaluate(
                 self.name, "promptRenderFailed", f"{self.prompty.file}: failed to render: {exc}"
             )
-        outcome = await call_judge(
-            self.layer,
-            self.model,
-            messages,
-            schema_name=self.name.replace(".", "_").replace("-", "_"),
-            schema=SCHEMA,
-            reply_model=PromptReply,
-            example=f'{{"reason": "<one sentence>", "score": <integer {LOW}-{HIGH}>}}',
-            check=_in_range,
-            repeat=sample.repeat,
-        )
+        outcome = await self.ask(sample, messages)
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
         score = float(outcome.value.score)
         threshold = self.threshold_for(sample)
         threshold = self.default_threshold if threshold is None else threshold
-        return EvalResult(
-            evaluator=self.name,
-            status="pass" if score >= threshold else "fail",
-            score=score,
+        return self.judged(
+            outcome,
+            score,
+            threshold,
             normalized=(score - LOW) / (HIGH - LOW),
-            threshold=threshold,
             reason=outcome.value.reason.strip(),
-            details={
-                "prompty": self.prompty.file,
-                "judge_model": self.model,
-                "attempts": outcome.attempts,
-            },
-            cost=outcome.cost,
+            details={"prompty": self.prompty.file},
         )
-
-
-def _in_range(reply: PromptReply) -> str | None:
-    if not LOW <= reply.score <= HIGH:
-        return f"score must be an integer from {LOW} to {HIGH} (found {reply.score})"
-    return None

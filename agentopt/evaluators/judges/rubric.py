@@ -3,9 +3,6 @@ whether it applies; the score is the weighted mean of the applicable ones, norma
 
 from __future__ import annotations
 
-import copy
-import json
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -20,7 +17,7 @@ from agentopt.evaluators.judges.judge_base import (
     scope_params,
     scoped,
 )
-from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
+from agentopt.evaluators.judges.judge_call import call_judge, entries_schema, named_entries
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
 
@@ -29,46 +26,20 @@ EXAMPLE = (
     '{"dimensions": [{"id": "<dimension id>", "applicable": true, "score": <integer 1-5>, '
     '"reason": "<one sentence>"}]}'
 )
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "dimensions": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "applicable": {"type": "boolean"},
-                    "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
-                    "reason": {"type": "string"},
-                },
-                "required": ["id", "applicable", "score", "reason"],
-                "additionalProperties": False,
-            },
-        }
+SCHEMA = entries_schema(
+    "dimensions",
+    {
+        "id": {"type": "string"},
+        "applicable": {"type": "boolean"},
+        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+        "reason": {"type": "string"},
     },
-    "required": ["dimensions"],
-    "additionalProperties": False,
-}
+)
 
 
 def schema_for(ids: list[str], *, exact_count: bool = False) -> dict[str, Any]:
-    """SCHEMA with `id` restricted to this rubric's ids: a grammar-constrained judge (the
-    embedded model) can then only name real dimensions, and a remote one is told them.
-    `exact_count` (grammar-constrained judges only; strict remote modes may refuse array
-    bounds) also fixes the number of entries to one per dimension."""
-    return json.loads(_schema_text(tuple(ids), exact_count))  # a fresh copy, built once
-
-
-@lru_cache(maxsize=256)
-def _schema_text(ids: tuple[str, ...], exact_count: bool) -> str:
-    out = copy.deepcopy(SCHEMA)
-    dims = out["properties"]["dimensions"]
-    dims["items"]["properties"]["id"] = {"type": "string", "enum": list(ids)}
-    if exact_count:
-        # One entry per dimension, in order: a tuple whose i-th id is fixed.
-        pin_entries(dims, "id", list(ids))
-    return json.dumps(out)
+    """SCHEMA with `id` restricted to this rubric's ids (`named_entries`)."""
+    return named_entries(SCHEMA, "dimensions", "id", ids, exact_count=exact_count)
 
 
 class DimensionReply(BaseModel):
@@ -184,17 +155,13 @@ class RubricEvaluator(JudgeEvaluator):
             return outcome.error_result(self.name, judge_model=self.model)
         replies = {d.id.strip(): d for d in outcome.value.dimensions}
         score, rows = rubric_score(self.dimensions, replies)
-        details = {
-            "dimension_scores": [r.model_dump() for r in rows],
-            "judge_model": self.model,
-            "attempts": outcome.attempts,
-        }
+        details = {"dimension_scores": [r.model_dump() for r in rows]}
         if score is None:
             return EvalResult.failed_to_evaluate(
                 self.name,
                 "noApplicableDimension",
                 f"{self.name}: the judge found no rubric dimension applicable to this response",
-                details=details,
+                details={**details, "judge_model": self.model, "attempts": outcome.attempts},
                 cost=outcome.cost,
             )
         threshold = self.threshold_for(sample)
@@ -202,13 +169,11 @@ class RubricEvaluator(JudgeEvaluator):
         reason = f"Rubric score {score:.2f}. " + " ".join(
             f"{r.id} {r.score}/5: {r.reason}" for r in weak
         )
-        return EvalResult(
-            evaluator=self.name,
-            status="pass" if threshold is None or score >= threshold else "fail",
-            score=score,
+        return self.judged(
+            outcome,
+            score,
+            threshold,
             normalized=score,
-            threshold=threshold,
             reason=reason.strip(),
             details=details,
-            cost=outcome.cost,
         )

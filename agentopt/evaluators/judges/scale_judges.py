@@ -19,8 +19,7 @@ from agentopt.evaluators.judges.judge_base import (
 )
 from agentopt.evaluators.judges.judge_call import call_judge
 from agentopt.evaluators.judges.prompting import render_messages
-from agentopt.evaluators.options import JudgeOptions
-from agentopt.evaluators.registry import evaluator
+from agentopt.evaluators.registry import judge
 from agentopt.models.types import Message
 
 
@@ -76,102 +75,62 @@ class ScaleJudge(JudgeEvaluator):
         if outcome.value is None:
             return outcome.error_result(self.name, judge_model=self.model)
         score = float(outcome.value.score)
-        return EvalResult(
-            evaluator=self.name,
-            status="pass" if threshold is None or score >= threshold else "fail",
-            score=score,
+        return self.judged(
+            outcome,
+            score,
+            threshold,
             normalized=normalize_1_to_5(score),
-            threshold=threshold,
             reason=outcome.value.reason.strip(),
-            details={"judge_model": self.model, "attempts": outcome.attempts},
-            cost=outcome.cost,
         )
 
 
-@evaluator(
-    "builtin.relevance",
-    aliases=["Relevance"],
-    kind="judge",
-    m365_key="relevance",
-    description="How well the response addresses the query (1–5).",
-    needs=("query", "response"),
-    options=JudgeOptions,
-)
+@judge("builtin.relevance", m365=True, needs=("query", "response"))
 class Relevance(ScaleJudge):
-    name = "builtin.relevance"
+    """How well the response addresses the query (1–5)."""
+
     template = "relevance.j2"
 
 
-@evaluator(
-    "builtin.coherence",
-    aliases=["Coherence"],
-    kind="judge",
-    m365_key="coherence",
-    description="How logically organised and consistent the response is (1–5).",
-    needs=("query", "response"),
-    options=JudgeOptions,
-)
+@judge("builtin.coherence", m365=True, needs=("query", "response"))
 class Coherence(ScaleJudge):
-    name = "builtin.coherence"
+    """How logically organised and consistent the response is (1–5)."""
+
     template = "coherence.j2"
 
 
-@evaluator(
-    "builtin.fluency",
-    kind="judge",
-    description="Language quality of the response: grammar, spelling, flow (1–5).",
-    needs=("response",),
-    options=JudgeOptions,
-)
+@judge("builtin.fluency", needs=("response",))
 class Fluency(ScaleJudge):
-    name = "builtin.fluency"
+    """Language quality of the response: grammar, spelling, flow (1–5)."""
+
     template = "fluency.j2"
     uses = ("response",)
     requires = ()
 
 
-@evaluator(
-    "builtin.intent_resolution",
-    kind="judge",
-    description="Whether the agent understood and achieved the user's goal (1–5).",
-    needs=("query", "response"),
-    options=JudgeOptions,
-)
+@judge("builtin.intent_resolution", needs=("query", "response"))
 class IntentResolution(ScaleJudge):
-    name = "builtin.intent_resolution"
+    """Whether the agent understood and achieved the user's goal (1–5)."""
+
     template = "intent_resolution.j2"
     uses = ("query", "response", "history", "tool_calls")
 
 
-@evaluator(
-    "builtin.similarity",
-    aliases=["Similarity"],
-    kind="judge",
-    m365_key="similarity",
-    description="How closely the response matches the expected response in meaning (1–5).",
-    needs=("query", "response", "ground_truth"),
-    options=JudgeOptions,
-)
+@judge("builtin.similarity", m365=True, needs=("query", "response", "ground_truth"))
 class Similarity(ScaleJudge):
-    name = "builtin.similarity"
+    """How closely the response matches the expected response in meaning (1–5)."""
+
     template = "similarity.j2"
     uses = ("query", "response", "ground_truth")
     requires = (("query", "a query"), ("ground_truth", "a ground truth (expected_response)"))
 
 
-@evaluator(
-    "builtin.groundedness",
-    aliases=["Groundedness"],
-    kind="judge",
-    m365_key="groundedness",
-    description="Whether the response's claims are supported by the context (1–5).",
-    needs=("response", "context"),
-    options=JudgeOptions,
-)
+@judge("builtin.groundedness", m365=True, needs=("response", "context"))
 class Groundedness(ScaleJudge):
-    """Context = the item's `context`; without one, what the run's tools answered."""
+    """Whether the response's claims are supported by the context (1–5).
 
-    name = "builtin.groundedness"
+    Context = the item's `context`; without one, what the run's tools answered.
+    """
+
     template = "groundedness.j2"
     requires = ()
 
@@ -188,17 +147,13 @@ class Groundedness(ScaleJudge):
         return render_messages(self.template, data=data, params=params)
 
 
-@evaluator(
-    "builtin.tool_call_accuracy",
-    kind="judge",
-    description="Whether the agent called the right tools with the right arguments (1–5).",
-    needs=("query", "tool_calls", "tool_definitions"),
-    options=JudgeOptions,
-)
+@judge("builtin.tool_call_accuracy", needs=("query", "tool_calls", "tool_definitions"))
 class ToolCallAccuracy(ScaleJudge):
-    """Needs tools: offered (definitions) or used (calls). No tools at all = missing input."""
+    """Whether the agent called the right tools with the right arguments (1–5).
 
-    name = "builtin.tool_call_accuracy"
+    Needs tools: offered (definitions) or used (calls). No tools at all = missing input.
+    """
+
     template = "tool_call_accuracy.j2"
     uses = ("query", "history", "tool_calls", "tool_definitions")
 

@@ -7,17 +7,20 @@ instructions as a single criterion. The per-criterion reasons are what the optim
 
 from __future__ import annotations
 
-import copy
-import json
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentopt.contracts.eval_result import EvalCost, EvalResult
 from agentopt.contracts.task import Criterion
-from agentopt.evaluators.base import EMPTY_RESPONSE, EvalSample, missing_input, option_error
+from agentopt.evaluators.base import (
+    EMPTY_RESPONSE,
+    EvalSample,
+    missing_input,
+    option_error,
+    verdict,
+)
 from agentopt.evaluators.judges.criteria_embedding import (
     SIMILARITY_ONLY_THRESHOLD,
     answer_spans,
@@ -27,57 +30,32 @@ from agentopt.evaluators.judges.criteria_embedding import (
 from agentopt.evaluators.judges.criteria_facts import DEFAULT_THRESHOLD, decide, negative_criterion
 from agentopt.evaluators.judges.judge_base import (
     JudgeEvaluator,
+    judge_passes,
     sample_texts,
     scope_params,
     scoped,
+    strict_bool,
 )
-from agentopt.evaluators.judges.judge_call import call_judge, pin_entries
+from agentopt.evaluators.judges.judge_call import call_judge, entries_schema, named_entries
 from agentopt.evaluators.judges.parsing import entries_problem
 from agentopt.evaluators.judges.prompting import render_messages
 from agentopt.evaluators.options import JudgeOptions
-from agentopt.evaluators.registry import evaluator
+from agentopt.evaluators.registry import judge
 
 INSTRUCTIONS_CRITERION = Criterion(
     name="follows_instructions",
     instruction="The response follows the agent's instructions (its system prompt), shown above.",
 )
 EXAMPLE = '{"verdicts": [{"name": "<criterion name>", "passed": true, "reason": "<one sentence>"}]}'
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "passed": {"type": "boolean"},
-                    "reason": {"type": "string"},
-                },
-                "required": ["name", "passed", "reason"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["verdicts"],
-    "additionalProperties": False,
-}
+SCHEMA = entries_schema(
+    "verdicts",
+    {"name": {"type": "string"}, "passed": {"type": "boolean"}, "reason": {"type": "string"}},
+)
 
 
 def _schema_for(names: list[str], *, exact_count: bool = False) -> dict[str, Any]:
-    """SCHEMA with verdict names restricted to these criteria (see rubric.schema_for); a
-    fresh copy each time (a judge asks once per call, for the same criteria every time)."""
-    return json.loads(_schema_text(tuple(names), exact_count))
-
-
-@lru_cache(maxsize=256)
-def _schema_text(names: tuple[str, ...], exact_count: bool) -> str:
-    out = copy.deepcopy(SCHEMA)
-    verdicts = out["properties"]["verdicts"]
-    verdicts["items"]["properties"]["name"] = {"type": "string", "enum": list(names)}
-    if exact_count:
-        pin_entries(verdicts, "name", list(names))
-    return json.dumps(out)
+    """SCHEMA with verdict names restricted to these criteria (`named_entries`)."""
+    return named_entries(SCHEMA, "verdicts", "name", names, exact_count=exact_count)
 
 
 class CriterionVerdict(BaseModel):
@@ -92,12 +70,7 @@ class CriterionVerdict(BaseModel):
     reason: str = ""
     """One sentence of justification."""
 
-    @field_validator("passed", mode="before")
-    @classmethod
-    def _strict_bool(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lower() not in {"true", "false"}:
-            raise ValueError("expected true or false")
-        return value
+    _strict_bool = field_validator("passed", mode="before")(strict_bool)
 
 
 class VerdictsReply(BaseModel):
@@ -142,15 +115,10 @@ class TaskAdherenceOptions(JudgeOptions):
     """The embedding model of the model-free methods."""
 
 
-@evaluator(
-    "builtin.task_adherence",
-    kind="judge",
-    description="One pass/fail verdict per task criterion (else per the agent's instructions).",
-    needs=("response", "criteria"),
-    options=TaskAdherenceOptions,
-)
+@judge("builtin.task_adherence", needs=("response", "criteria"), options=TaskAdherenceOptions)
 class TaskAdherence(JudgeEvaluator):
-    name = "builtin.task_adherence"
+    """One pass/fail verdict per task criterion (else per the agent's instructions)."""
+
     default_threshold = 1.0
 
     def _method(self, sample: EvalSample) -> str:
@@ -226,14 +194,14 @@ class TaskAdherence(JudgeEvaluator):
         reason = f"{n_passed}/{len(verdicts)} criteria passed."
         if failed:
             reason += " Failed: " + "; ".join(f"{v['name']} — {v['reason']}" for v in failed)
-        return EvalResult(
-            evaluator=self.name,
-            status="pass" if threshold is None or fraction >= threshold else "fail",
+        return verdict(
+            self.name,
             score=fraction,
             normalized=fraction,
             threshold=threshold,
             reason=reason,
             details={"verdicts": verdicts, **details},
+            is_pass=judge_passes(fraction, threshold),
             cost=cost,
         )
 
