@@ -13,7 +13,7 @@ from agentopt.reports.formatting import fmt_when
 from agentopt.reports.html_assets import CSS
 from agentopt.reports.html_task import esc
 from agentopt.reports.optimize_cards import score_html, validation_cards
-from agentopt.reports.optimize_diff import unified_diff
+from agentopt.reports.optimize_diff import diff_html, unified_diff
 from agentopt.reports.optimize_svg import pareto_svg, scores_svg
 from agentopt.reports.optimize_table import candidate_cells, error_line, fmt_score
 
@@ -133,16 +133,6 @@ def _tree(candidates: list[CandidateRecord]) -> str:
     return f"<ul class='tree'>{''.join(node(r) for r in roots)}</ul>"
 
 
-def _diff_html(lines: list[str]) -> str:
-    out = []
-    for line in lines:
-        cls = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "")
-        if line.startswith(("+++", "---")):
-            cls = ""
-        out.append(f"<span class='{cls}'>{esc(line)}</span>" if cls else esc(line))
-    return "<pre class='diff'>" + "\n".join(out) + "</pre>"
-
-
 def _diffs(candidates: list[CandidateRecord], instructions: dict[str, str]) -> str:
     parts = []
     for c in candidates:
@@ -150,7 +140,7 @@ def _diffs(candidates: list[CandidateRecord], instructions: dict[str, str]) -> s
             continue
         parent = c.parent or BASELINE_ID
         diff = unified_diff(instructions.get(parent, ""), instructions[c.id], parent, c.id)
-        body = _diff_html(diff) if diff else "<p class='muted'>Instructions unchanged.</p>"
+        body = diff_html(diff, esc) if diff else "<p class='muted'>Instructions unchanged.</p>"
         open_attr = " open" if c.star else ""
         parts.append(
             f"<details{open_attr}><summary>{esc(c.id)} vs {esc(parent)} — {esc(c.strategy)}"

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord
 from agentopt.reports.formatting import fmt_cost, fmt_int, fmt_pct, fmt_score, fmt_when
 from agentopt.reports.optimize_cards import score_html, validation_cards
+from agentopt.reports.optimize_diff import diff_html
 from agentopt.reports.optimize_svg import pareto_svg, scores_svg
 from agentopt.reports.view.job_facts import candidate_line, stop_phrase
 from agentopt.reports.view.layout import page, table_head, text
@@ -38,13 +39,7 @@ COLUMNS = [
 def _diff_html(lines: list[str]) -> str:
     if not lines:
         return '<p class="muted">No difference.</p>'
-    out = []
-    for line in lines:
-        cls = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "")
-        if line.startswith(("+++", "---")):
-            cls = "file"
-        out.append(f'<span class="{cls}">{text(line)}</span>' if cls else text(line))
-    return '<pre class="diff">' + "\n".join(out) + "</pre>"
+    return diff_html(lines, text, header_class="file")
 
 
 def _screening(c: CandidateRecord) -> str:
