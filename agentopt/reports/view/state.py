@@ -218,19 +218,22 @@ class ViewState:
             return _signature(*files), bool(entry and entry.running)
         if kind == "optimize":
             path = real_child(self.job_folder(ident), "job.json")
-            try:
-                job = self.job(ident)
-            except (AgentoptError, OSError, ValueError, RecursionError):
-                job = None
-            return _signature(path), bool(job and job.status == "running")
+            return self._live(path, lambda: self.job(ident))
         if kind == "matrices":
             path = real_child(self.matrix_folder(ident), "matrix.json")
-            try:
-                found = self.matrix(ident)
-            except (AgentoptError, OSError, ValueError, RecursionError):
-                found = None
-            return _signature(path), bool(found and found.status == "running")
+            return self._live(path, lambda: self.matrix(ident))
         return "-", False
+
+    def _live(
+        self, path: Path | None, read: Callable[[], JobRecord | MatrixRecord | None]
+    ) -> tuple[str, bool]:
+        """A job's or a matrix's version: its file's signature, and whether the record (when
+        it reads) says it is still running."""
+        try:
+            found = read()
+        except (AgentoptError, OSError, ValueError, RecursionError):
+            found = None
+        return _signature(path), bool(found and found.status == "running")
 
 
 def _reason(exc: BaseException) -> str:
