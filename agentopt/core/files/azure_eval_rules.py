@@ -417,13 +417,23 @@ def mapping_source(template: str) -> tuple[str, str] | None:
     return (found.group(1), found.group(2)) if found else None
 
 
-def _target(c: Collector, path: KeyPath, value: Any) -> Target | None:
+def _section(
+    c: Collector, path: KeyPath, value: Any, what: str, keys: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """An optional section (an eval's `target:`, `simulation:`): None when absent, or not a
+    mapping (the error noted); its keys are checked."""
     if value is None:
         return None
-    node = mapping(c, path, value, "a mapping {type: agent|model, name}")
+    node = mapping(c, path, value, what)
+    if node is not None:
+        strict_keys(c, path, node, keys)
+    return node
+
+
+def _target(c: Collector, path: KeyPath, value: Any) -> Target | None:
+    node = _section(c, path, value, "a mapping {type: agent|model, name}", TARGET_KEYS)
     if node is None:
         return None
-    strict_keys(c, path, node, TARGET_KEYS)
     kind = node.get("type", "agent")
     if kind not in ("agent", "model"):
         c.error((*path, "type"), f"expected agent or model, found {describe(kind)}")
@@ -433,12 +443,10 @@ def _target(c: Collector, path: KeyPath, value: Any) -> Target | None:
 
 
 def _simulation(c: Collector, path: KeyPath, value: Any) -> Simulation | None:
-    if value is None:
-        return None
-    node = mapping(c, path, value, "a mapping {model, num_conversations, max_turns}")
+    what = "a mapping {model, num_conversations, max_turns}"
+    node = _section(c, path, value, what, SIMULATION_KEYS)
     if node is None:
         return None
-    strict_keys(c, path, node, SIMULATION_KEYS)
     model = text(c, (*path, "model"), node.get("model"), required=True)
     if model is not None and "/" not in model:
         c.error((*path, "model"), f'expected "<connection>/<deployment>", found {describe(model)}')
