@@ -31,13 +31,7 @@ if TYPE_CHECKING:
         run_turns,
     )
     from agentopt.agents.tools.mocks import ToolMocks
-    from agentopt.contracts.transcript import (
-        Citation,
-        ToolCallRecord,
-        Transcript,
-        TurnError,
-        TurnResult,
-    )
+    from agentopt.contracts import Citation, ToolCallRecord, Transcript, TurnError, TurnResult
 
 _HOMES = {
     "DEFAULT_TURN_TIMEOUT_S": "agentopt.agents.base",
@@ -54,11 +48,12 @@ _HOMES = {
     "TurnFailed": "agentopt.agents.conversation",
     "run_turns": "agentopt.agents.conversation",
     "ToolMocks": "agentopt.agents.tools.mocks",
-    "Citation": "agentopt.contracts.transcript",
-    "ToolCallRecord": "agentopt.contracts.transcript",
-    "Transcript": "agentopt.contracts.transcript",
-    "TurnError": "agentopt.contracts.transcript",
-    "TurnResult": "agentopt.contracts.transcript",
+    # The records: from the contracts package, which alone says where each lives.
+    "Citation": "agentopt.contracts",
+    "ToolCallRecord": "agentopt.contracts",
+    "Transcript": "agentopt.contracts",
+    "TurnError": "agentopt.contracts",
+    "TurnResult": "agentopt.contracts",
 }
 
 __all__ = [

@@ -87,6 +87,21 @@ class AgentTarget(Protocol):
     async def aclose(self) -> None: ...
 
 
+def definition_transcript(
+    turns: list[TurnResult], target: str, definition: AgentDefinition, *, model: str | None = None
+) -> Transcript:
+    """The transcript of a target that runs the definition as written (everything but
+    `local`, which builds its own prompt and tools): the evaluators see the definition's tools
+    and instructions, and its model unless the target was told another (`model`)."""
+    return Transcript(
+        turns=turns,
+        target=target,
+        model=(definition.model or "") if model is None else model,
+        tool_definitions=definition.tools,
+        system_prompt=definition.instructions,
+    )
+
+
 TargetFactory = Callable[..., AgentTarget]
 F = TypeVar("F", bound=Callable[..., Any])
 

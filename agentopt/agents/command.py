@@ -18,7 +18,7 @@ import os
 from typing import Any
 
 from agentopt.agents import processes
-from agentopt.agents.base import RunConfig, register_target
+from agentopt.agents.base import RunConfig, definition_transcript, register_target
 from agentopt.agents.citations import citations_from_items
 from agentopt.agents.conversation import (
     AGENT_REQUEST_FAILED,
@@ -63,13 +63,7 @@ class CommandTarget:
             return result
 
         turns = await run_turns(task, config, send, restore=history.restore)
-        return Transcript(
-            turns=turns,
-            target=self.name,
-            model=self.definition.model or "",
-            tool_definitions=self.definition.tools,
-            system_prompt=self.definition.instructions,
-        )
+        return definition_transcript(turns, self.name, self.definition)
 
     async def _invoke(self, messages: list[dict[str, Any]], query: str) -> TurnResult:
         try:

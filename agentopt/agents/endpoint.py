@@ -11,7 +11,7 @@ import contextlib
 import os
 from typing import Any
 
-from agentopt.agents.base import RunConfig, register_target
+from agentopt.agents.base import RunConfig, definition_transcript, register_target
 from agentopt.agents.conversation import ChatHistory, RestoreTurn, SendTurn, run_turns
 from agentopt.agents.openai_wire import (
     as_dict,
@@ -90,13 +90,7 @@ class EndpointTarget:
             self._responses(client) if self.protocol == "responses" else self._chat(client)
         )
         turns = await run_turns(task, config, send, restore=restore, secrets=self.headers.values())
-        return Transcript(
-            turns=turns,
-            target=self.name,
-            model=self.model,
-            tool_definitions=self.definition.tools,
-            system_prompt=self.definition.instructions,
-        )
+        return definition_transcript(turns, self.name, self.definition, model=self.model)
 
     def _responses(self, client: Any) -> tuple[SendTurn, RestoreTurn]:
         return responses_sender(

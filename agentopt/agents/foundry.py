@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from agentopt.agents.base import RunConfig, register_target
+from agentopt.agents.base import RunConfig, definition_transcript, register_target
 from agentopt.agents.conversation import RestoreTurn, SendTurn, run_turns
 from agentopt.agents.openai_wire import responses_sender
 from agentopt.agents.retrying import DEFAULT_ATTEMPTS
@@ -106,13 +106,7 @@ class FoundryTarget:
     async def run(self, task: Task, config: RunConfig) -> Transcript:
         send, restore = self._sender(self._openai())
         turns = await run_turns(task, config, send, restore=restore)
-        return Transcript(
-            turns=turns,
-            target=self.name,
-            model=self.definition.model or "",
-            tool_definitions=self.definition.tools,
-            system_prompt=self.definition.instructions,
-        )
+        return definition_transcript(turns, self.name, self.definition)
 
     def _sender(self, client: Any) -> tuple[SendTurn, RestoreTurn]:
         return responses_sender(

@@ -21,7 +21,7 @@ import weakref
 from typing import IO, Any
 
 from agentopt.agents import process_guard, processes
-from agentopt.agents.base import RunConfig, register_target
+from agentopt.agents.base import RunConfig, definition_transcript, register_target
 from agentopt.agents.conversation import run_turns
 from agentopt.agents.hosted_protocol import hosted_protocol
 from agentopt.agents.invocations_wire import invocations_sender
@@ -103,13 +103,7 @@ class HostedTarget:
         except asyncio.CancelledError:
             await self._stop()  # Ctrl-C: never leave the agent running
             raise
-        return Transcript(
-            turns=turns,
-            target=self.name,
-            model=self.definition.model or "",
-            tool_definitions=self.definition.tools,
-            system_prompt=self.definition.instructions,
-        )
+        return definition_transcript(turns, self.name, self.definition)
 
     def _sender(self, client: Any) -> Any:
         if self.wire == "invocations":

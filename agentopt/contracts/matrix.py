@@ -8,12 +8,16 @@ variant is best, decided once, with its paired noise rule, and shown the same by
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Self
 
 from pydantic import Field
 
 from agentopt.contracts.record import Record, VersionedRecord, parse_record
 from agentopt.core.errors import InputError
 from agentopt.core.files import bounded
+
+if TYPE_CHECKING:
+    from agentopt.contracts.run_results import RunResults
 
 MATRIX_HINT = "is this a matrix.json written by agentopt?"
 
@@ -52,6 +56,24 @@ class VariantScore(Record):
     errors: int = 0
     cost_usd: float = 0.0
     status: str = "completed"
+
+    @classmethod
+    def of(cls, label: str, results: RunResults) -> Self:
+        """The numbers `results`' summary holds, as they are (nothing is recounted)."""
+        s = results.summary
+        return cls(
+            label=label,
+            run_id=results.run.id,
+            score=s.score,
+            score_ci=s.score_ci,
+            pass_rate=s.pass_rate,
+            passed=s.passed,
+            failed=s.failed,
+            partial=s.partial,
+            errors=s.errors,
+            cost_usd=s.cost_usd,
+            status=str(results.run.status),
+        )
 
 
 class BestVariant(Record):

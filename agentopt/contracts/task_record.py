@@ -141,21 +141,27 @@ class TaskOutcome(SparseRecord):
     diagnostics: dict[str, Any] | None = None
     """A single-turn task's diagnostics, from its first repeat (a thread's are on its turns)."""
 
+    def as_turn(self) -> TurnOutcome:
+        """The task's own exchange, verdicts, error and diagnostics as one turn (what a
+        single-turn task is)."""
+        return TurnOutcome(
+            query=self.query,
+            response=self.response,
+            tool_calls=self.tool_calls,
+            citations=self.citations,
+            status=self.status,
+            score=self.score,
+            evaluators=self.evaluators,
+            error=self.error,
+            diagnostics=self.diagnostics,
+        )
+
     def transcript_turns(self) -> list[TurnOutcome]:
-        """The turns to show: a thread's own, or one turn made of the task's fields."""
+        """The turns to show: a thread's own, or the task as one turn (its error left to the
+        task, which the reports show once, above the turns)."""
         if self.turns:
             return list(self.turns)
-        return [
-            TurnOutcome(
-                query=self.query,
-                response=self.response,
-                tool_calls=self.tool_calls,
-                citations=self.citations,
-                status=self.status,
-                score=self.score,
-                evaluators=self.evaluators,
-            )
-        ]
+        return [self.as_turn().model_copy(update={"error": None})]
 
 
 def iter_results(task: TaskOutcome) -> Iterator[tuple[str, EvalResult]]:

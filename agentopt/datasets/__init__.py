@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from agentopt.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from agentopt.contracts.task import Criterion, Dataset, EvaluatorRef, LegacyUpgrade, Task, Turn
+    from agentopt.contracts import Criterion, Dataset, EvaluatorRef, LegacyUpgrade, Task, Turn
     from agentopt.core.files.m365_schemas import newest_known_version, official_schema, schema_for
     from agentopt.datasets.adhoc import dataset_from_prompts
     from agentopt.datasets.discovery import (
@@ -30,12 +30,13 @@ if TYPE_CHECKING:
     from agentopt.datasets.writer import dump_tasks_jsonl, task_to_record
 
 _HOMES = {
-    "Criterion": "agentopt.contracts.task",
-    "Dataset": "agentopt.contracts.task",
-    "EvaluatorRef": "agentopt.contracts.task",
-    "LegacyUpgrade": "agentopt.contracts.task",
-    "Task": "agentopt.contracts.task",
-    "Turn": "agentopt.contracts.task",
+    # The task model: from the contracts package, which alone says where each record lives.
+    "Criterion": "agentopt.contracts",
+    "Dataset": "agentopt.contracts",
+    "EvaluatorRef": "agentopt.contracts",
+    "LegacyUpgrade": "agentopt.contracts",
+    "Task": "agentopt.contracts",
+    "Turn": "agentopt.contracts",
     "newest_known_version": "agentopt.core.files.m365_schemas",
     "official_schema": "agentopt.core.files.m365_schemas",
     "schema_for": "agentopt.core.files.m365_schemas",

@@ -22,7 +22,7 @@ from agentopt.core.files.m365_schemas import newest_known_version
 from agentopt.datasets.csv_loader import load_csv
 from agentopt.datasets.foundry import QUERY_KEYS
 from agentopt.datasets.jsonl import load_jsonl
-from agentopt.datasets.m365 import is_versioned_document, read_document
+from agentopt.datasets.m365 import M365Content, is_versioned_document, read_document
 from agentopt.datasets.m365_legacy import (
     LegacyShape,
     legacy_shape,
@@ -159,17 +159,7 @@ def _load_json(
         content, log = read_document(data, label, strict=strict)
         if log.errors:
             return None, log
-        return (
-            Dataset(
-                tasks=content.tasks,
-                source=label,
-                format="m365",
-                name=content.name,
-                default_evaluators=content.default_evaluators,
-                document=data,
-            ),
-            log,
-        )
+        return _m365_dataset(content, label, data), log
     shape = legacy_shape(data)
     if shape is not None:
         return _load_legacy(data, shape, path, label, strict=strict, upgrade=upgrade)
@@ -227,16 +217,24 @@ def _load_legacy(
             f"(--no-upgrade); without --no-upgrade it is upgraded in place to schemaVersion "
             f"{newest_known_version()} after a backup",
         )
-    dataset = Dataset(
+    upgrade_note = LegacyUpgrade(path=label, shape=shape, backup=backup_path)
+    return _m365_dataset(content, label, document, upgrade_note), log
+
+
+def _m365_dataset(
+    content: M365Content, label: str, document: Any, upgrade: LegacyUpgrade | None = None
+) -> Dataset:
+    """An M365 document's dataset: the document is kept, as an output is written back into it
+    (for a legacy file, the upgraded document, and what the upgrade did)."""
+    return Dataset(
         tasks=content.tasks,
         source=label,
         format="m365",
         name=content.name,
         default_evaluators=content.default_evaluators,
         document=document,
-        upgrade=LegacyUpgrade(path=label, shape=shape, backup=backup_path),
+        upgrade=upgrade,
     )
-    return dataset, log
 
 
 def _first_line_is_object(line: str) -> bool:

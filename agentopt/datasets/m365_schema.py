@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentopt.core.errors import Problem
@@ -86,30 +87,13 @@ def _missing_key(error: ValidationError) -> str:
 def _message(error: ValidationError) -> str:
     kind, value, instance = error.validator, error.validator_value, error.instance
     found = describe(instance)
-    if kind == "type":
-        names = value if isinstance(value, list) else [value]
-        wanted = " or ".join(_TYPE_NAMES.get(str(n), str(n)) for n in names)
-        return f"expected {wanted}, found {found}"
     if kind == "pattern" and error.absolute_path and error.absolute_path[-1] == "schemaVersion":
         return f'expected a version like "{newest_known_version()}", found {found}'
-    if kind == "pattern":
-        return f"expected text matching {value}, found {found}"
-    if kind == "enum":
-        return f"expected one of {', '.join(json.dumps(v) for v in value)}, found {found}"
-    if kind == "const":
-        return f"expected {json.dumps(value)}, found {found}"
-    if kind == "minItems":
-        return f"expected at least {value} item{'s' if value != 1 else ''}, found {found}"
-    if kind == "maxItems":
-        return f"expected at most {value} items, found {found}"
-    if kind == "minLength":
-        return f"expected non-empty text, found {found}"
-    if kind in ("minimum", "exclusiveMinimum"):
-        return f"expected a number {'≥' if kind == 'minimum' else '>'} {value}, found {found}"
-    if kind in ("maximum", "exclusiveMaximum"):
-        return f"expected a number {'≤' if kind == 'maximum' else '<'} {value}, found {found}"
     if kind == "not":
         return "this combination of keys is not allowed here"
+    expected = _EXPECTED.get(str(kind))
+    if expected is not None:
+        return f"expected {expected(value)}, found {found}"
     raw = str(error.message)
     return raw if len(raw) <= 200 else raw[:197] + "..."
 
@@ -123,6 +107,28 @@ _TYPE_NAMES = {
     "boolean": "true or false",
     "null": "null",
 }
+
+
+def _types(value: Any) -> str:
+    names = value if isinstance(value, list) else [value]
+    return " or ".join(_TYPE_NAMES.get(str(n), str(n)) for n in names)
+
+
+_EXPECTED: dict[str, Callable[[Any], str]] = {
+    "type": _types,
+    "pattern": lambda v: f"text matching {v}",
+    "enum": lambda v: f"one of {', '.join(json.dumps(x) for x in v)}",
+    "const": json.dumps,
+    "minItems": lambda v: f"at least {v} item{'s' if v != 1 else ''}",
+    "maxItems": lambda v: f"at most {v} items",
+    "minLength": lambda v: "non-empty text",
+    "minimum": lambda v: f"a number ≥ {v}",
+    "exclusiveMinimum": lambda v: f"a number > {v}",
+    "maximum": lambda v: f"a number ≤ {v}",
+    "exclusiveMaximum": lambda v: f"a number < {v}",
+}
+"""What a failed schema keyword expected, given its value: each message is "expected …,
+found …"."""
 
 
 def _explain_branches(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from agentopt.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from agentopt.contracts.usage import Usage
+    from agentopt.contracts import Usage
     from agentopt.models.cache_admin import (
         CacheStats,
         ModelCacheStats,
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     )
 
 _HOMES = {
-    "Usage": "agentopt.contracts.usage",
+    "Usage": "agentopt.contracts",
     "canonical_json": "agentopt.models.cache_key",
     "chat_cache_key": "agentopt.models.cache_key",
     "embed_cache_key": "agentopt.models.cache_key",

@@ -260,11 +260,10 @@ async def _watched(
 
 def _cut_error(target: CallTarget, cut: _Cut, call_timeout_s: float) -> ModelCallError:
     if cut.rule == "stall":
-        return ModelCallError(
-            f"{target.provider} model '{target.model}' sent no token for {cut.seconds:.0f} s",
-            kind="timeout",
-            provider=target.provider,
-            model=target.model,
+        return _target_error(
+            target,
+            f" sent no token for {cut.seconds:.0f} s",
+            "timeout",
             retryable=True,
             hint="the model stopped making progress; raise options.stall_timeout_seconds "
             "if it is only slow",
@@ -282,19 +281,16 @@ def _effective_deadline(call_deadline: float, run_deadline: float | None) -> tup
 
 def _deadline_error(target: CallTarget, by_run: bool, call_timeout_s: float) -> ModelCallError:
     if by_run:
-        return ModelCallError(
-            f"{target.provider} model '{target.model}': the run deadline (--timeout) was reached",
-            kind="deadline",
-            provider=target.provider,
-            model=target.model,
+        return _target_error(
+            target,
+            ": the run deadline (--timeout) was reached",
+            "deadline",
             hint="raise --timeout, or resume the run (finished calls are cached)",
         )
-    return ModelCallError(
-        f"{target.provider} model '{target.model}' gave no answer within the "
-        f"{call_timeout_s:g} s call deadline",
-        kind="deadline",
-        provider=target.provider,
-        model=target.model,
+    return _target_error(
+        target,
+        f" gave no answer within the {call_timeout_s:g} s call deadline",
+        "deadline",
         hint=(
             "the embedded model is slow on this machine; raise --call-timeout or "
             "options.call_timeout_seconds"
@@ -306,16 +302,28 @@ def _deadline_error(target: CallTarget, by_run: bool, call_timeout_s: float) -> 
 
 
 def _attempt_timeout_error(target: CallTarget, seconds: float) -> ModelCallError:
-    return ModelCallError(
-        f"{target.provider} model '{target.model}' gave no answer within the {seconds:g} s "
-        "attempt timeout",
-        kind="timeout",
-        provider=target.provider,
-        model=target.model,
+    return _target_error(
+        target,
+        f" gave no answer within the {seconds:g} s attempt timeout",
+        "timeout",
         retryable=True,
         hint="the server is slow or a connection hung; for a slow model set --call-timeout or "
         "options.call_timeout_seconds (an attempt may then take all of it), or raise "
         "options.attempt_timeout_seconds",
+    )
+
+
+def _target_error(
+    target: CallTarget, says: str, kind: str, *, hint: str, retryable: bool = False
+) -> ModelCallError:
+    """A call to `target` that was cut: "<provider> model '<model>'" and what it `says`."""
+    return ModelCallError(
+        f"{target.provider} model '{target.model}'{says}",
+        kind=kind,
+        provider=target.provider,
+        model=target.model,
+        retryable=retryable,
+        hint=hint,
     )
 
 

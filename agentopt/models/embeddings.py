@@ -37,18 +37,19 @@ INSTALL_HINT = (
 )
 
 
-def package_file(package: str, relative: str) -> Path:
-    """A file shipped inside an installed distribution, without importing it."""
+def package_file(package: str, relative: str, *, hint: str = INSTALL_HINT) -> Path:
+    """A file shipped inside an installed distribution, without importing it (the embedded
+    models' files: this one's and the `local:` chat model's GGUF, each with its install hint)."""
     try:
         dist = importlib.metadata.distribution(package)
     except importlib.metadata.PackageNotFoundError:
         raise ConfigError(
             f"the embedded model needs the package '{package}', which is not installed",
-            hint=INSTALL_HINT,
+            hint=hint,
         ) from None
     path = Path(str(dist.locate_file(relative)))
     if not path.is_file():
-        raise ConfigError(f"'{package}' is installed but {relative} is missing", hint=INSTALL_HINT)
+        raise ConfigError(f"'{package}' is installed but {relative} is missing", hint=hint)
     return path
 
 

@@ -8,8 +8,14 @@ from typing import TYPE_CHECKING
 from agentopt.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from agentopt.contracts.run_results import RunResults, load_results, parse_results, redacted
-    from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
+    from agentopt.contracts import (
+        RunResults,
+        TaskOutcome,
+        TurnOutcome,
+        load_results,
+        parse_results,
+        redacted,
+    )
     from agentopt.reports.compare import (
         Comparison,
         EvaluatorDelta,
@@ -40,12 +46,12 @@ if TYPE_CHECKING:
     from agentopt.reports.terminal_task import find_task
 
 _HOMES = {
-    "RunResults": "agentopt.contracts.run_results",
-    "load_results": "agentopt.contracts.run_results",
-    "parse_results": "agentopt.contracts.run_results",
-    "redacted": "agentopt.contracts.run_results",
-    "TaskOutcome": "agentopt.contracts.task_record",
-    "TurnOutcome": "agentopt.contracts.task_record",
+    "RunResults": "agentopt.contracts",
+    "load_results": "agentopt.contracts",
+    "parse_results": "agentopt.contracts",
+    "redacted": "agentopt.contracts",
+    "TaskOutcome": "agentopt.contracts",
+    "TurnOutcome": "agentopt.contracts",
     "Comparison": "agentopt.reports.compare",
     "EvaluatorDelta": "agentopt.reports.compare",
     "TaskDelta": "agentopt.reports.compare",

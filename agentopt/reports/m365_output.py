@@ -102,17 +102,7 @@ def _single_turn(task: TaskOutcome) -> TurnOutcome:
     if task.turns and len(task.turns) == 1 and not task.evaluators:
         turn = task.turns[0]
         return turn.model_copy(update={"error": turn.error or task.error})
-    return TurnOutcome(
-        query=task.query,
-        response=task.response,
-        tool_calls=task.tool_calls,
-        citations=task.citations,
-        status=task.status,
-        score=task.score,
-        evaluators=task.evaluators,
-        error=task.error,
-        diagnostics=task.diagnostics,
-    )
+    return task.as_turn()
 
 
 @dataclass(frozen=True)

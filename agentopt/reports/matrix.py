@@ -25,6 +25,7 @@ from agentopt.contracts.run_results import RunResults, TaskOutcome, redacted
 from agentopt.core.atomic import write_json_atomic, write_text_atomic
 from agentopt.reports.formatting import fmt_ci, fmt_cost, fmt_pct, fmt_score, truncate
 from agentopt.reports.outputs import OutputFile, check_output_paths
+from agentopt.reports.task_grid import TaskCell, TaskRow, task_rows
 
 __all__ = [
     "MatrixCell",
@@ -40,25 +41,9 @@ TERMINAL_ROWS = 40
 ANSWER_LIMIT = 4000
 
 
-class MatrixCell(BaseModel):
-    """One task under one variant."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    status: str | None = None
-    """None: the variant has no result for the task (its run stopped first)."""
-    score: float | None = None
-    response: str = ""
-    error: str | None = None
-
-
-class MatrixRow(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task: str
-    category: str | None = None
-    query: str = ""
-    cells: list[MatrixCell] = Field(default_factory=list)
+MatrixCell = TaskCell
+"""One task under one variant."""
+MatrixRow = TaskRow[MatrixCell]
 
 
 class MatrixColumn(BaseModel):
@@ -99,17 +84,7 @@ def build_matrix_report(record: MatrixRecord, results: Sequence[RunResults | Non
         for v in record.variants
     ]
     by_variant = [{t.name: t for t in r.tasks} if r is not None else {} for r in results]
-    names: dict[str, None] = {}
-    for r in results:
-        for t in r.tasks if r is not None else []:
-            names.setdefault(t.name)
-    rows = []
-    for name in names:
-        first = next(m[name] for m in by_variant if name in m)
-        cells = []
-        for m in by_variant:
-            cells.append(_cell(m.get(name)))
-        rows.append(MatrixRow(task=name, category=first.category, query=first.query, cells=cells))
+    rows = task_rows(by_variant, MatrixRow, lambda name: [_cell(m.get(name)) for m in by_variant])
     return MatrixReport(
         id=record.id,
         name=record.name,
@@ -122,14 +97,7 @@ def build_matrix_report(record: MatrixRecord, results: Sequence[RunResults | Non
 
 
 def _cell(task: TaskOutcome | None) -> MatrixCell:
-    if task is None:
-        return MatrixCell()
-    return MatrixCell(
-        status=task.status,
-        score=task.mean if task.mean is not None else task.score,
-        response=task.response[:ANSWER_LIMIT],
-        error=f"{task.error.code}: {task.error.message}" if task.error else None,
-    )
+    return MatrixCell() if task is None else MatrixCell.of(task, answer_limit=ANSWER_LIMIT)
 
 
 def _cell_text(cell: MatrixCell) -> Text:

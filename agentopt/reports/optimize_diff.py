@@ -1,12 +1,15 @@
 """Diffs between agent configurations: the instruction diff of the final report and the HTML
-report, and the whole-folder diff of `optimize show` / `optimize apply`."""
+report (and the view's job page), and the whole-folder diff of `optimize show` / `optimize
+apply`."""
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from pathlib import Path
 
 TEXT_SUFFIXES = frozenset({".md", ".yaml", ".yml", ".json", ".txt", ".py"})
+LINE_CLASSES = {"+": "add", "-": "del", "@": "hunk"}
 
 
 def unified_diff(old: str, new: str, old_name: str = "a", new_name: str = "b") -> list[str]:
@@ -17,6 +20,17 @@ def unified_diff(old: str, new: str, old_name: str = "a", new_name: str = "b") -
             old.splitlines(), new.splitlines(), old_name, new_name, lineterm="", n=2
         )
     ]
+
+
+def diff_html(lines: list[str], escape: Callable[[object], str], *, header_class: str = "") -> str:
+    """A diff as an HTML `<pre>`, each added, removed and hunk line in a span of its class; the
+    `+++`/`---` file lines get `header_class` (none: plain). `escape` is the page's own (the
+    view's also masks credentials)."""
+    out = []
+    for line in lines:
+        cls = header_class if line.startswith(("+++", "---")) else LINE_CLASSES.get(line[:1], "")
+        out.append(f'<span class="{cls}">{escape(line)}</span>' if cls else escape(line))
+    return '<pre class="diff">' + "\n".join(out) + "</pre>"
 
 
 def changed_lines(diff: list[str], limit: int) -> list[str]:

@@ -8,12 +8,12 @@ from agentopt.contracts.optimize_job import (
     BASELINE_ID,
     CandidateRecord,
     JobRecord,
-    ScoreSummary,
 )
 from agentopt.reports.formatting import fmt_when
 from agentopt.reports.html_assets import CSS
 from agentopt.reports.html_task import esc
-from agentopt.reports.optimize_diff import unified_diff
+from agentopt.reports.optimize_cards import score_html, validation_cards
+from agentopt.reports.optimize_diff import diff_html, unified_diff
 from agentopt.reports.optimize_svg import pareto_svg, scores_svg
 from agentopt.reports.optimize_table import candidate_cells, error_line, fmt_score
 
@@ -29,13 +29,6 @@ ul.tree{list-style:none;padding-left:18px;margin:4px 0}ul.tree li{margin:3px 0}
 .diff .add{color:var(--pass)}.diff .del{color:var(--fail)}.diff .hunk{color:var(--accent)}
 details{margin:8px 0}summary{cursor:pointer;font-weight:600}
 """
-
-
-def _score(s: ScoreSummary | None) -> str:
-    if s is None or s.score is None:
-        return "—"
-    ci = f" <span class='muted'>[{s.ci[0]:.3f}–{s.ci[1]:.3f}]</span>" if s.ci else ""
-    return f"{s.score:.3f}{ci}"
 
 
 def _header(job: JobRecord) -> str:
@@ -66,21 +59,14 @@ def _header(job: JobRecord) -> str:
 
 
 def _cards(job: JobRecord) -> str:
-    base = job.baseline
-    best = job.candidate(job.best) if job.best else None
-    cards = [("baseline (validation)", _score(base.validation if base else None))]
-    if best is not None and best.id != BASELINE_ID:
-        cards.append((f"best: {best.id}{' ★' if best.star else ''}", _score(best.validation)))
-        if best.delta is not None:
-            d = best.delta
-            cards.append(
-                ("Δ vs baseline (95% paired CI)", f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]")
-            )
+    cards = validation_cards(
+        job, baseline="baseline (validation)", delta="Δ vs baseline (95% paired CI)"
+    )
     t = job.test
     if t is not None:
-        cards.append(("test: baseline", _score(t.baseline_score)))
+        cards.append(("test: baseline", score_html(t.baseline_score)))
         if t.best != BASELINE_ID:
-            cards.append((f"test: {t.best}", _score(t.best_score)))
+            cards.append((f"test: {t.best}", score_html(t.best_score)))
         if t.optimism_gap is not None:
             cards.append(("optimism gap", f"{t.optimism_gap:+.3f}"))
     verdict = {
@@ -122,9 +108,9 @@ def _table(candidates: list[CandidateRecord]) -> str:
             "<tr>"
             + f"<td>{esc(cells[0])}</td><td>{esc(c.parent or '—')}</td>"
             + f"<td>{esc(cells[5])}</td><td class='reason'>{esc(c.rationale)}</td>"
-            + f"<td>{esc(screening)}</td><td class='num'>{_score(c.validation)}</td>"
+            + f"<td>{esc(screening)}</td><td class='num'>{score_html(c.validation)}</td>"
             + "".join(f"<td class='num'>{esc(v)}</td>" for v in cells[2:5])
-            + f"<td class='num'>{esc(delta)}</td><td class='num'>{_score(c.test)}</td></tr>"
+            + f"<td class='num'>{esc(delta)}</td><td class='num'>{score_html(c.test)}</td></tr>"
         )
     th = "".join(f"<th>{esc(h)}</th>" for h in head)
     return f"<table class='grid'><thead><tr>{th}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -147,16 +133,6 @@ def _tree(candidates: list[CandidateRecord]) -> str:
     return f"<ul class='tree'>{''.join(node(r) for r in roots)}</ul>"
 
 
-def _diff_html(lines: list[str]) -> str:
-    out = []
-    for line in lines:
-        cls = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "")
-        if line.startswith(("+++", "---")):
-            cls = ""
-        out.append(f"<span class='{cls}'>{esc(line)}</span>" if cls else esc(line))
-    return "<pre class='diff'>" + "\n".join(out) + "</pre>"
-
-
 def _diffs(candidates: list[CandidateRecord], instructions: dict[str, str]) -> str:
     parts = []
     for c in candidates:
@@ -164,7 +140,7 @@ def _diffs(candidates: list[CandidateRecord], instructions: dict[str, str]) -> s
             continue
         parent = c.parent or BASELINE_ID
         diff = unified_diff(instructions.get(parent, ""), instructions[c.id], parent, c.id)
-        body = _diff_html(diff) if diff else "<p class='muted'>Instructions unchanged.</p>"
+        body = diff_html(diff, esc) if diff else "<p class='muted'>Instructions unchanged.</p>"
         open_attr = " open" if c.star else ""
         parts.append(
             f"<details{open_attr}><summary>{esc(c.id)} vs {esc(parent)} — {esc(c.strategy)}"

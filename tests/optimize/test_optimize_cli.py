@@ -117,7 +117,7 @@ def test_html_report_is_self_contained(tmp_path: Path, models: Models) -> None:
     assert not re.search(r"""(src|href)=["']https?://""", html)
     assert html.count("<svg") == 3  # scores in creation order + two Pareto plots
     assert "<ul class='tree'>" in html and "cand_01" in html
-    assert "Instruction diffs" in html and "class='add'" in html
+    assert "Instruction diffs" in html and 'class="add"' in html
     assert "&#x27;refund window&#x27;" in html  # text is escaped
 
 

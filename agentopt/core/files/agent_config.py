@@ -20,7 +20,7 @@ from agentopt.core.files.agent_definition import AgentDefinition, McpServer, Ski
 from agentopt.core.files.problems import Collector, describe, expect_int, expect_str
 from agentopt.core.files.skills import load_skills, render_skill, skill_folder_name
 from agentopt.core.files.tools_json import check_tool_mocks, check_tools
-from agentopt.core.files.yaml_source import dump_yaml, load_json, load_yaml, read_text
+from agentopt.core.files.yaml_source import dump_yaml, load_json, load_yaml_mapping, read_text
 from agentopt.core.ids import timestamp
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 
@@ -62,13 +62,9 @@ def load_agent_config(
     path = Path(path)
     meta_path = path / METADATA_FILE if bounded.is_dir(path) else path
     folder = meta_path.parent
-    data, lines = load_yaml(meta_path, shown=str(meta_path))
-    c = Collector(str(meta_path), lines)
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        c.error((), f"expected a mapping with model, instruction_file, ...; found {describe(data)}")
-        c.raise_if_errors(config=True)
+    data, c = load_yaml_mapping(
+        meta_path, "expected a mapping with model, instruction_file, ...; found"
+    )
     for key in data:
         if key not in METADATA_KEYS:
             c.unknown_key((), key, METADATA_KEYS)

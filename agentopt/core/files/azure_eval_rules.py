@@ -114,6 +114,13 @@ def mapping(c: Collector, path: KeyPath, value: Any, what: str) -> dict[str, Any
     return None
 
 
+def sub_mapping(
+    c: Collector, path: KeyPath, node: dict[str, Any], key: str, what: str
+) -> dict[str, Any]:
+    """`node[key]` when it is a mapping; {} when it is absent, or not one (the error noted)."""
+    return mapping(c, (*path, key), node.get(key, {}), what) or {}
+
+
 def local_path(base: Path, value: str) -> Path:
     """A path of the file, resolved against its folder."""
     p = Path(value).expanduser()
@@ -134,7 +141,7 @@ def dataset_decl(c: Collector, path: KeyPath, node: dict[str, Any], base: Path) 
     resolved = local_path(base, file) if file else None
     if resolved is not None and resolved.suffix.lower() != ".jsonl":
         c.error((*path, "file"), f"expected a .jsonl file, found {describe(file)}")
-    tags = mapping(c, (*path, "tags"), node.get("tags", {}), "a mapping of tag → text") or {}
+    tags = sub_mapping(c, path, node, "tags", "a mapping of tag → text")
     for key, value in tags.items():
         if not isinstance(value, str | int | float) or isinstance(value, bool):
             c.error((*path, "tags", key), f"expected text, found {describe(value)}")
@@ -371,15 +378,7 @@ def _uses(c: Collector, path: KeyPath, value: Any) -> list[EvaluatorUseDecl]:
 def _use(c: Collector, path: KeyPath, node: dict[str, Any]) -> EvaluatorUseDecl | None:
     strict_keys(c, path, node, USE_KEYS)
     evaluator = text(c, (*path, "evaluator"), node.get("evaluator"), required=True)
-    params = (
-        mapping(
-            c,
-            (*path, "initialization_parameters"),
-            node.get("initialization_parameters", {}),
-            "a mapping",
-        )
-        or {}
-    )
+    params = sub_mapping(c, path, node, "initialization_parameters", "a mapping")
     threshold = params.get("threshold")
     if threshold is not None and (
         isinstance(threshold, bool)
@@ -390,15 +389,8 @@ def _use(c: Collector, path: KeyPath, node: dict[str, Any]) -> EvaluatorUseDecl 
             (*path, "initialization_parameters", "threshold"),
             f"expected a number, found {describe(threshold)}",
         )
-    data_mapping = (
-        mapping(
-            c,
-            (*path, "data_mapping"),
-            node.get("data_mapping", {}),
-            "a mapping of input → {{item.column}}",
-        )
-        or {}
-    )
+    what = "a mapping of input → {{item.column}}"
+    data_mapping = sub_mapping(c, path, node, "data_mapping", what)
     for key, template in data_mapping.items():
         if not isinstance(template, str) or not _MAPPING_RE.match(template):
             c.error(
@@ -425,13 +417,23 @@ def mapping_source(template: str) -> tuple[str, str] | None:
     return (found.group(1), found.group(2)) if found else None
 
 
-def _target(c: Collector, path: KeyPath, value: Any) -> Target | None:
+def _section(
+    c: Collector, path: KeyPath, value: Any, what: str, keys: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """An optional section (an eval's `target:`, `simulation:`): None when absent, or not a
+    mapping (the error noted); its keys are checked."""
     if value is None:
         return None
-    node = mapping(c, path, value, "a mapping {type: agent|model, name}")
+    node = mapping(c, path, value, what)
+    if node is not None:
+        strict_keys(c, path, node, keys)
+    return node
+
+
+def _target(c: Collector, path: KeyPath, value: Any) -> Target | None:
+    node = _section(c, path, value, "a mapping {type: agent|model, name}", TARGET_KEYS)
     if node is None:
         return None
-    strict_keys(c, path, node, TARGET_KEYS)
     kind = node.get("type", "agent")
     if kind not in ("agent", "model"):
         c.error((*path, "type"), f"expected agent or model, found {describe(kind)}")
@@ -441,12 +443,10 @@ def _target(c: Collector, path: KeyPath, value: Any) -> Target | None:
 
 
 def _simulation(c: Collector, path: KeyPath, value: Any) -> Simulation | None:
-    if value is None:
-        return None
-    node = mapping(c, path, value, "a mapping {model, num_conversations, max_turns}")
+    what = "a mapping {model, num_conversations, max_turns}"
+    node = _section(c, path, value, what, SIMULATION_KEYS)
     if node is None:
         return None
-    strict_keys(c, path, node, SIMULATION_KEYS)
     model = text(c, (*path, "model"), node.get("model"), required=True)
     if model is not None and "/" not in model:
         c.error((*path, "model"), f'expected "<connection>/<deployment>", found {describe(model)}')

@@ -33,7 +33,7 @@ from agentopt.core.files.agent_keys import (
 from agentopt.core.files.problems import Collector, KeyPath, describe
 from agentopt.core.files.skills import load_skills
 from agentopt.core.files.yaml_refs import BASE_KEY, resolve_refs
-from agentopt.core.files.yaml_source import load_yaml, read_text
+from agentopt.core.files.yaml_source import load_yaml, load_yaml_mapping, read_text
 
 AGENT_HOST = "azure.ai.agent"
 SKILL_HOST = "azure.ai.skill"
@@ -98,13 +98,7 @@ class AzureYaml:
 def load_azure_yaml(path: Path | str) -> AzureYaml:
     """Parse azure.yaml and check the shape of `services:`."""
     path = Path(path)
-    data, lines = load_yaml(path, shown=str(path))
-    c = Collector(str(path), lines)
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        c.error((), f"expected a mapping with name and services, found {describe(data)}")
-        c.raise_if_errors(config=True)
+    data, c = load_yaml_mapping(path, "expected a mapping with name and services, found")
     services = data.get("services") or {}
     if not isinstance(services, dict):
         c.error(

@@ -68,6 +68,16 @@ class InstructionFile(BaseModel):
     """Resolved against the eval.yaml folder."""
 
 
+def read_instruction(instruction: str | InstructionFile | None) -> str | None:
+    """An `instruction:` value's text (the agent's or a variant's): inline as written, the file
+    form read from its file; None when not set."""
+    if isinstance(instruction, InstructionFile):
+        from agentopt.core.files.yaml_source import read_text
+
+        return read_text(instruction.file, kind="text")
+    return instruction
+
+
 class AgentSection(BaseModel):
     """`agent:` — which agent the suite runs and how to reach it."""
 
@@ -100,11 +110,7 @@ class AgentSection(BaseModel):
 
     def instruction_text(self) -> str | None:
         """The instructions, reading the file form; None when not set."""
-        if isinstance(self.instruction, InstructionFile):
-            from agentopt.core.files.yaml_source import read_text
-
-            return read_text(self.instruction.file, kind="text")
-        return self.instruction
+        return read_instruction(self.instruction)
 
 
 class DatasetRef(BaseModel):
@@ -283,11 +289,7 @@ class VariantEntry(BaseModel):
 
     def instruction_text(self) -> str | None:
         """The instructions, reading the file form; None when not set."""
-        if isinstance(self.instruction, InstructionFile):
-            from agentopt.core.files.yaml_source import read_text
-
-            return read_text(self.instruction.file, kind="text")
-        return self.instruction
+        return read_instruction(self.instruction)
 
 
 class EvalConfig(BaseModel):

@@ -10,7 +10,7 @@ from typing import Any
 from agentopt.core.errors import InputError
 from agentopt.core.files import bounded
 from agentopt.core.files.bounded import FileKind
-from agentopt.core.files.problems import LineIndex
+from agentopt.core.files.problems import Collector, LineIndex, describe
 
 _TOO_DEEP = bounded.TOO_DEEP
 
@@ -43,6 +43,20 @@ def load_yaml(path: Path, *, shown: str | None = None) -> tuple[Any, LineIndex]:
     """Read and parse a YAML file (see `parse_yaml`)."""
     name = shown or str(path)
     return parse_yaml(read_text(path, shown=name, kind="yaml"), name)
+
+
+def load_yaml_mapping(path: Path, expected: str) -> tuple[dict[str, Any], Collector]:
+    """A YAML file that must hold a mapping (an empty file reads as an empty one), and the
+    collector of its problems; anything else is a ConfigError at once, worded `expected` then
+    what was found ("expected a mapping with name and services, found a list")."""
+    data, lines = load_yaml(path, shown=str(path))
+    c = Collector(str(path), lines)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        c.error((), f"{expected} {describe(data)}")
+        c.raise_if_errors(config=True)
+    return data, c
 
 
 def parse_json(text: str, file: str) -> Any:

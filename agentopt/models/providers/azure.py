@@ -13,6 +13,7 @@ from typing import Any
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.azure_auth import default_credential
 from agentopt.models.providers.openai_chat import Closer, OpenAIChatProvider, extra_headers
+from agentopt.models.providers.openai_sdk import chat_provider
 from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
@@ -84,13 +85,14 @@ def make_provider(
             await cred.close()
 
     closers.append(close_credential)
-    return OpenAIChatProvider(
-        id=name,
+    return chat_provider(
+        name,
+        config,
+        settings,
         base_url=endpoint,
         client_factory=factory,
-        reasoning=config.reasoning,
-        reasoning_patterns=settings.reasoning_models,
-        secrets=[*([key] if key else []), *headers.values()],
+        headers=headers,
+        key=key,
         key_hint=f"{key_env}, or `az login` for Entra ID",
         closers=closers,
     )

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.base import Capabilities
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers, lean_client
+from agentopt.models.providers.openai_sdk import chat_provider, openai_client
 from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
@@ -67,26 +68,19 @@ def make_provider(
                 "needs no key",
             )
 
-    def factory() -> object:
-        from openai import AsyncOpenAI
-
-        return AsyncOpenAI(
-            api_key=key or NO_KEY,
-            base_url=base_url,
-            max_retries=0,
-            # The call layer's watchdog owns the limits (models.deadlines): self-hosted
-            # answers may take long, and their deadline is fitted to the model's speed.
-            timeout=settings.attempt_timeout_s or SDK_TIMEOUT_S,
-            default_headers=headers or None,
-        )
-
-    return OpenAIChatProvider(
-        id=name,
+    # The call layer's watchdog owns the limits (models.deadlines): self-hosted answers may
+    # take long, and their deadline is fitted to the model's speed.
+    factory = openai_client(
+        key or NO_KEY, base_url, headers, lambda: settings.attempt_timeout_s or SDK_TIMEOUT_S
+    )
+    return chat_provider(
+        name,
+        config,
+        settings,
         base_url=base_url,
         client_factory=factory,
-        reasoning=config.reasoning,
-        reasoning_patterns=settings.reasoning_models,
-        secrets=[*([key] if key else []), *headers.values()],
+        headers=headers,
+        key=key,
         key_hint=config.api_key_env or "",
         # Local servers render messages through Jinja chat templates that concatenate
         # `content`: a tool-call turn needs "" there, never a missing key or null.

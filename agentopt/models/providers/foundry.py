@@ -15,6 +15,7 @@ from typing import Any
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.azure_auth import async_transport_kwargs, default_credential
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
+from agentopt.models.providers.openai_sdk import chat_provider
 from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.resolve import project_endpoint
 from agentopt.models.settings import CallSettings, ProviderConfig
@@ -65,13 +66,13 @@ def make_provider(
         if cred is not None:
             await cred.close()
 
-    return OpenAIChatProvider(
-        id=name,
+    return chat_provider(
+        name,
+        config,
+        settings,
         base_url=endpoint.rstrip("/") + "/openai/v1",
         client_factory=factory,
-        reasoning=config.reasoning,
-        reasoning_patterns=settings.reasoning_models,
-        secrets=list(headers.values()),
+        headers=headers,
         key_hint="`az login` (DefaultAzureCredential) with access to the Foundry project",
         closers=[close],
     )

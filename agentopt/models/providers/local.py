@@ -17,7 +17,6 @@ temperature is set), context 4096 (`AGENTOPT_LOCAL_CTX`).
 from __future__ import annotations
 
 import asyncio
-import importlib.metadata
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import ConfigError, ModelCallError
 from agentopt.models.call_progress import CallProgress, current_progress
-from agentopt.models.embeddings import minilm
+from agentopt.models.embeddings import minilm, package_file
 from agentopt.models.providers.base import CURRENT_REPEAT, Capabilities, Provider
 from agentopt.models.providers.local_runtime import (
     INSTALL_HINT,
@@ -67,19 +66,7 @@ def gguf_path(env: Mapping[str, str] | None = None) -> Path:
         if not path.is_file():
             raise ConfigError(f"AGENTOPT_LOCAL_GGUF points to {path}, which is not a file")
         return path
-    try:
-        dist = importlib.metadata.distribution(GGUF_PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        raise ConfigError(
-            f"the embedded model needs the package '{GGUF_PACKAGE}', which is not installed",
-            hint=INSTALL_HINT,
-        ) from None
-    path = Path(str(dist.locate_file(GGUF_FILE)))
-    if not path.is_file():
-        raise ConfigError(
-            f"'{GGUF_PACKAGE}' is installed but {GGUF_FILE} is missing", hint=INSTALL_HINT
-        )
-    return path
+    return package_file(GGUF_PACKAGE, GGUF_FILE, hint=INSTALL_HINT)
 
 
 class LocalProvider(Provider):

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from agentopt.core.errors import ConfigError
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers, lean_client
+from agentopt.models.providers.openai_sdk import chat_provider, openai_client
 from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
 
@@ -28,25 +29,14 @@ def make_provider(
         )
     base_url = config.base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     headers = extra_headers(name, config, env)
-
-    def factory() -> object:
-        from openai import AsyncOpenAI
-
-        return AsyncOpenAI(
-            api_key=key,
-            base_url=base_url,
-            max_retries=0,
-            timeout=settings.attempt_timeout(),
-            default_headers=headers or None,
-        )
-
-    return OpenAIChatProvider(
-        id=name,
+    return chat_provider(
+        name,
+        config,
+        settings,
         base_url=base_url,
-        client_factory=factory,
-        reasoning=config.reasoning,
-        reasoning_patterns=settings.reasoning_models,
-        secrets=[key, *headers.values()],
+        client_factory=openai_client(key, base_url, headers, settings.attempt_timeout),
+        headers=headers,
+        key=key,
         key_hint=key_env,
         lean=lean_client(base_url, key, headers, env),
     )

@@ -36,7 +36,7 @@ def _head(col: MultiColumn, index: int) -> str:
     ci = fmt_ci(col.score_ci).removeprefix("95% CI ")
     return (
         f'<th scope="col" class="run-col"><a href="/runs/{text(col.run_id)}">{text(col.run_id)}'
-        f'</a><div>{text(col.title)}</div><div class="muted">{text(col.model or "")}</div>'
+        f'</a><div>{text(col.label)}</div><div class="muted">{text(col.model or "")}</div>'
         f"<div><b>{text(fmt_score(col.score))}</b> "
         + (f'<span class="muted">[{text(ci)}]</span>' if ci else "")
         + f'</div><div class="muted">pass {text(fmt_pct(col.pass_rate))} · '
@@ -110,7 +110,7 @@ def compare_page(comp: MultiComparison) -> str:
         "noise (repeats).</p>"
     )
     narrow = "".join(
-        f"<li><b>{text(c.run_id)}</b> {text(c.title)}: {text(fmt_score(c.score))}"
+        f"<li><b>{text(c.run_id)}</b> {text(c.label)}: {text(fmt_score(c.score))}"
         + (f", {text(fmt_delta(c.delta))} vs reference" if i and c.delta is not None else "")
         + ((" (beyond noise)" if c.beyond_noise else " (within noise)") if i else " (reference)")
         + "</li>"

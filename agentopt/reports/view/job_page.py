@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord, ScoreSummary
+from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord
 from agentopt.reports.formatting import fmt_cost, fmt_int, fmt_pct, fmt_score, fmt_when
+from agentopt.reports.optimize_cards import score_html, validation_cards
+from agentopt.reports.optimize_diff import diff_html
 from agentopt.reports.optimize_svg import pareto_svg, scores_svg
 from agentopt.reports.view.job_facts import candidate_line, stop_phrase
 from agentopt.reports.view.layout import page, table_head, text
@@ -34,23 +36,10 @@ COLUMNS = [
 ]
 
 
-def _score(s: ScoreSummary | None) -> str:
-    if s is None or s.score is None:
-        return "—"
-    ci = f' <span class="muted">[{s.ci[0]:.3f}–{s.ci[1]:.3f}]</span>' if s.ci else ""
-    return f"{s.score:.3f}{ci}"
-
-
 def _diff_html(lines: list[str]) -> str:
     if not lines:
         return '<p class="muted">No difference.</p>'
-    out = []
-    for line in lines:
-        cls = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "")
-        if line.startswith(("+++", "---")):
-            cls = "file"
-        out.append(f'<span class="{cls}">{text(line)}</span>' if cls else text(line))
-    return '<pre class="diff">' + "\n".join(out) + "</pre>"
+    return diff_html(lines, text, header_class="file")
 
 
 def _screening(c: CandidateRecord) -> str:
@@ -87,12 +76,12 @@ def _detail(c: CandidateRecord, diff: Diff) -> str:
         )[:8]
         tasks = ", ".join(f"{k} {fmt_score(s)}" for k, s in worst)
         parts.append(
-            f"<h4>Validation</h4><p>{_score(v)} · pass {text(fmt_pct(v.pass_rate))} · "
+            f"<h4>Validation</h4><p>{score_html(v)} · pass {text(fmt_pct(v.pass_rate))} · "
             f"{v.n} tasks · {v.errors} errors</p>"
             f'<p class="muted">weakest tasks: {text(tasks)}</p>'
         )
     if c.test is not None:
-        parts.append(f"<h4>Test split</h4><p>{_score(c.test)}</p>")
+        parts.append(f"<h4>Test split</h4><p>{score_html(c.test)}</p>")
     if c.id != BASELINE_ID:
         parent = c.parent or BASELINE_ID
         parts.append(
@@ -116,13 +105,13 @@ def _row(c: CandidateRecord, diff: Diff) -> str:
         ("Strategy", text(c.strategy)),
         ("Status", text(c.status.replace("_", " "))),
         ("Screening", text(_screening(c))),
-        ("Validation", _score(v)),
+        ("Validation", score_html(v)),
         ("Pass", text(fmt_pct(v.pass_rate)) if v else "—"),
         ("Tokens/task", text(tokens)),
         ("Cost", text(fmt_cost(c.cost)) if c.cost is not None else "—"),
         ("Δ vs baseline", text(delta)),
         ("Pareto", text(pareto)),
-        ("Test", _score(c.test)),
+        ("Test", score_html(c.test)),
     ]
     tds = "".join(f'<td data-label="{label}">{html}</td>' for label, html in cells)
     return (
@@ -167,15 +156,9 @@ def _facts(job: JobRecord) -> str:
 
 
 def _cards(job: JobRecord) -> str:
-    base = job.baseline
-    best = job.candidate(job.best) if job.best else None
-    cards = [("baseline · validation", _score(base.validation if base else None))]
-    if best is not None and best.id != BASELINE_ID:
-        cards.append((f"best: {best.id}{' ★' if best.star else ''}", _score(best.validation)))
-        if best.delta is not None:
-            d = best.delta
-            cards.append(("Δ vs baseline (paired 95% CI)",
-                          f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"))  # fmt: skip
+    cards = validation_cards(
+        job, baseline="baseline · validation", delta="Δ vs baseline (paired 95% CI)"
+    )
     return (
         '<section class="cards">'
         + "".join(
@@ -201,9 +184,9 @@ def _test(job: JobRecord) -> str:
     if t is None:
         out.append('<p class="muted">The test split is evaluated once, at the end.</p>')
         return "".join(out)
-    rows = [("baseline", _score(t.baseline_score))]
+    rows = [("baseline", score_html(t.baseline_score))]
     if t.best != BASELINE_ID:
-        rows.append((t.best, _score(t.best_score)))
+        rows.append((t.best, score_html(t.best_score)))
     if t.delta is not None:
         rows.append(
             ("Δ (paired 95% CI)", f"{t.delta.mean:+.3f} [{t.delta.low:+.3f}, {t.delta.high:+.3f}]")

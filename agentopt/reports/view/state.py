@@ -8,8 +8,10 @@ time), so the runs page of a project with many runs stays quick while a run is b
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar, cast
 
 from agentopt.contracts.matrix import MatrixRecord, load_matrix
 from agentopt.contracts.optimize_job import JobRecord, load_job
@@ -23,7 +25,9 @@ from agentopt.contracts.run_results import (
 )
 from agentopt.core.errors import AgentoptError
 
-__all__ = ["RunEntry", "ViewState", "real_child"]
+__all__ = ["RunEntry", "ViewState", "real_child", "real_dir"]
+
+T = TypeVar("T")
 
 
 def real_child(parent: Path | None, name: str) -> Path | None:
@@ -40,6 +44,12 @@ def real_child(parent: Path | None, name: str) -> Path | None:
     except (OSError, ValueError):
         return None
     return path
+
+
+def real_dir(parent: Path | None, name: str) -> Path | None:
+    """`real_child` when it is a folder."""
+    found = real_child(parent, name)
+    return found if found is not None and found.is_dir() else None
 
 
 def _signature(*paths: Path | None) -> str:
@@ -80,8 +90,7 @@ class ViewState:
 
     # -- folders ------------------------------------------------------------------------------
     def _dir(self, name: str) -> Path | None:
-        found = real_child(self.root, name)
-        return found if found is not None and found.is_dir() else None
+        return real_dir(self.root, name)
 
     def _names(self, kind: str) -> list[tuple[str, Path | None]]:
         """(name, folder or None when it is not a real folder), newest first."""
@@ -92,42 +101,38 @@ class ViewState:
         for entry in sorted(parent.iterdir(), reverse=True):
             if entry.name.startswith("."):
                 continue
-            folder = real_child(parent, entry.name)
-            out.append((entry.name, folder if folder is not None and folder.is_dir() else None))
+            out.append((entry.name, real_dir(parent, entry.name)))
         return out
 
     def run_folder(self, run_id: str) -> Path | None:
-        folder = real_child(self._dir("runs"), run_id)
-        return folder if folder is not None and folder.is_dir() else None
+        return real_dir(self._dir("runs"), run_id)
 
     def job_folder(self, job_id: str) -> Path | None:
-        folder = real_child(self._dir("optimize"), job_id)
-        return folder if folder is not None and folder.is_dir() else None
+        return real_dir(self._dir("optimize"), job_id)
 
     def matrix_folder(self, matrix_id: str) -> Path | None:
-        folder = real_child(self._dir("matrices"), matrix_id)
-        return folder if folder is not None and folder.is_dir() else None
+        return real_dir(self._dir("matrices"), matrix_id)
 
     # -- cached loads -------------------------------------------------------------------------
-    def _cached(self, path: Path, load: object) -> object:
+    def _cached(self, folder: Path | None, name: str, load: Callable[[Path], T]) -> T | None:
+        """`folder/name` as `load` reads it, read again only when the file changed; None when
+        there is no such file (the loader's error is raised when it is broken)."""
+        path = real_child(folder, name)
+        if path is None:
+            return None
         sig = _signature(path)
         with self._lock:
             hit = self._cache.get(path)
         if hit is not None and hit[0] == sig:
-            return hit[1]
-        value = load(path)  # type: ignore[operator]
+            return cast(T, hit[1])
+        value = load(path)
         with self._lock:
             self._cache[path] = (sig, value)
         return value
 
     def results(self, run_id: str) -> RunResults | None:
         """The run's results.json (raises the loader's error when it is broken)."""
-        path = real_child(self.run_folder(run_id), "results.json")
-        if path is None:
-            return None
-        value = self._cached(path, load_results)
-        assert isinstance(value, RunResults)
-        return value
+        return self._cached(self.run_folder(run_id), "results.json", load_results)
 
     def run(self, run_id: str) -> RunEntry | None:
         """A run as the pages show it; None when there is no such folder, or nothing in it."""
@@ -164,12 +169,7 @@ class ViewState:
         return list(read_journal(path, RunJournalEntry.model_validate))
 
     def job(self, job_id: str) -> JobRecord | None:
-        path = real_child(self.job_folder(job_id), "job.json")
-        if path is None:
-            return None
-        value = self._cached(path, load_job)
-        assert isinstance(value, JobRecord)
-        return value
+        return self._cached(self.job_folder(job_id), "job.json", load_job)
 
     def jobs(self) -> list[tuple[str, JobRecord | None, str | None]]:
         """(job id, its record or None, why not)."""
@@ -188,12 +188,7 @@ class ViewState:
         return out
 
     def matrix(self, matrix_id: str) -> MatrixRecord | None:
-        path = real_child(self.matrix_folder(matrix_id), "matrix.json")
-        if path is None:
-            return None
-        value = self._cached(path, load_matrix)
-        assert isinstance(value, MatrixRecord)
-        return value
+        return self._cached(self.matrix_folder(matrix_id), "matrix.json", load_matrix)
 
     def matrices(self) -> list[MatrixRecord]:
         out = []
@@ -209,9 +204,7 @@ class ViewState:
         return out
 
     def candidate_dir(self, job_id: str, cand: str) -> Path | None:
-        folder = real_child(self.job_folder(job_id), "candidates")
-        found = real_child(folder, cand)
-        return found if found is not None and found.is_dir() else None
+        return real_dir(real_child(self.job_folder(job_id), "candidates"), cand)
 
     # -- live ---------------------------------------------------------------------------------
     def version(self, kind: str, ident: str) -> tuple[str, bool]:
@@ -225,19 +218,22 @@ class ViewState:
             return _signature(*files), bool(entry and entry.running)
         if kind == "optimize":
             path = real_child(self.job_folder(ident), "job.json")
-            try:
-                job = self.job(ident)
-            except (AgentoptError, OSError, ValueError, RecursionError):
-                job = None
-            return _signature(path), bool(job and job.status == "running")
+            return self._live(path, lambda: self.job(ident))
         if kind == "matrices":
             path = real_child(self.matrix_folder(ident), "matrix.json")
-            try:
-                found = self.matrix(ident)
-            except (AgentoptError, OSError, ValueError, RecursionError):
-                found = None
-            return _signature(path), bool(found and found.status == "running")
+            return self._live(path, lambda: self.matrix(ident))
         return "-", False
+
+    def _live(
+        self, path: Path | None, read: Callable[[], JobRecord | MatrixRecord | None]
+    ) -> tuple[str, bool]:
+        """A job's or a matrix's version: its file's signature, and whether the record (when
+        it reads) says it is still running."""
+        try:
+            found = read()
+        except (AgentoptError, OSError, ValueError, RecursionError):
+            found = None
+        return _signature(path), bool(found and found.status == "running")
 
 
 def _reason(exc: BaseException) -> str:
