@@ -165,3 +165,24 @@ def test_max_cost_stops_the_job_and_costs_come_from_the_price_table(tmp_path: Pa
     assert base is not None and base.cost is not None
     # The Cost column is the agent's list price on the validation split: 6 tasks × $0.02.
     assert base.cost == pytest.approx(len(job.splits.validation) * 0.02)
+
+
+def test_every_recorded_option_survives_the_job_file_and_keeps_its_order() -> None:
+    """job.json's `options` is what --resume restores: a flag left out of the recorded order
+    would silently not be resumed; the keys keep the order job.json has always had."""
+    from dataclasses import fields
+    from pathlib import Path
+
+    from agentopt.workflows.optimize.options import SNAPSHOT_ORDER, OptimizeOptions
+
+    per_run = {"resume", "dry_run", "executor", "ray_address"}
+    names = {f.name for f in fields(OptimizeOptions)}
+    assert names - per_run == set(SNAPSHOT_ORDER)
+    opts = OptimizeOptions(
+        config=Path("eval.yaml"), seed=7, max_candidates=3, eval_model="m", targets=["tools"]
+    )
+    snap = opts.snapshot()
+    assert list(snap) == [
+        *("config", "eval_model", "max_candidates", "targets", "seed", "require_improvement")
+    ]
+    assert OptimizeOptions.from_snapshot(snap) == opts

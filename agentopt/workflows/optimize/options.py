@@ -43,13 +43,14 @@ class OptimizeOptions(SuiteFlags):
     instructions become the baseline's)."""
 
     def snapshot(self) -> dict[str, Any]:
-        """The options as recorded in job.json (paths as text), for --resume."""
+        """The options as recorded in job.json (paths as text), for --resume: in job.json's
+        own key order (`SNAPSHOT_ORDER`), which saved records keep whatever order the fields
+        are declared in."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None or f.name in ("resume", "dry_run", "executor", "ray_address"):
-                continue
-            out[f.name] = str(value) if isinstance(value, Path) else value
+        for name in SNAPSHOT_ORDER:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = str(value) if isinstance(value, Path) else value
         return out
 
     @classmethod
@@ -60,6 +61,17 @@ class OptimizeOptions(SuiteFlags):
             if values.get(key) is not None:
                 values[key] = Path(values[key])
         return cls(**values)
+
+
+SNAPSHOT_ORDER: tuple[str, ...] = (
+    *("config", "eval_name", "agent", "environment", "project_endpoint", "dataset"),
+    *("eval_model", "optimize_model", "evaluators", "max_candidates", "max_stalls"),
+    *("budget_calls", "max_cost", "targets", "model_search_space", "real_tools"),
+    *("parallel_proposals", "seed", "concurrency", "call_timeout", "require_improvement"),
+    "from_matrix",
+)
+"""job.json's `options` keys, in the order job.json has always written them (`resume`,
+`dry_run`, `executor` and `ray_address` belong to one invocation and are not recorded)."""
 
 
 def split_list(text: str | None) -> list[str] | None:
