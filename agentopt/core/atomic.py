@@ -57,12 +57,19 @@ def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2) -> None:
 def backup(path: Path) -> Path:
     """Copy `path` to `<path>.bak.<YYYYMMDDHHMMSS>` (never overwriting an older backup)."""
     path = Path(path)
-    target = path.with_name(f"{path.name}.bak.{timestamp()}")
+    target = free_aside_name(path, ".bak")
+    shutil.copy2(path, target)
+    return target
+
+
+def free_aside_name(path: Path, infix: str = "") -> Path:
+    """`<path><infix>.<YYYYMMDDHHMMSS>`, or with `.1`, `.2`… added: a name no earlier backup or
+    set-aside folder holds, so keeping the old copy never replaces an older one."""
+    target = path.with_name(f"{path.name}{infix}.{timestamp()}")
     n = 1
     while target.exists():
-        target = path.with_name(f"{path.name}.bak.{timestamp()}.{n}")
+        target = path.with_name(f"{path.name}{infix}.{timestamp()}.{n}")
         n += 1
-    shutil.copy2(path, target)
     return target
 
 

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentopt.core.atomic import json_bytes, write_bytes_atomic
+from agentopt.core.atomic import free_aside_name, json_bytes, write_bytes_atomic
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import AgentDefinition, McpServer, Skill
@@ -21,7 +21,6 @@ from agentopt.core.files.problems import Collector, describe, expect_int, expect
 from agentopt.core.files.skills import load_skills, render_skill, skill_folder_name
 from agentopt.core.files.tools_json import check_tool_mocks, check_tools
 from agentopt.core.files.yaml_source import dump_yaml, load_json, load_yaml_mapping, read_text
-from agentopt.core.ids import timestamp
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 
 METADATA_FILE = "metadata.yaml"
@@ -165,11 +164,7 @@ def write_agent_config(
         _write_into(tmp, files if files is not None else agent_config_files(defn))
         saved = None
         if folder.exists():
-            saved = folder.with_name(f"{folder.name}.{timestamp()}")
-            n = 1
-            while saved.exists():
-                saved = folder.with_name(f"{folder.name}.{timestamp()}.{n}")
-                n += 1
+            saved = free_aside_name(folder)
             folder.rename(saved)
         tmp.rename(folder)
     except BaseException:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentopt.contracts.optimize_job import BASELINE_ID, CandidateRecord, JobRecord
+from agentopt.core.atomic import free_aside_name
 from agentopt.core.errors import ConfigError
-from agentopt.core.ids import timestamp
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 from agentopt.reports.optimize_diff import folder_diff, folder_texts, unified_diff
 from agentopt.workflows.optimize.journal import JobStore, list_job_ids, resolve_job
@@ -247,11 +247,7 @@ def _write_folder(plan: ApplyPlan, target: Path) -> Path | None:
                 path.write_bytes(change.after)
         backup = None
         if target.exists():
-            backup = target.with_name(f"{target.name}.{timestamp()}")
-            n = 1
-            while backup.exists():
-                backup = target.with_name(f"{target.name}.{timestamp()}.{n}")
-                n += 1
+            backup = free_aside_name(target)
             target.rename(backup)
         staged.rename(target)
     finally:
