@@ -65,13 +65,42 @@ def parse_checked(text: str, file: str) -> tuple[Any, LineIndex]:
         ) from None
     lines = LineIndex()
     plain = _Plain(file, lines)
+    if _expanded_values(node, {}, set(), 0) > MAX_YAML_VALUES:
+        raise plain._fail((), _TOO_MANY)
     return plain.convert(node, ()), lines
+
+
+def _expanded_values(node: Any, memo: dict[int, int], active: set[int], depth: int) -> int:
+    """How many values `node` becomes once its aliases are copied, counted over the parsed
+    graph (each shared node once, memoised), so a "billion laughs" file is refused in a few
+    hundred steps rather than after building 100,000 values. A cycle or a nesting past
+    `bounded.MAX_DEPTH` counts as one value here: the conversion names those itself."""
+    if not isinstance(node, dict | list) or depth > bounded.MAX_DEPTH:
+        return 1
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    if key in active:
+        return 1
+    active.add(key)
+    total = 1
+    for child in node.values() if isinstance(node, dict) else node:
+        total += _expanded_values(child, memo, active, depth + 1)
+        if total > MAX_YAML_VALUES:
+            break
+    active.discard(key)
+    memo[key] = total
+    return total
 
 
 _TOO_DEEP = bounded.TOO_DEEP
 MAX_YAML_VALUES = 100_000
 """Values a YAML file may expand to: aliases (`*name`) are copied when the plain data is
 built, so a file of a few lines ("billion laughs") could otherwise grow to gigabytes."""
+_TOO_MANY = (
+    f"invalid YAML: the file expands to more than {MAX_YAML_VALUES} values "
+    "(aliases copied over and over)"
+)
 
 
 class _Plain:
@@ -93,11 +122,7 @@ class _Plain:
     def convert(self, node: Any, path: KeyPath) -> Any:
         self.values += 1
         if self.values > MAX_YAML_VALUES:
-            raise self._fail(
-                (),
-                f"invalid YAML: the file expands to more than {MAX_YAML_VALUES} values "
-                "(aliases copied over and over)",
-            )
+            raise self._fail((), _TOO_MANY)
         if len(path) > bounded.MAX_DEPTH:
             raise self._fail(path, f"invalid YAML: {_TOO_DEEP}", show_path=False)
         return _plain(node, path, self)
