@@ -20,8 +20,6 @@ import random
 from agentopt.contracts.optimize_job import (
     BASELINE_ID,
     CandidateRecord,
-    Outranked,
-    Screening,
     Termination,
 )
 from agentopt.contracts.optimize_journal import ProposalEntry, ProposedChange
@@ -31,16 +29,13 @@ from agentopt.core.ids import utc_now_iso
 from agentopt.workflows.optimize.candidates import candidate_id, config_hash, fill_validation
 from agentopt.workflows.optimize.evaluation import (
     CandidateRun,
-    Race,
     StopRequested,
-    mean_without_errors,
 )
 from agentopt.workflows.optimize.harm import HarmTracker
 from agentopt.workflows.optimize.leak import LeakCheck
 from agentopt.workflows.optimize.merge import (
     MAX_MERGES,
     merge_proposal,
-    merge_verdict,
     pick_pair,
 )
 from agentopt.workflows.optimize.minibatch import weakest_tasks
@@ -48,6 +43,7 @@ from agentopt.workflows.optimize.perfect import FROM_FAILURES, nothing_to_learn,
 from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.rotation import Rotation
+from agentopt.workflows.optimize.screening import screen
 from agentopt.workflows.optimize.slots import SlotOutcome, SlotPlan
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.stop import StopRule
@@ -295,59 +291,6 @@ class Search:
             )
         )
 
-    # -- phase B: screen and validate ------------------------------------------------------------
-    async def screen(self, out: SlotOutcome) -> None:
-        ctx, plan = self.ctx, out.plan
-        assert out.cand_id is not None
-        definition = ctx.definitions[out.cand_id]
-        # The folder (what `apply` copies) is written off the loop while the candidate is
-        # screened (awaited before the screening, its 5-10 ms of fsyncs held up each one).
-        folder = asyncio.ensure_future(
-            asyncio.to_thread(ctx.store.candidate_writer(out.cand_id, definition))
-        )
-        try:
-            async with CandidateRun(ctx.eval, out.cand_id, definition) as run:
-                ctx.sink.status(f"{out.cand_id}: screening on {len(plan.minibatch)} train tasks")
-                child = await run.evaluate(plan.minibatch)
-                # Errors are left out of both means and counted: never scored 0.
-                child_mean, errors = mean_without_errors(list(child.values()))
-                parent_mean: float | None
-                if plan.merge is not None:
-                    scores = {t: u.score.score for t, u in child.items() if not u.score.errors()}
-                    mean, parent_mean, beats = merge_verdict(ctx.job, plan.merge, scores)
-                    child_mean = mean if child_mean is not None else None
-                    accepted = not errors and beats
-                else:
-                    parent = [ctx.book.get(plan.parent, n) for n in plan.minibatch]
-                    parent_mean, _ = mean_without_errors(parent)
-                    accepted = (
-                        not errors
-                        and child_mean is not None
-                        and child_mean > (parent_mean if parent_mean is not None else -1.0) + _EPS
-                    )
-                out.screening = Screening(
-                    tasks=plan.minibatch,
-                    child=child_mean,
-                    parent=parent_mean,
-                    accepted=accepted,
-                    errors=errors,
-                )
-                if accepted:
-                    names = ctx.splits.validation.names
-                    ctx.sink.status(f"{out.cand_id}: evaluating on {len(names)} validation tasks")
-                    race = Race(len(names), ctx.best_score)
-                    ran = await run.race(names, race)
-                    if race.stopped is not None:
-                        best, score, at_most = race.stopped
-                        out.outranked = Outranked(
-                            tasks=len(ran), of=len(names), at_most=at_most, best=best,
-                            best_score=score,
-                        )  # fmt: skip
-        except (BudgetExceeded, StopRequested) as exc:
-            out.failure = exc
-        finally:
-            await folder
-
     # -- phase C: apply ------------------------------------------------------------------------
     def apply(self, out: SlotOutcome) -> None:
         ctx, plan = self.ctx, out.plan
@@ -453,7 +396,9 @@ class Search:
             for out in outcomes:
                 if out.failure is None:
                     self.register(out)
-            await asyncio.gather(*(self.screen(o) for o in outcomes if o.cand_id and not o.failure))
+            await asyncio.gather(
+                *(screen(self.ctx, o) for o in outcomes if o.cand_id and not o.failure)
+            )
             for out in outcomes:
                 self.apply(out)
             ctx.save(every=SAVE_EVERY_S)
