@@ -15,8 +15,14 @@ from typing import TYPE_CHECKING
 from agentopt.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from agentopt.contracts.eval_result import EvalCost, EvalError, EvalResult
-    from agentopt.contracts.scores import TaskScore, TaskStatus, TurnScore
+    from agentopt.contracts import (
+        EvalCost,
+        EvalError,
+        EvalResult,
+        TaskScore,
+        TaskStatus,
+        TurnScore,
+    )
     from agentopt.evaluators.aggregate import score_task, score_transcript, score_turn
     from agentopt.evaluators.base import (
         BuildContext,
@@ -49,12 +55,13 @@ if TYPE_CHECKING:
     )
 
 _HOMES = {
-    "EvalCost": "agentopt.contracts.eval_result",
-    "EvalError": "agentopt.contracts.eval_result",
-    "EvalResult": "agentopt.contracts.eval_result",
-    "TaskScore": "agentopt.contracts.scores",
-    "TaskStatus": "agentopt.contracts.scores",
-    "TurnScore": "agentopt.contracts.scores",
+    # The records: from the contracts package, which alone says where each lives.
+    "EvalCost": "agentopt.contracts",
+    "EvalError": "agentopt.contracts",
+    "EvalResult": "agentopt.contracts",
+    "TaskScore": "agentopt.contracts",
+    "TaskStatus": "agentopt.contracts",
+    "TurnScore": "agentopt.contracts",
     "score_task": "agentopt.evaluators.aggregate",
     "score_transcript": "agentopt.evaluators.aggregate",
     "score_turn": "agentopt.evaluators.aggregate",

@@ -295,8 +295,14 @@ class EvaluatorBase:
     default_threshold: float | None = None
 
     def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
+        self,
+        *,
+        name: str | None = None,
+        options: dict[str, Any] | None = None,
+        context: BuildContext | None = None,
     ) -> None:
+        if name is not None:  # an evaluator defined by a file is named by its definition
+            self.name = name
         self.options = flat_options(options)
         self.context = context or BuildContext(judge_model=None, layer=None, project_dir=Path("."))
         # A bad option fails at build time, not mid-run: the threshold, then the rest.

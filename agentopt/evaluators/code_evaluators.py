@@ -236,8 +236,7 @@ class CodeEvaluator(EvaluatorBase):
         context: BuildContext | None = None,
         source: UserCode | None = None,
     ) -> None:
-        self.name = name
-        super().__init__(options=options, context=context)
+        super().__init__(name=name, options=options, context=context)
         self.default_threshold = DEFAULT_THRESHOLD
         self._target = target
         self._instances: dict[str, Any] = {}

@@ -148,7 +148,39 @@ def _inserts(
     return out
 
 
-class ResponseCache:
+class CacheSurface:
+    """The cache surface `CallLayer` uses: one-key `get` and `put` over the batch reads and
+    writes a cache implements (this file's `ResponseCache`, and the cluster's stand-in that
+    the coordinator serves)."""
+
+    async def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        raise NotImplementedError
+
+    async def put_many(self, rows: list[Row]) -> None:
+        raise NotImplementedError
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        return (await self.get_many([key])).get(key)
+
+    async def put(
+        self,
+        key: str,
+        *,
+        kind: str,
+        provider: str,
+        model: str,
+        payload: dict[str, Any],
+        text: str | None = None,
+    ) -> None:
+        """One row; `text`, when the caller has it, is `payload` already serialised."""
+        await self._put_row((key, kind, provider, model, payload), text)
+
+    async def _put_row(self, row: Row, text: str | None) -> None:
+        """One row stored through `put_many`; a cache that can use `text` overrides this."""
+        await self.put_many([row])
+
+
+class ResponseCache(CacheSurface):
     """Async-friendly access to the cache file of one project."""
 
     def __init__(self, path: Path) -> None:
@@ -192,9 +224,6 @@ class ResponseCache:
         self._pending_hits.update(found.keys())
         return found
 
-    async def get(self, key: str) -> dict[str, Any] | None:
-        return (await self.get_many([key])).get(key)
-
     async def put_many(self, rows: list[Row]) -> None:
         """Store `(key, kind, provider, model, payload)` rows (committed by the writer thread,
         readable at once)."""
@@ -207,24 +236,16 @@ class ResponseCache:
             self._index.add(key)
             writer.submit(_Entry(key, kind, provider, model, payload_json(payload), now))
 
-    async def put(
-        self,
-        key: str,
-        *,
-        kind: str,
-        provider: str,
-        model: str,
-        payload: dict[str, Any],
-        text: str | None = None,
-    ) -> None:
-        """One row; `text`, when the caller has it, is `payload` as `payload_json` writes it
-        (the call layer serialises a response once, to scan it for secrets and to store it)."""
+    async def _put_row(self, row: Row, text: str | None) -> None:
+        """`text`, when the caller has it, is the payload as `payload_json` writes it (the
+        call layer serialises a response once, to scan it for secrets and to store it)."""
         if text is None:
-            await self.put_many([(key, kind, provider, model, payload)])
+            await self.put_many([row])
             return
         if self._disabled:
             return
         writer = self._writer_queue()
+        key, kind, provider, model, payload = row
         self._unwritten[key] = payload
         self._index.add(key)
         writer.submit(_Entry(key, kind, provider, model, text, time.time()))

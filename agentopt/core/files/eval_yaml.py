@@ -10,7 +10,7 @@ and built-in defaults can be layered on top by the caller. Load with
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
@@ -68,17 +68,23 @@ class InstructionFile(BaseModel):
     """Resolved against the eval.yaml folder."""
 
 
-def read_instruction(instruction: str | InstructionFile | None) -> str | None:
-    """An `instruction:` value's text (the agent's or a variant's): inline as written, the file
-    form read from its file; None when not set."""
-    if isinstance(instruction, InstructionFile):
-        from agentopt.core.files.yaml_source import read_text
+class _Instructed:
+    """An entry with an `instruction:` (the agent's, or a variant's)."""
 
-        return read_text(instruction.file, kind="text")
-    return instruction
+    if TYPE_CHECKING:
+        instruction: str | InstructionFile | None
+
+    def instruction_text(self) -> str | None:
+        """The instructions: inline as written, the file form read from its file; None when
+        not set."""
+        if isinstance(self.instruction, InstructionFile):
+            from agentopt.core.files.yaml_source import read_text
+
+            return read_text(self.instruction.file, kind="text")
+        return self.instruction
 
 
-class AgentSection(BaseModel):
+class AgentSection(_Instructed, BaseModel):
     """`agent:` — which agent the suite runs and how to reach it."""
 
     model_config = _STRICT
@@ -108,35 +114,32 @@ class AgentSection(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     """Header name → name of the environment variable holding its value."""
 
-    def instruction_text(self) -> str | None:
-        """The instructions, reading the file form; None when not set."""
-        return read_instruction(self.instruction)
 
-
-class DatasetRef(BaseModel):
-    """A dataset pinned by registry name/version, or a local file or folder, or both."""
+class PinnedAsset(BaseModel):
+    """A registered asset (dataset, evaluator) pinned by registry name/version, with an
+    editable working copy beside it: `eval update` and the suite readers treat both kinds
+    alike (the copy is compared by content hash with the pinned version)."""
 
     model_config = _STRICT
 
     name: str | None = None
-    """Registry name under `.azure/.foundry/datasets/`."""
+    """Registry name (datasets: under `.azure/.foundry/datasets/`)."""
     version: str | None = None
-    """Registered version ("1", "2", …); None = latest."""
+    """Registered version ("1", "2", …); None = latest (built-in evaluators have none)."""
     local_uri: Path | None = None
-    """Editable working copy (file, or folder holding one *.jsonl/*.json)."""
+    """Editable working copy: a dataset file, or folder holding one *.jsonl/*.json; an
+    evaluator's file, e.g. `evaluators/<name>/rubric_dimensions.json`."""
 
 
-class EvaluatorEntry(BaseModel):
+class DatasetRef(PinnedAsset):
+    """A dataset pinned by registry name/version, or a local file or folder, or both."""
+
+
+class EvaluatorEntry(PinnedAsset):
     """One evaluator of the suite (a bare name in the file becomes `{name: ...}`)."""
-
-    model_config = _STRICT
 
     name: str
     """`builtin.*`, an M365 alias, or a registered evaluator name."""
-    version: str | None = None
-    """Registered version; None = latest (builtins have none)."""
-    local_uri: Path | None = None
-    """Editable copy, e.g. `evaluators/<name>/rubric_dimensions.json`."""
     initialization_parameters: dict[str, Any] = Field(default_factory=dict)
     """Options passed to the evaluator (threshold, patterns, mode, …)."""
 
@@ -274,7 +277,7 @@ class Options(BaseModel):
     `*_CONNECTION_STRING` variables and every configured header, which always are)."""
 
 
-class VariantEntry(BaseModel):
+class VariantEntry(_Instructed, BaseModel):
     """One entry of `variants:` (agentopt): the suite's agent again with another model and/or
     other instructions. Two or more entries make `eval run` a matrix run."""
 
@@ -286,10 +289,6 @@ class VariantEntry(BaseModel):
     """The agent model for this variant (default: the agent's own)."""
     instruction: str | InstructionFile | None = None
     """Inline instructions or `{file: path}` (default: the agent's own)."""
-
-    def instruction_text(self) -> str | None:
-        """The instructions, reading the file form; None when not set."""
-        return read_instruction(self.instruction)
 
 
 class EvalConfig(BaseModel):

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
-from agentopt.evaluators.base import BuildContext, EvalSample, EvaluatorBase, verdict
+from agentopt.evaluators.base import EvalSample, EvaluatorBase, verdict
 from agentopt.evaluators.judges.judge_call import JudgeOutcome
 from agentopt.evaluators.judges.prompting import (
     format_history,
@@ -63,15 +63,10 @@ class ScoreReply(BaseModel):
 class JudgeEvaluator(EvaluatorBase):
     """Base for evaluators that call a judge model through the call layer (pool "judge")."""
 
-    def __init__(
-        self, *, options: dict[str, Any] | None = None, context: BuildContext | None = None
-    ) -> None:
-        super().__init__(options=options, context=context)
-        model = (
-            self.options.get("model")
-            or self.options.get("deployment_name")
-            or self.context.judge_model
-        )
+    def check_options(self, options: dict[str, Any]) -> None:
+        """A judge needs its model (option `model` / `deployment_name`, else the suite's eval
+        model) and the call layer to reach it: both are found when it is built."""
+        model = options.get("model") or options.get("deployment_name") or self.context.judge_model
         if not model:
             raise ConfigError(
                 problems=[

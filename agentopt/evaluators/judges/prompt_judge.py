@@ -98,8 +98,7 @@ class PromptJudge(RangeJudge):
         options: dict[str, Any] | None = None,
         context: BuildContext | None = None,
     ) -> None:
-        self.name = name
-        super().__init__(options=options, context=context)
+        super().__init__(name=name, options=options, context=context)
         self.prompt = definition.prompt
         self.lo = definition.score_range.min
         self.hi = definition.score_range.max

@@ -61,8 +61,7 @@ class PromptyJudge(RangeJudge):
         options: dict[str, Any] | None = None,
         context: BuildContext | None = None,
     ) -> None:
-        self.name = name
-        super().__init__(options=options, context=context)
+        super().__init__(name=name, options=options, context=context)
         self.prompty = prompty
         self.fixed = self._fixed_inputs(flat_options(self.options))
 

@@ -124,8 +124,7 @@ class RubricEvaluator(JudgeEvaluator):
         options: dict[str, Any] | None = None,
         context: BuildContext | None = None,
     ) -> None:
-        self.name = name
-        super().__init__(options=options, context=context)
+        super().__init__(name=name, options=options, context=context)
         self.dimensions = dimensions
         if threshold is not None:
             self.default_threshold = threshold

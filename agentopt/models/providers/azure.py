@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentopt.core.errors import ConfigError
-from agentopt.models.providers.azure_auth import default_credential
-from agentopt.models.providers.openai_chat import Closer, OpenAIChatProvider, extra_headers
+from agentopt.models.providers.azure_auth import ProviderCredential
+from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
 from agentopt.models.providers.openai_sdk import chat_provider
 from agentopt.models.providers.registry import SERVER_KEYS, register_provider
 from agentopt.models.settings import CallSettings, ProviderConfig
@@ -58,8 +58,7 @@ def make_provider(
     key_env = config.api_key_env or "AZURE_OPENAI_API_KEY"
     key = env.get(key_env)
     headers = extra_headers(name, config, env)
-    closers: list[Closer] = []
-    state: dict[str, Any] = {}
+    cred_holder = ProviderCredential(credential)
 
     def factory() -> object:
         from openai import AsyncAzureOpenAI
@@ -75,16 +74,9 @@ def make_provider(
             return AsyncAzureOpenAI(api_key=key, **common)
         from azure.identity.aio import get_bearer_token_provider
 
-        cred = credential if credential is not None else _default_credential(state)
-        token_provider = get_bearer_token_provider(cred, COGNITIVE_SCOPE)
+        token_provider = get_bearer_token_provider(cred_holder.get(), COGNITIVE_SCOPE)
         return AsyncAzureOpenAI(azure_ad_token_provider=token_provider, **common)
 
-    async def close_credential() -> None:
-        cred = state.pop("credential", None)
-        if cred is not None:
-            await cred.close()
-
-    closers.append(close_credential)
     return chat_provider(
         name,
         config,
@@ -94,10 +86,5 @@ def make_provider(
         headers=headers,
         key=key,
         key_hint=f"{key_env}, or `az login` for Entra ID",
-        closers=closers,
+        closers=[cred_holder.close],
     )
-
-
-def _default_credential(state: dict[str, Any]) -> Any:
-    state["credential"] = default_credential()
-    return state["credential"]

@@ -26,3 +26,25 @@ def default_credential() -> Any:
     from azure.identity.aio import DefaultAzureCredential
 
     return DefaultAzureCredential(**async_transport_kwargs())
+
+
+class ProviderCredential:
+    """The credential a provider's client signs with: the one the caller gave (tests pass a
+    static one; it stays the caller's to close), else a `DefaultAzureCredential` made for the
+    client, which `close()` closes with the provider (azure and foundry providers)."""
+
+    def __init__(self, given: Any = None) -> None:
+        self.given = given
+        self._made: Any = None
+
+    def get(self) -> Any:
+        """The given credential, else a new default one (the client factory's, each call)."""
+        if self.given is not None:
+            return self.given
+        self._made = default_credential()
+        return self._made
+
+    async def close(self) -> None:
+        made, self._made = self._made, None
+        if made is not None:
+            await made.close()

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentopt.core.errors import ConfigError
-from agentopt.models.providers.azure_auth import async_transport_kwargs, default_credential
+from agentopt.models.providers.azure_auth import ProviderCredential, async_transport_kwargs
 from agentopt.models.providers.openai_chat import OpenAIChatProvider, extra_headers
 from agentopt.models.providers.openai_sdk import chat_provider
 from agentopt.models.providers.registry import SERVER_KEYS, register_provider
@@ -44,16 +44,14 @@ def make_provider(
             "https://<account>.services.ai.azure.com/api/projects/<project>",
         )
     headers = extra_headers(name, config, env)
+    cred_holder = ProviderCredential(credential)
     state: dict[str, Any] = {}
 
     def factory() -> object:
         from azure.ai.projects.aio import AIProjectClient
 
-        cred = credential
-        if cred is None:
-            cred = state["credential"] = default_credential()
         project = state["project"] = AIProjectClient(
-            endpoint=endpoint, credential=cred, **async_transport_kwargs()
+            endpoint=endpoint, credential=cred_holder.get(), **async_transport_kwargs()
         )
         extra: dict[str, Any] = {"default_headers": headers} if headers else {}
         return project.get_openai_client(max_retries=0, timeout=settings.attempt_timeout(), **extra)
@@ -62,9 +60,7 @@ def make_provider(
         project = state.pop("project", None)
         if project is not None:
             await project.close()
-        cred = state.pop("credential", None)
-        if cred is not None:
-            await cred.close()
+        await cred_holder.close()
 
     return chat_provider(
         name,

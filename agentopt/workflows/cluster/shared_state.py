@@ -30,6 +30,7 @@ import ray
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import BudgetExceeded
+from agentopt.models.cache import CacheSurface, Row
 from agentopt.models.call_state import CallState
 from agentopt.models.cost import Ledger, Totals
 from agentopt.models.limiter import AIMDState
@@ -242,7 +243,7 @@ class SharedLedger(Ledger):
         set.update(self.unpriced, snapshot["unpriced"])
 
 
-class RemoteCache:
+class RemoteCache(CacheSurface):
     """The `ResponseCache` surface `CallLayer` uses, served by the coordinator."""
 
     def __init__(self, owner: RemoteCallState) -> None:
@@ -257,28 +258,13 @@ class RemoteCache:
         )
         return found
 
-    async def get(self, key: str) -> dict[str, Any] | None:
-        return (await self.get_many([key])).get(key)
-
-    async def put_many(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+    async def put_many(self, rows: list[Row]) -> None:
         # Awaited: a worker killed right after its call must still leave the answer cached.
+        # A serialised `text` given to `put` is not used: the coordinator's cache serialises
+        # the payload it receives.
         if rows:
             batch = self.owner.queue.take()
             await self.owner.coordinator.cache_put_many.remote(batch, rows)
-
-    async def put(
-        self,
-        key: str,
-        *,
-        kind: str,
-        provider: str,
-        model: str,
-        payload: dict[str, Any],
-        text: str | None = None,
-    ) -> None:
-        """As `ResponseCache.put`; `text` stays here (the coordinator's cache serialises the
-        payload it receives)."""
-        await self.put_many([(key, kind, provider, model, payload)])
 
     async def get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:
         """What a server was found to accept: probed once per cache file, cluster-wide."""

@@ -29,7 +29,7 @@ from agentopt.contracts.matrix import (
     load_matrix,
 )
 from agentopt.contracts.outcomes import OutcomeCounts
-from agentopt.contracts.run_results import RunResults, RunSummary, load_results
+from agentopt.contracts.run_results import RunResults, load_results
 from agentopt.core.aio import run_loop
 from agentopt.core.atomic import write_json_atomic
 from agentopt.core.errors import AgentoptError, ConfigError, Interrupted
@@ -377,9 +377,6 @@ def best_variant(
     )
 
 
-_SUMMARY_FIELDS = [n for n in VariantScore.model_fields if n in RunSummary.model_fields]
-
-
 def _finished(
     record: MatrixRecord,
     results: list[RunResults | None],
@@ -390,13 +387,7 @@ def _finished(
     for variant, res in zip(record.variants, results, strict=True):
         if res is None:
             continue
-        # The summary's numbers, copied by name (never recounted).
-        copied = {n: getattr(res.summary, n) for n in _SUMMARY_FIELDS}
-        runs.append(
-            VariantScore(
-                label=variant.label, run_id=res.run.id, status=str(res.run.status), **copied
-            )
-        )
+        runs.append(VariantScore.of(variant.label, res))  # copied, never recounted
     status = "completed" if failure is None else "interrupted"
     return record.model_copy(
         update={
