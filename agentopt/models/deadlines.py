@@ -46,7 +46,8 @@ class ModelSpeed(SpeedMemory):
     reads at least `i / t` and writes at least `o / t` tokens a second, however short it was
     (`MIN_MEASURED_TOKENS` guards the speed fitting against bursts that overstate a speed;
     these figures can only understate it). Their sum for the same call is `2 t`: an estimate
-    that errs slow. Kept for this command only, so a new command streams its first calls."""
+    that errs slow. Kept for this command only; before its first answer, the remembered
+    speed (measured on long streamed answers) decides, and with neither the call streams."""
 
     def __init__(self, provider_type: str, key: tuple[str, str, str], store: Any) -> None:
         super().__init__(provider_type, key, store)
@@ -117,7 +118,8 @@ def windows(
     output = request.max_tokens or DEFAULT_OUTPUT_TOKENS
     if settings.call_timeout_s is not None:
         # The user said how slow calls are: the deadline is theirs, and an answer may take
-        # that long to start (a stream is still cut when its tokens stop).
+        # that long to start (a stream is still cut when its tokens stop). Such calls always
+        # stream: there is no first-token window to bound a plain attempt by.
         return CallWindows(settings.call_timeout_s, settings.attempt_timeout_s,
                            settings.stall_timeout_s)  # fmt: skip
     deadline = max(settings.default_call_timeout_s, MARGIN * speed.seconds(asked, output))
