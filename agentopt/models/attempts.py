@@ -9,7 +9,9 @@ everything. Within it an attempt is cut in one of two ways, whichever applies:
   the stall window (the first token's window allows for reading the prompt) — a slow but
   progressing answer is never cut by the wall clock short of the deadline;
 - it does not: after its own attempt timeout, retried like a dropped connection, instead of
-  holding the call until its deadline.
+  holding the call until its deadline;
+- it was asked plainly because the server answers fast (`deadlines.plain_window`): after the
+  window a stream would have had for its first token; the retry streams.
 A failure that exhausts the attempts, or for which the deadline leaves no room, raises the
 last classified `ModelCallError`.
 """
@@ -133,6 +135,8 @@ async def run_attempts(
                 await limiter.succeeded()
                 latency = clock() - started
                 return Outcome(value=value, retries=attempt - 1, latency_s=latency)
+        if progress.plain:
+            progress.plain_s = None  # a plain attempt failed: the retries stream
         log_failure(
             provider=target.provider,
             model=target.model,
@@ -165,7 +169,8 @@ async def run_attempts(
 
 
 class _Cut(Exception):
-    """Why the watchdog abandoned an attempt: deadline | run_deadline | attempt | stall."""
+    """Why the watchdog abandoned an attempt: deadline | run_deadline | attempt | stall |
+    plain (an attempt asked without streaming: `deadlines.plain_window`)."""
 
     def __init__(self, rule: str, seconds: float) -> None:
         super().__init__(rule)
@@ -207,10 +212,13 @@ async def _watched(
             elif progress.streams and windows.first_token_s is not None:
                 window = windows.first_token_s
                 checks.append((progress.last + window - now, _Cut("stall", window)))
+            elapsed = now - started - (queued - queued_before)
             attempt_s = windows.attempt_s
             if not flowing and attempt_s is not None and attempt_s + 1e-3 < limit - started:
-                elapsed = now - started - (queued - queued_before)
                 checks.append((attempt_s - elapsed, _Cut("attempt", attempt_s)))
+            plain_s = progress.plain_s
+            if progress.plain and plain_s is not None:
+                checks.append((plain_s - elapsed, _Cut("plain", plain_s)))
         return min(checks, key=lambda c: c[0])
 
     wait, cut = due()
@@ -267,6 +275,16 @@ def _cut_error(target: CallTarget, cut: _Cut, call_timeout_s: float) -> ModelCal
             retryable=True,
             hint="the model stopped making progress; raise options.stall_timeout_seconds "
             "if it is only slow",
+        )
+    if cut.rule == "plain":
+        return _target_error(
+            target,
+            f" gave no answer within {cut.seconds:.0f} s",
+            "timeout",
+            retryable=True,
+            hint="its answers had come fast, so it was asked without streaming and given the "
+            "stall window; it is asked streaming from now on, so a slow answer is not cut "
+            "while its tokens flow",
         )
     if cut.rule == "attempt":
         return _attempt_timeout_error(target, cut.seconds)

@@ -33,7 +33,7 @@ from agentopt.models.call_cache import CallCache
 from agentopt.models.call_progress import CallProgress, TokenMeter
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
 from agentopt.models.calllog import log_request, log_response
-from agentopt.models.capabilities import ServerCapabilities, SpeedMemory, grammar_decoded
+from agentopt.models.capabilities import ServerCapabilities, grammar_decoded
 from agentopt.models.cost import CostEstimate, PriceTable, Totals, estimate
 from agentopt.models.providers.base import CURRENT_REPEAT, Provider
 from agentopt.models.providers.registry import (
@@ -126,7 +126,7 @@ class CallLayer:
         self._refs: dict[tuple[str, str], ModelRef] = {}
         self._fallbacks: set[str] = set()
         self._servers: dict[str, ServerCapabilities] = {}
-        self._speeds: dict[str, SpeedMemory] = {}
+        self._speeds: dict[str, deadlines.ModelSpeed] = {}
         self._cache = CallCache(self.state.cache, read=self.settings.use_cache)
         self.meter = TokenMeter()
         """Output tokens of every call, streamed ones as they come (progress lines read it)."""
@@ -362,14 +362,15 @@ class CallLayer:
         _check_pool(pool)
         return self.state.limiter(pool).slot()
 
-    async def _speed(self, ref: ModelRef, provider: Provider) -> SpeedMemory | None:
+    async def _speed(self, ref: ModelRef, provider: Provider) -> deadlines.ModelSpeed | None:
         """The measured speed of a local or self-hosted model (None: hosted APIs)."""
         if not deadlines.watched(ref.type):
             return None
         speed = self._speeds.get(ref.qualified)
         if speed is None:
             key = (ref.type, str(provider.base_url), ref.model)
-            speed = self._speeds[ref.qualified] = SpeedMemory(ref.type, key, self.state.cache)
+            speed = deadlines.ModelSpeed(ref.type, key, self.state.cache)
+            self._speeds[ref.qualified] = speed
         await speed.load()
         return speed
 
@@ -383,7 +384,7 @@ class CallLayer:
     ) -> Outcome[R]:
         speed = await self._speed(ref, provider)
         limits = deadlines.windows(ref.type, self.settings, request, speed)
-        progress = CallProgress(clock=self._clock, meter=self.meter)
+        progress = CallProgress(clock=self._clock, meter=self.meter, plain_s=limits.plain_s)
         target = CallTarget(
             provider=ref.provider,
             model=ref.model,
@@ -409,6 +410,9 @@ class CallLayer:
             if failed.error.kind != "unsupported":
                 self.ledger.record_error(pool, retries=failed.retries)
             raise failed.error from None
+        finally:
+            if speed is not None and limits.plain_s is not None and progress.plain_s is None:
+                speed.streams_only = True  # a plain attempt failed: this model streams again
         if isinstance(outcome.value, ChatResponse):
             usage = outcome.value.usage
             self.meter.add(usage.output_tokens - progress.tokens)  # what no stream ticked

@@ -72,9 +72,19 @@ class CallProgress:
         tokens: tokens of the current attempt.
         queued_s: time spent waiting for the model's slot, over all attempts.
         cancelled: set when the attempt is abandoned, so a runtime thread can stop.
+        plain_s: set by the call layer when the call may be asked without streaming
+            (`deadlines.plain_window`): the attempt is then cut after this long. Cleared when
+            an attempt fails, so retries stream.
+        plain: True when the provider asked the current attempt without streaming.
     """
 
-    def __init__(self, *, clock: Clock = time.monotonic, meter: TokenMeter | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock = time.monotonic,
+        meter: TokenMeter | None = None,
+        plain_s: float | None = None,
+    ) -> None:
         self._clock = clock
         self._meter = meter
         self.streams = False
@@ -84,9 +94,12 @@ class CallProgress:
         self.queued_s = 0.0
         self.queued_since: float | None = None
         self.cancelled = threading.Event()
+        self.plain_s = plain_s
+        self.plain = False
 
     def new_attempt(self) -> None:
         self.streams = False
+        self.plain = False
         self.tokens = 0
         self.first_at = None
         self.last = self.started_at = self._clock()
@@ -107,6 +120,11 @@ class CallProgress:
     def streaming(self) -> None:
         """The provider will report tokens for this attempt (from now on)."""
         self.streams = True
+        self.last = self._clock()
+
+    def asked_plainly(self) -> None:
+        """The provider asks this attempt without streaming (it may: `plain_s` is set)."""
+        self.plain = True
         self.last = self._clock()
 
     def tick(self, n: int = 1) -> None:

@@ -39,8 +39,14 @@ _INSTRUCTIONS = re.compile(r"<instructions-([0-9a-f]+)>\n(.*?)\n</instructions-\
 _MISSING = re.compile(r"does not mention '([^']+)'")
 
 
+TRANSPORT = ("stream", "stream_options")
+"""How an answer is sent, not what is asked: a command streams until it has seen the server
+answer fast, then asks plainly (`models.deadlines.plain_window`), so which requests stream
+depends on timing and on where the run restarted."""
+
+
 def key(req: RecordedRequest) -> str:
-    return json.dumps(req.body, sort_keys=True)
+    return json.dumps({k: v for k, v in req.body.items() if k not in TRANSPORT}, sort_keys=True)
 
 
 def answer(req: RecordedRequest) -> Reply:

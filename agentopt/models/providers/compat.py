@@ -87,6 +87,7 @@ def make_provider(
         string_content=True,
         lean=lean_client(base_url, key or NO_KEY, headers, env),
         # Self-hosted servers run on CPUs that may be busy: their answers stream, so the call
-        # layer cuts an attempt only when no token comes (models.deadlines).
+        # layer cuts an attempt only when no token comes (models.deadlines) — unless their
+        # answers come whole well inside the stall window (deadlines.plain_window).
         stream=True,
     )

@@ -75,7 +75,9 @@ class OpenAIChatProvider(Provider):
         stream: ask for a streamed answer on the lean path (self-hosted servers), so the
             call layer sees tokens arrive (`models.call_progress`); the answer is put back
             together into one completion. A server that answers with plain JSON anyway is
-            read as such; one that refuses `stream` is asked without it from then on.
+            read as such; one that refuses `stream` is asked without it from then on. A call
+            the call layer allows to go plain (its answer comes whole well inside the stall
+            window: `deadlines.plain_window`) is asked without streaming.
     """
 
     def __init__(
@@ -175,6 +177,9 @@ class OpenAIChatProvider(Provider):
     async def _chat(self, model: str, body: dict[str, Any]) -> dict[str, Any] | str:
         """/chat/completions on the lean path, streamed when this provider streams."""
         progress = current_progress() if self._stream else None
+        if progress is not None and progress.plain_s is not None:
+            progress.asked_plainly()  # its answers come whole fast (`deadlines.plain_window`)
+            progress = None
         if progress is None:
             return await self._post(model, "/chat/completions", body)
         streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
