@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentopt.models.call_progress import CallProgress
-from agentopt.models.capabilities import EWMA, SpeedMemory
 from agentopt.models.providers.registry import capabilities_of
 from agentopt.models.settings import CallSettings
+from agentopt.models.speed_memory import EWMA, SpeedMemory
 from agentopt.models.types import ChatRequest, ChatResponse
 
 MARGIN = 3.0
