@@ -78,14 +78,20 @@ FAULT_RATE = 0.35
 
 
 def _faulty(srv: FakeOpenAI) -> dict[str, int]:
-    """35% of distinct requests (by body) get a fault on their first attempt, cycling through
-    the unusable 200s and two 5xx; every retry is answered. Deterministic whatever the order
-    of arrival. Judge requests (they ask for JSON) get a verdict."""
+    """35% of distinct requests (by body, transport fields aside) get a fault on their first
+    attempt, cycling through the unusable 200s and two 5xx; every retry is answered.
+    Deterministic whatever the order of arrival. Judge requests (they ask for JSON) get a
+    verdict."""
     seen: dict[str, int] = {}
     counts = {"faults": 0, "unusable_200": 0}
 
     def handler(req: RecordedRequest) -> Reply | None:
-        body = json.dumps(req.body, sort_keys=True)
+        # A request is what it asks, not how the answer travels: a retry of a plain attempt
+        # streams, and is still the same request's second attempt.
+        asked = req.body
+        if isinstance(asked, dict):
+            asked = {k: v for k, v in asked.items() if k not in ("stream", "stream_options")}
+        body = json.dumps(asked, sort_keys=True)
         digest = hashlib.sha256(body.encode()).digest()
         attempt = seen[body] = seen.get(body, 0) + 1
         if attempt == 1 and digest[0] < 256 * FAULT_RATE:
