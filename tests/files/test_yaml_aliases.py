@@ -9,16 +9,9 @@ import pytest
 
 from agentopt.core.errors import InputError
 from agentopt.core.files.yaml_source import parse_yaml
+from tests.fuzz.inputs import BILLION_LAUGHS
 
-LAUGHS = (
-    "a: &a ["
-    + ",".join(["lol"] * 9)
-    + "]\n"
-    + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n"
-        for i in range(8)
-    )
-)
+LAUGHS = BILLION_LAUGHS
 
 
 def test_a_billion_laughs_is_refused_without_building_it() -> None:

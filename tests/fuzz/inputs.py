@@ -104,6 +104,18 @@ SEEDS: dict[str, tuple[str, str]] = {
     ),
 }
 
+BILLION_LAUGHS = (
+    "a: &a ["
+    + ",".join(["lol"] * 9)
+    + "]\n"
+    + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n"
+        for i in range(8)
+    )
+)
+"""Nine levels of aliases, nine copies each: 9**9 values from 400 bytes."""
+
+
 FRAGMENTS: list[str] = [
     "[" * 5000,
     "{" * 300,
@@ -126,13 +138,7 @@ FRAGMENTS: list[str] = [
     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
     "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n",
     "x: &x [*x]\n",
-    "a: &a ["
-    + ",".join(["lol"] * 9)
-    + "]\n"
-    + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n"
-        for i in range(8)
-    ),
+    BILLION_LAUGHS,
     "<<: *nope\n",
     "!!python/object/apply:os.system ['true']",
     "!!binary AAAA",
