@@ -120,3 +120,51 @@ def test_wait_blocks_until_written_and_leaves_an_error_to_the_writers_own_caller
     with pytest.raises(OSError, match="disk full"):
         writer.flush()
     writer.close()
+
+
+@pytest.mark.parametrize("linger", [0.0, 0.002])
+def test_items_from_many_threads_each_arrive_once_in_their_threads_order(linger: float) -> None:
+    """Submits take no lock while the thread is busy: items submitted while the thread goes
+    idle or drains the queue are neither lost nor written twice, and a flush after a
+    thread's last submit covers it."""
+    written: list[tuple[int, int]] = []
+    writer: BatchWriter[tuple[int, int]] = BatchWriter(
+        written.extend, name="test-writer", linger=linger
+    )
+    flushed: list[bool] = []
+
+    def submitter(n: int) -> None:
+        for i in range(2000):
+            writer.submit((n, i))
+            if i % 250 == 0:
+                threading.Event().wait(0.001)  # let the thread go idle now and then
+        writer.flush()
+        flushed.append(sum(1 for x in written if x[0] == n) == 2000)
+
+    threads = [threading.Thread(target=submitter, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert flushed == [True] * 4
+    for n in range(4):
+        assert [i for m, i in written if m == n] == list(range(2000))
+    assert writer.pending == 0
+    writer.close()
+
+
+def test_an_idle_writer_is_woken_by_a_submit_without_a_flush() -> None:
+    written: list[int] = []
+    done = threading.Event()
+
+    def write(batch: Sequence[int]) -> None:
+        written.extend(batch)
+        if len(written) == 50:
+            done.set()
+
+    writer: BatchWriter[int] = BatchWriter(write, name="test-writer")
+    for i in range(50):
+        writer.submit(i)
+        threading.Event().wait(0.002)  # the thread writes it and goes idle before the next
+    assert done.wait(10), f"only {len(written)} of 50 written without a flush"
+    writer.close()

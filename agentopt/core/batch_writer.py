@@ -11,12 +11,18 @@ item in whichever process uses the writer (a Ray actor holding the cache include
 `close()`. A writer may linger (`linger`): wait a few milliseconds after a batch's first item
 so that items arriving one by one share a write. A failed batch is not lost silently: the
 error is raised by the next `submit`, `flush` or `close`.
+
+A submit takes no lock while the thread is busy: the item goes on a deque (appends and pops
+are atomic) and only an idle thread is woken. With a lock per submit, the event loop waited on
+the writer thread each time that thread held the lock while it waited for the GIL: 11-36 ms
+of wall (3.6-5.2 ms of CPU) in 400-700 submits of a 0.5 s optimize run.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -47,9 +53,10 @@ class BatchWriter(Generic[T]):
         self._name = name
         self._linger = linger
         self._flushing = 0
-        self._items: list[T] = []
+        self._items: deque[T] = deque()
         self._cond = threading.Condition()
-        self._submitted = 0
+        self._taken = 0
+        """Items the thread has taken off the queue (the thread alone counts them)."""
         self._written = 0
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -59,28 +66,40 @@ class BatchWriter(Generic[T]):
 
     def submit(self, item: T) -> None:
         """Queue one item (returns at once)."""
-        with self._cond:
-            self._raise_error()
-            if self._closing:
-                raise RuntimeError(f"{self._name} is closed")
-            self._items.append(item)
-            self._submitted += 1
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
-                self._thread.start()
-            elif self._idle or len(self._items) >= MAX_BATCH:
+        if self._error is not None or self._closing or self._thread is None:
+            with self._cond:
+                self._raise_error()
+                if self._closing:
+                    raise RuntimeError(f"{self._name} is closed")
+                if self._thread is None:
+                    self._items.append(item)
+                    self._thread = threading.Thread(
+                        target=self._loop, name=self._name, daemon=True
+                    )
+                    self._thread.start()
+                    return
+        self._items.append(item)
+        # `_idle` is set under the lock before the thread looks at the queue, so an item
+        # appended after that look finds it set and wakes the thread.
+        if self._idle or len(self._items) >= MAX_BATCH:
+            with self._cond:
                 self._cond.notify_all()
 
     @property
     def pending(self) -> int:
         """Items queued or being written."""
         with self._cond:
-            return self._submitted - self._written
+            return self._submitted() - self._written
+
+    def _submitted(self) -> int:
+        """Items submitted so far (under the lock: the thread is not between taking items
+        off the queue and counting them)."""
+        return self._taken + len(self._items)
 
     def flush(self) -> None:
         """Block until every item submitted so far is written (raises a writer error)."""
         with self._cond:
-            target = self._submitted
+            target = self._submitted()
             self._flushing += 1
             self._cond.notify_all()  # a lingering batch is written now
             try:
@@ -95,7 +114,7 @@ class BatchWriter(Generic[T]):
         nothing: an error stays for this writer's own next call (another writer's thread
         waits here for what must reach the disk first)."""
         with self._cond:
-            target = self._submitted
+            target = self._submitted()
             self._flushing += 1
             self._cond.notify_all()
             try:
@@ -130,10 +149,10 @@ class BatchWriter(Generic[T]):
     def _loop(self) -> None:
         while True:
             with self._cond:
+                self._idle = True  # before the look at the queue (see `submit`)
                 while not self._items and not self._closing:
-                    self._idle = True
                     self._cond.wait()
-                    self._idle = False
+                self._idle = False
                 deadline = time.monotonic() + self._linger
                 while (
                     not self._closing
@@ -142,7 +161,8 @@ class BatchWriter(Generic[T]):
                     and (left := deadline - time.monotonic()) > 0
                 ):
                     self._cond.wait(left)
-                batch, self._items = self._items, []
+                batch = [self._items.popleft() for _ in range(len(self._items))]
+                self._taken += len(batch)
                 if not batch and self._closing:
                     return
             try:

@@ -62,6 +62,9 @@ class LineIndex:
     def set(self, path: KeyPath, line: int) -> None:
         self._lines[path] = line
 
+    def copy(self) -> LineIndex:
+        return LineIndex(self._lines)
+
     def move(self, old: KeyPath, new: KeyPath) -> None:
         """Give the keys under `new` the lines of `old` (after an alias was renamed)."""
         for key, line in list(self._lines.items()):

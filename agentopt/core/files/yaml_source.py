@@ -3,7 +3,9 @@ that a problem found later can say "eval.yaml: evaluators[2].name (line 14)"."""
 
 from __future__ import annotations
 
+import copy
 import json
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,11 @@ from agentopt.core.files.bounded import FileKind
 from agentopt.core.files.problems import Collector, LineIndex, describe
 
 _TOO_DEEP = bounded.TOO_DEEP
+_PARSED: OrderedDict[tuple[str, str], tuple[Any, LineIndex]] = OrderedDict()
+"""The last few texts parsed, by (file, text): an optimize start read its eval.yaml three
+times and the agent's metadata.yaml twice, each parse 2-5 ms of ruamel.yaml."""
+_PARSED_MAX = 8
+_PARSED_MAX_CHARS = 64 * 1024
 
 
 def read_text(path: Path, *, shown: str | None = None, kind: FileKind = "text") -> str:
@@ -22,7 +29,22 @@ def read_text(path: Path, *, shown: str | None = None, kind: FileKind = "text") 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, LineIndex]:
     """Parse YAML text into plain dict/list/scalars and a key-path → line index, within the
-    bounds of `bounded` (size, nesting, integer digits, alias expansion, valid text)."""
+    bounds of `bounded` (size, nesting, integer digits, alias expansion, valid text). The
+    caller owns what it gets (a text parsed again comes back as a fresh copy)."""
+    key = (file, text)
+    seen = _PARSED.get(key)
+    if seen is None:
+        seen = _parse(text, file)
+        if len(text) <= _PARSED_MAX_CHARS:
+            _PARSED[key] = seen
+            while len(_PARSED) > _PARSED_MAX:
+                _PARSED.popitem(last=False)
+    else:
+        _PARSED.move_to_end(key)
+    return copy.deepcopy(seen[0]), seen[1].copy()
+
+
+def _parse(text: str, file: str) -> tuple[Any, LineIndex]:
     if len(text) > bounded.LIMITS["yaml"]:
         raise InputError.at(
             file,
