@@ -73,9 +73,7 @@ class BatchWriter(Generic[T]):
                     raise RuntimeError(f"{self._name} is closed")
                 if self._thread is None:
                     self._items.append(item)
-                    self._thread = threading.Thread(
-                        target=self._loop, name=self._name, daemon=True
-                    )
+                    self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
                     self._thread.start()
                     return
         self._items.append(item)

@@ -153,3 +153,21 @@ def test_rubric_dimensions_are_listed_outside_the_data(harness, judge):
     )
     outside, _ = split_prompt(j.requests[0])
     assert "- id: accuracy" in outside and "Correct facts." in outside
+
+
+@pytest.mark.parametrize("data", [{"response": "Hi"}, {"response": "x" * 300, "query": "Why?"}])
+def test_the_system_message_names_this_calls_boundary_as_a_full_render_would(data):
+    """The judges' system message is rendered once and given each call's boundary by
+    replacement: it is the text a render of the template with that boundary gives."""
+    from agentopt.evaluators.judges.prompting import (
+        SYSTEM_TEMPLATE,
+        judge_environment,
+        render_user_template,
+    )
+
+    boundary = make_boundary(data)
+    whole = judge_environment().get_template(SYSTEM_TEMPLATE).render(boundary=boundary).strip()
+    system = render_user_template("Judge {{ response }}", data=data)[0]
+    assert system.role == "system"
+    assert system.content == whole
+    assert f"<response-{boundary}>" in system.content
