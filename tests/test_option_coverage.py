@@ -34,6 +34,7 @@ from agentopt.core.files.eval_yaml import (
     EvalConfig,
 )
 from agentopt.core.files.eval_yaml_load import load_eval_config
+from agentopt.evaluators.base import BuildContext
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.workflows.detect import detect_target
@@ -279,7 +280,9 @@ def effects(project: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch
     observed.warn(str(w) for w in run.inputs.warnings)
     spec, inputs = run.spec, run.inputs
     layer = CallLayer(project, run.settings.model_copy(update={"cache_enabled": False}))
-    cache = EvaluatorCache(judge_model=spec.judge_model, layer=layer, project_dir=project)
+    cache = EvaluatorCache(
+        BuildContext(judge_model=spec.judge_model, layer=layer, project_dir=project)
+    )
     observed.add(
         "run",
         agent=spec.agent.model_dump(mode="json", exclude={"source"}),

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
+from agentopt.cli.shared_options import EvalModelOpt
 from agentopt.core.atomic import write_bytes_atomic
 from agentopt.core.errors import ConfigError
 
@@ -35,10 +36,7 @@ def calibrate_command(
             "alone) | judge (an LLM judge: --eval-model).",
         ),
     ] = "facts",
-    eval_model: Annotated[
-        str | None,
-        typer.Option("-m", "--eval-model", help="The judge model (--method judge)."),
-    ] = None,
+    eval_model: EvalModelOpt = None,
     threshold: Annotated[
         float | None,
         typer.Option("--threshold", help="Similarity threshold (default: the calibrated one)."),

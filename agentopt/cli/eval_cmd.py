@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.lazy import Lazy, lazy_group
+from agentopt.cli.shared_options import StrictOpt
 
 COMMANDS = {
     "init": Lazy(
@@ -90,9 +91,7 @@ def validate_command(
     paths: Annotated[
         list[Path], typer.Argument(help="Files to check (type detected from content).")
     ],
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Apply the official M365 schema exactly.")
-    ] = False,
+    strict: StrictOpt = False,
     upgrade: Annotated[
         bool,
         typer.Option(

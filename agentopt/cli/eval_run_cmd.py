@@ -20,13 +20,20 @@ from agentopt.cli.runevals_flags import (
 )
 from agentopt.cli.shared_options import (
     AgentOpt,
+    AzureEvalOpt,
     ConcurrencyOpt,
+    DryRunOpt,
     EvalModelOpt,
     EvaluatorOpt,
     ExecutorOpt,
+    FailOnOpt,
     MaxCostOpt,
+    NoWaitOpt,
     PollIntervalOpt,
     RayAddressOpt,
+    RemoteOpt,
+    ResumeOpt,
+    StrictOpt,
     options_from,
 )
 from agentopt.core.errors import ConfigError
@@ -121,12 +128,8 @@ def run_command(
         typer.Option("--max-errors", min=0, help="Tolerated agent/judge errors (default 0)."),
     ] = None,
     max_cost: MaxCostOpt = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the plan and estimate; send nothing.")
-    ] = False,
-    resume: Annotated[
-        str | None, typer.Option("--resume", help="Continue an interrupted run.")
-    ] = None,
+    dry_run: DryRunOpt = False,
+    resume: ResumeOpt = None,
     retry_errors: Annotated[
         bool,
         typer.Option(
@@ -142,9 +145,7 @@ def run_command(
         int | None, typer.Option("--seed", help="Seed of the bootstrap intervals (default 0).")
     ] = None,
     name: Annotated[str | None, typer.Option("--name", help="Run name.")] = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Validate M365 documents against the schema.")
-    ] = False,
+    strict: StrictOpt = False,
     no_upgrade: Annotated[
         bool, typer.Option("--no-upgrade", help="Read legacy M365 files without rewriting.")
     ] = False,
@@ -158,31 +159,13 @@ def run_command(
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Deadline for the whole run, seconds.")
     ] = None,
-    remote: Annotated[
-        bool,
-        typer.Option(
-            "--remote",
-            help="Run in the Foundry project against the deployed agent (cloud evaluation).",
-        ),
-    ] = False,
-    no_wait: Annotated[
-        bool,
-        typer.Option("--no-wait", help="--remote: return once the run is created."),
-    ] = False,
+    remote: RemoteOpt = False,
+    no_wait: NoWaitOpt = False,
     poll_interval: PollIntervalOpt = None,
     executor: ExecutorOpt = None,
     ray_address: RayAddressOpt = None,
-    eval_name: Annotated[
-        str | None,
-        typer.Option("--eval", help="The eval of evals/azure.eval.yaml to run (name or id)."),
-    ] = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(
-            "--fail-on",
-            help="azd's gate: any-failure | pass-rate=R (0–1); exit 1 when breached.",
-        ),
-    ] = None,
+    eval_name: AzureEvalOpt = None,
+    fail_on: FailOnOpt = None,
     env_name: Annotated[
         str | None,
         typer.Option(

@@ -11,6 +11,7 @@ from agentopt import __version__
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
 from agentopt.cli.remote_render import watch_remote
+from agentopt.cli.shared_options import PollIntervalOpt, WatchOpt
 from agentopt.contracts import load_results
 from agentopt.core.errors import InputError
 from agentopt.core.paths import runs_dir
@@ -80,14 +81,8 @@ def show_command(
         int | None,
         typer.Option("--limit", min=1, help="Without a run id: list this many recent runs."),
     ] = None,
-    watch: Annotated[
-        bool,
-        typer.Option("--watch", help="Follow a remote run (eval run --remote) until it ends."),
-    ] = False,
-    poll_interval: Annotated[
-        float | None,
-        typer.Option("--poll-interval", min=0.0, help="--watch: seconds between status reads."),
-    ] = None,
+    watch: WatchOpt = False,
+    poll_interval: PollIntervalOpt = None,
 ) -> None:
     """Show the summary of one run (default: the latest)."""
     if eval_run_id is not None and run_id is not None and eval_run_id != run_id:

@@ -24,13 +24,19 @@ from agentopt.cli.provenance import render_provenance
 from agentopt.cli.run_render import ask_yes_no, live_view, render_notices
 from agentopt.cli.shared_options import (
     AgentOpt,
+    AzureEvalOpt,
     ConcurrencyOpt,
+    DryRunOpt,
     EvalModelOpt,
     EvaluatorOpt,
     ExecutorOpt,
     MaxCostOpt,
+    NoWaitOpt,
     PollIntervalOpt,
     RayAddressOpt,
+    RemoteOpt,
+    ResumeOpt,
+    WatchOpt,
     options_from,
 )
 from agentopt.core.errors import ConfigError
@@ -56,7 +62,7 @@ from agentopt.workflows.optimize import (
 from agentopt.workflows.optimize.apply import FileChange, apply_plan, plan_apply
 
 JobOpt = Annotated[str | None, typer.Option("--job", help="Job id (default: latest).")]
-CandidateOpt = Annotated[str, typer.Option("--candidate", help="Candidate id.")]
+CandidateOpt = Annotated[str, typer.Option("--candidate", help="Candidate id, e.g. cand_02.")]
 
 optimize_app = typer.Typer(
     cls=OptimizeGroup,
@@ -123,25 +129,17 @@ def optimize_command(
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Split and sampling seed.")] = None,
     concurrency: ConcurrencyOpt = None,
-    resume: Annotated[str | None, typer.Option("--resume", help="Continue a job.")] = None,
+    resume: ResumeOpt = None,
     require_improvement: Annotated[
         bool, typer.Option("--require-improvement", help="Exit 1 when nothing beats baseline.")
     ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan only.")] = False,
-    remote: Annotated[
-        bool,
-        typer.Option("--remote", help="Submit a Foundry optimization job for the deployed agent."),
-    ] = False,
-    no_wait: Annotated[
-        bool, typer.Option("--no-wait", help="--remote: return once the job is submitted.")
-    ] = False,
+    dry_run: DryRunOpt = False,
+    remote: RemoteOpt = False,
+    no_wait: NoWaitOpt = False,
     poll_interval: PollIntervalOpt = None,
     executor: ExecutorOpt = None,
     ray_address: RayAddressOpt = None,
-    eval_name: Annotated[
-        str | None,
-        typer.Option("--eval", help="The eval of evals/azure.eval.yaml to optimize against."),
-    ] = None,
+    eval_name: AzureEvalOpt = None,
     from_matrix: Annotated[
         str | None,
         typer.Option(
@@ -213,12 +211,8 @@ def optimize_command(
 @handle_errors
 def status_command(
     job_id: Annotated[str | None, typer.Argument()] = None,
-    watch: Annotated[
-        bool, typer.Option("--watch", help="Follow a Foundry job (--remote) until it ends.")
-    ] = False,
-    poll_interval: Annotated[
-        float | None, typer.Option("--poll-interval", min=0.0, help="--watch: seconds.")
-    ] = None,
+    watch: WatchOpt = False,
+    poll_interval: PollIntervalOpt = None,
 ) -> None:
     """Progress of an optimization job (default: the latest); a Foundry job is read from the
     service. With -o json: the job record as JSON."""
@@ -267,9 +261,7 @@ def deploy_command(
         str | None, typer.Option("--agent", help="Same as AGENT-NAME (azd's flag).")
     ] = None,
     job: JobOpt = None,
-    poll_interval: Annotated[
-        float | None, typer.Option("--poll-interval", min=0.0, help="Seconds between reads.")
-    ] = None,
+    poll_interval: PollIntervalOpt = None,
 ) -> None:
     """Deploy a Foundry job's candidate as a new version of the deployed agent."""
     if agent_name and agent and agent_name != agent:
@@ -327,7 +319,7 @@ def list_command(
 )
 @handle_errors
 def apply_command(
-    candidate: Annotated[str, typer.Option("--candidate", help="Candidate id, e.g. cand_02.")],
+    candidate: CandidateOpt,
     job: JobOpt = None,
     promote: Annotated[
         bool, typer.Option("--promote", help="Make it the baseline (old one backed up).")

@@ -14,6 +14,7 @@ from rich.table import Table
 from agentopt.cli.azure_eval_run import apply_gate, outcome_gate
 from agentopt.cli.context import STATE
 from agentopt.cli.errors import handle_errors
+from agentopt.cli.shared_options import FailOnOpt, PollIntervalOpt
 from agentopt.contracts import load_results
 from agentopt.contracts.run_results import RunResults, load_run_record
 from agentopt.core.atomic import write_text_atomic
@@ -61,13 +62,8 @@ def show_run_command(
     wait: Annotated[
         bool, typer.Option("--wait", help="Follow a --remote run until it ends.")
     ] = False,
-    fail_on: Annotated[
-        str | None,
-        typer.Option("--fail-on", help="any-failure | pass-rate=R (0–1): exit 1 when breached."),
-    ] = None,
-    poll_interval: Annotated[
-        float | None, typer.Option("--poll-interval", min=0.0, help="--wait: seconds.")
-    ] = None,
+    fail_on: FailOnOpt = None,
+    poll_interval: PollIntervalOpt = None,
 ) -> None:
     """Show one run's summary (default: the latest), gated like azd's `run show`."""
     gate = parse_fail_on(fail_on) if fail_on is not None else None

@@ -1,7 +1,9 @@
-"""The options `eval run` and `optimize` share, declared once: the same flag means the same
-thing in both (`workflows.resolve_suite` merges each over its eval.yaml key the same way).
-Options whose meaning differs stay with their command (`--seed` seeds the bootstrap in
-`eval run` and the split in `optimize`; `-c/--config` defaults differently)."""
+"""The options several commands share, declared once: the same flag means the same thing in
+each (`eval run` and `optimize`: `workflows.resolve_suite` merges each over its eval.yaml key
+the same way; the Foundry ones follow a `--remote` run or job the same way in `eval run`,
+`optimize` and the commands that read them back). Options whose meaning differs stay with
+their command (`--seed` seeds the bootstrap in `eval run` and the split in `optimize`;
+`-c/--config` defaults differently)."""
 
 from __future__ import annotations
 
@@ -38,9 +40,40 @@ ConcurrencyOpt = Annotated[
 MaxCostOpt = Annotated[
     float | None, typer.Option("--max-cost", help="Stop new calls past this USD spend.")
 ]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the plan and estimate; send nothing.")
+]
+ResumeOpt = Annotated[
+    str | None, typer.Option("--resume", help="Continue an interrupted run or job by its id.")
+]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Validate M365 documents against the official schema.")
+]
+
+# Foundry (`--remote`): where the run or job happens, and how it is followed.
+RemoteOpt = Annotated[
+    bool,
+    typer.Option("--remote", help="Run in the Foundry project against the deployed agent."),
+]
+NoWaitOpt = Annotated[
+    bool, typer.Option("--no-wait", help="--remote: return once it is submitted.")
+]
+WatchOpt = Annotated[
+    bool, typer.Option("--watch", help="Follow a Foundry run or job (--remote) until it ends.")
+]
 PollIntervalOpt = Annotated[
     float | None,
-    typer.Option("--poll-interval", min=0.0, help="--remote: seconds between status reads."),
+    typer.Option("--poll-interval", min=0.0, help="Seconds between Foundry status reads."),
+]
+AzureEvalOpt = Annotated[
+    str | None,
+    typer.Option("--eval", help="The eval of evals/azure.eval.yaml to use (name or id)."),
+]
+FailOnOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on", help="azd's gate: any-failure | pass-rate=R (0–1); exit 1 when breached."
+    ),
 ]
 
 

@@ -84,7 +84,6 @@ def build_evaluator(
         ConfigError: unknown name (listing the valid ones), a broken definition file, bad
             options, or a judge evaluator without a judge model.
     """
-    use = EvaluatorUse.coerce(spec)
     ctx = BuildContext(
         judge_model=judge_model,
         layer=layer,
@@ -92,6 +91,12 @@ def build_evaluator(
         offload=offload,
         run_code=run_code,
     )
+    return build_in(EvaluatorUse.coerce(spec), ctx)
+
+
+def build_in(use: EvaluatorUse, ctx: BuildContext) -> Evaluator:
+    """`use` built in `ctx` (the resolution order of this module's docstring): what
+    `build_evaluator` and `EvaluatorCache` both do, from one context."""
     if use.local_uri:
         path = Path(use.local_uri)
         if not path.is_absolute():
@@ -272,34 +277,16 @@ class Renamed:
 
 
 class EvaluatorCache:
-    """Builds each distinct configured evaluator once per run (user code imports once)."""
+    """Builds each distinct configured evaluator once per run (user code imports once), every
+    one in the run's one build context (judge model, call layer, project, CPU pool)."""
 
-    def __init__(
-        self,
-        *,
-        judge_model: str | None = None,
-        layer: CallLayer | None = None,
-        project_dir: Path | str = ".",
-        offload: Offload | None = None,
-        run_code: bool = True,
-    ) -> None:
-        self.judge_model = judge_model
-        self.layer = layer
-        self.project_dir = Path(project_dir)
-        self.offload = offload
-        self.run_code = run_code
+    def __init__(self, context: BuildContext) -> None:
+        self.context = context
         self._built: dict[str, Evaluator] = {}
 
     def get(self, spec: EvaluatorUse | str | dict[str, Any] | Any) -> Evaluator:
         use = EvaluatorUse.coerce(spec)
         key = json.dumps(use.model_dump(), sort_keys=True, default=str)
         if key not in self._built:
-            self._built[key] = build_evaluator(
-                use,
-                judge_model=self.judge_model,
-                layer=self.layer,
-                project_dir=self.project_dir,
-                offload=self.offload,
-                run_code=self.run_code,
-            )
+            self._built[key] = build_in(use, self.context)
         return self._built[key]

@@ -5,22 +5,19 @@ a sortable and filterable task table, and each task's full transcript and verdic
 from __future__ import annotations
 
 from agentopt.contracts.run_results import RunResults, TaskOutcome
+from agentopt.reports.cells import SummaryCells, bucket_cells, evaluator_cells
 from agentopt.reports.formatting import (
     LEGEND,
     STATUS_ORDER,
     calls_text,
     findings,
     flaky_tasks,
-    fmt_ci,
-    fmt_cost,
     fmt_int,
-    fmt_pct,
     fmt_score,
     fmt_seconds,
     fmt_when,
     results_by_evaluator,
     tally_text,
-    total_tokens,
     truncate,
 )
 from agentopt.reports.html_assets import CSS, JS, content_security_policy
@@ -114,14 +111,13 @@ def _card(value: str, label: str) -> str:
 
 
 def _cards(results: RunResults) -> str:
-    s = results.summary
-    c = s.counts
-    tin, tout = total_tokens(results)
+    c = results.summary.counts
+    cells = SummaryCells.of(results)
     return "".join(
         [
             '<section class="cards">',
-            _card(fmt_score(s.score), "score" + (f" · {fmt_ci(s.score_ci)}" if s.score_ci else "")),
-            _card(fmt_pct(s.pass_rate), f"pass rate · {c.passed}/{c.runs} task runs"),
+            _card(cells.score, "score" + (f" · {cells.ci}" if cells.ci else "")),
+            _card(cells.pass_rate, f"pass rate · {c.passed}/{c.runs} task runs"),
             _card(f"{c.failed} / {c.partial} / {c.errors}", "fail / partial / error"),
             _card(
                 str(c.failed_calls),
@@ -132,11 +128,15 @@ def _cards(results: RunResults) -> str:
                     else ""
                 ),
             ),
-            _card(fmt_cost(s.cost_usd), f"cost · {fmt_int(tin)} in / {fmt_int(tout)} out tokens"),
-            _card(fmt_seconds(s.duration_s), f"duration · {fmt_int(s.cache_hits)} cache hits"),
+            _card(cells.cost, f"cost · {cells.tokens_in} in / {cells.tokens_out} out tokens"),
+            _card(cells.duration, f"duration · {cells.cache_hits} cache hits"),
             "</section>",
         ]
     )
+
+
+def _num_cells(cells: list[str]) -> str:
+    return "".join(f'<td class="num">{esc(cell)}</td>' for cell in cells)
 
 
 def _notes(results: RunResults) -> str:
@@ -149,11 +149,7 @@ def _notes(results: RunResults) -> str:
         out.append(f'<p class="muted">{esc(LEGEND)}</p>')
     if s.usage:
         rows = "".join(
-            f'<tr><td>{esc(kind)}</td><td class="num">{esc(fmt_int(b.calls))}</td>'
-            f'<td class="num">{esc(fmt_int(b.input_tokens))}</td>'
-            f'<td class="num">{esc(fmt_int(b.output_tokens))}</td>'
-            f'<td class="num">{esc(fmt_cost(b.cost_usd))}</td>'
-            f'<td class="num">{esc(fmt_int(b.cache_hits))}</td></tr>'
+            f"<tr><td>{esc(kind)}</td>{_num_cells(bucket_cells(b))}</tr>"
             for kind, b in s.usage.items()
         )
         out.append(
@@ -174,11 +170,7 @@ def _notes(results: RunResults) -> str:
 def _evaluators(results: RunResults) -> str:
     s = results.summary
     rows = "".join(
-        f'<tr><td>{esc(e.name)}</td><td class="num">{e.count}</td>'
-        f'<td class="num">{esc(fmt_pct(e.pass_rate))}</td>'
-        f'<td class="num">{esc(fmt_score(e.mean))}</td>'
-        f'<td class="num">{e.passed}</td><td class="num">{e.failed}</td>'
-        f'<td class="num">{e.errors}</td></tr>'
+        f"<tr><td>{esc(e.name)}</td>{_num_cells([str(e.count), *evaluator_cells(e)])}</tr>"
         for e in s.evaluators
     )
     table = (

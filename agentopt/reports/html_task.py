@@ -12,11 +12,10 @@ from html import escape
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
 from agentopt.contracts.transcript import Citation, ToolCallRecord
+from agentopt.reports.cells import in_out_text, repeats_text
 from agentopt.reports.formatting import (
     as_text,
     criterion_verdicts,
-    fmt_int,
-    fmt_pct,
     fmt_score,
     fmt_seconds,
     short_name,
@@ -48,8 +47,7 @@ def task_detail_html(task: TaskOutcome) -> str:
     out: list[str] = []
     meta = [
         f"<span>latency {esc(fmt_seconds(task.latency_s))}</span>",
-        f"<span>tokens {esc(fmt_int(task.tokens.input))} in / "
-        f"{esc(fmt_int(task.tokens.output))} out</span>",
+        f"<span>tokens {esc(in_out_text(task.tokens.input, task.tokens.output))}</span>",
     ]
     if task.tags:
         meta.append(f"<span>tags {esc(', '.join(task.tags))}</span>")
@@ -190,8 +188,7 @@ def _repeats_html(task: TaskOutcome) -> str:
         for rep in task.repeats or []
     )
     return (
-        f"<h3>Repeats: mean {esc(fmt_score(task.mean))} ± {esc(fmt_score(task.std))}, "
-        f"pass fraction {esc(fmt_pct(task.pass_fraction))}{flaky}</h3>"
+        f"<h3>{esc(repeats_text(task))}{flaky}</h3>"
         '<table class="verdicts"><thead><tr><th class="num">#</th><th>Status</th>'
         f'<th class="num">Score</th><th>Response</th></tr></thead><tbody>{rows}</tbody></table>'
     )

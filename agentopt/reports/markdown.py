@@ -7,18 +7,13 @@ read as HTML, and an `@name` in an agent's answer would ping a real GitHub user.
 from __future__ import annotations
 
 from agentopt.contracts.run_results import RunResults
+from agentopt.reports.cells import SummaryCells, evaluator_cells
 from agentopt.reports.formatting import (
     LEGEND,
     calls_text,
     findings,
     flaky_tasks,
-    fmt_ci,
-    fmt_cost,
-    fmt_int,
-    fmt_pct,
     fmt_score,
-    fmt_seconds,
-    total_tokens,
     truncate,
     worst_tasks,
 )
@@ -50,7 +45,6 @@ def md_escape(text: str, limit: int = 200) -> str:
 def render_markdown(results: RunResults, *, top: int = 5) -> str:
     """Summary table, per-evaluator table, worst tasks (folded) and flaky tasks."""
     run, s = results.run, results.summary
-    tin, tout = total_tokens(results)
     lines = [f"### agentopt eval — {md_escape(results.title, 80)}", ""]
     context = [f"run `{run.id}`"]
     if run.dataset.name:
@@ -66,15 +60,15 @@ def render_markdown(results: RunResults, *, top: int = 5) -> str:
             f"> **Warning:** run status `{md_escape(str(run.status), 40)}` — partial results",
             "",
         ]
-    ci = fmt_ci(s.score_ci)
+    cells = SummaryCells.of(results)
     c = s.counts
     lines += [
         "| Score | Pass rate | Task runs | Pass | Fail | Partial | Error | Errors (failed calls) "
         "| Cost | Tokens | Duration |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        f"| **{fmt_score(s.score)}**{f' ({ci})' if ci else ''} | {fmt_pct(s.pass_rate)} | "
+        f"| **{cells.score}**{f' ({cells.ci})' if cells.ci else ''} | {cells.pass_rate} | "
         f"{c.runs} | {c.passed} | {c.failed} | {c.partial} | {c.errors} | {c.failed_calls} | "
-        f"{fmt_cost(s.cost_usd)} | {fmt_int(tin + tout)} | {fmt_seconds(s.duration_s)} |",
+        f"{cells.cost} | {cells.tokens} | {cells.duration} |",
         "",
     ]
     if c.partial or c.errors:
@@ -85,9 +79,7 @@ def render_markdown(results: RunResults, *, top: int = 5) -> str:
             "|---|---:|---:|---:|---:|---:|",
         ]
         lines += [
-            f"| {md_escape(e.name, 60)} | {fmt_pct(e.pass_rate)} | {fmt_score(e.mean)} | "
-            f"{e.passed} | {e.failed} | {e.errors} |"
-            for e in s.evaluators
+            f"| {md_escape(e.name, 60)} | {' | '.join(evaluator_cells(e))} |" for e in s.evaluators
         ]
         lines.append("")
     calls = calls_text(c, s.errors_by_kind)

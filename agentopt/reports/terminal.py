@@ -15,14 +15,13 @@ from rich.text import Text
 
 from agentopt.contracts.outcomes import OUTCOME_COLOURS, OutcomeCounts
 from agentopt.contracts.run_results import RunResults, TaskOutcome
+from agentopt.reports.cells import SummaryCells, bucket_cells, evaluator_cells, usage_cells
 from agentopt.reports.formatting import (
     LEGEND,
     SUMMARY_TOP,
     calls_text,
     findings,
     flaky_tasks,
-    fmt_ci,
-    fmt_cost,
     fmt_int,
     fmt_pct,
     fmt_score,
@@ -72,26 +71,22 @@ def summary_renderables(results: RunResults, *, top: int = SUMMARY_TOP) -> list[
     if summary.evaluators:
         table = _table("Evaluator", "Pass rate", "Mean", "Pass", "Fail", "Errors")
         for ev in summary.evaluators:
+            *numbers, errors = evaluator_cells(ev)
             table.add_row(
-                Text(ev.name),
-                fmt_pct(ev.pass_rate),
-                fmt_score(ev.mean),
-                str(ev.passed),
-                str(ev.failed),
-                Text(str(ev.errors), style="magenta" if ev.errors else ""),
+                Text(ev.name), *numbers, Text(errors, style="magenta" if ev.errors else "")
             )
         parts.append(table)
 
+    cells = SummaryCells.of(results)
     score = Text("Score ", style="bold")
-    score.append(fmt_score(summary.score), style="bold cyan")
-    ci = fmt_ci(summary.score_ci)
-    if ci:
-        score.append(f"  ({ci})")
+    score.append(cells.score, style="bold cyan")
+    if cells.ci:
+        score.append(f"  ({cells.ci})")
     parts.append(score)
     counts = summary.counts
     parts.append(
         Text(
-            f"Pass rate {fmt_pct(summary.pass_rate)} ({counts.passed}/{counts.runs} task runs)"
+            f"Pass rate {cells.pass_rate} ({counts.passed}/{counts.runs} task runs)"
             f" · {tally_text(counts)}"
         )
     )
@@ -176,21 +171,10 @@ def _usage_table(results: RunResults) -> Table:
             tin + bucket.input_tokens,
             tout + bucket.output_tokens,
         )
-        table.add_row(
-            kind,
-            fmt_int(bucket.calls),
-            fmt_int(bucket.input_tokens),
-            fmt_int(bucket.output_tokens),
-            fmt_cost(bucket.cost_usd),
-            fmt_int(bucket.cache_hits),
-        )
+        table.add_row(kind, *bucket_cells(bucket))
     table.add_row(
         Text("total", style="bold"),
-        fmt_int(calls),
-        fmt_int(tin),
-        fmt_int(tout),
-        fmt_cost(summary.cost_usd),
-        fmt_int(summary.cache_hits),
+        *usage_cells(calls, tin, tout, summary.cost_usd, summary.cache_hits),
     )
     return table
 

@@ -17,12 +17,11 @@ from agentopt.contracts.run_results import RunResults
 from agentopt.contracts.task_record import TaskOutcome, TurnOutcome
 from agentopt.contracts.transcript import Citation, ToolCallRecord, TurnError
 from agentopt.core.errors import ConfigError
+from agentopt.reports.cells import in_out_text, repeats_text
 from agentopt.reports.formatting import (
     as_text,
     criterion_label,
     criterion_verdicts,
-    fmt_int,
-    fmt_pct,
     fmt_score,
     fmt_seconds,
     short_name,
@@ -87,7 +86,7 @@ def _task_header(task: TaskOutcome) -> Text:
     if task.tags:
         bits.append("tags " + ", ".join(task.tags))
     bits.append(f"latency {fmt_seconds(task.latency_s)}")
-    bits.append(f"tokens {fmt_int(task.tokens.input)} in / {fmt_int(task.tokens.output)} out")
+    bits.append(f"tokens {in_out_text(task.tokens.input, task.tokens.output)}")
     if task.flaky:
         bits.append("FLAKY")
     text.append("\n" + " · ".join(bits), style="dim")
@@ -201,10 +200,7 @@ def detail_lines(res: EvalResult) -> list[str]:
 
 
 def _repeats(task: TaskOutcome) -> RenderableType:
-    title = (
-        f"Repeats: mean {fmt_score(task.mean)} ± {fmt_score(task.std)}, "
-        f"pass fraction {fmt_pct(task.pass_fraction)}" + ("  FLAKY" if task.flaky else "")
-    )
+    title = repeats_text(task) + ("  FLAKY" if task.flaky else "")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("#", justify="right")
     table.add_column("Status")

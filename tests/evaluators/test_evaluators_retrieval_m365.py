@@ -16,6 +16,7 @@ from agentopt.contracts.transcript import ToolCallRecord, Transcript, TurnResult
 from agentopt.core.errors import ConfigError
 from agentopt.datasets import load_dataset
 from agentopt.evaluators import (
+    BuildContext,
     EvaluatorCache,
     canonical_name,
     evaluate_sample,
@@ -138,7 +139,7 @@ async def _run(dataset, items, judge_model: str, project: Path) -> list[dict[str
     from agentopt.models.call import CallLayer, CallSettings
 
     layer = CallLayer(project, CallSettings(cache_enabled=False, max_attempts=1))
-    cache = EvaluatorCache(judge_model=judge_model, layer=layer, project_dir=project)
+    cache = EvaluatorCache(BuildContext(judge_model=judge_model, layer=layer, project_dir=project))
     records = []
     try:
         for task in dataset.tasks:

@@ -22,6 +22,7 @@ from agentopt.agents.base import AgentTarget, make_target
 from agentopt.contracts.task import Task
 from agentopt.contracts.transcript import Transcript
 from agentopt.core.errors import AgentoptError
+from agentopt.evaluators.base import BuildContext
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings
@@ -128,6 +129,8 @@ class UnitWorker:
         root = self.root or Path(unit_spec.project_dir)
         spec = unit_spec.engine_spec(root)
         target = make_target(spec.agent.target, spec.agent)
-        cache = EvaluatorCache(judge_model=spec.judge_model, layer=self.layer, project_dir=root)
+        cache = EvaluatorCache(
+            BuildContext(judge_model=spec.judge_model, layer=self.layer, project_dir=root)
+        )
         engine = RunEngine(spec, target, self.layer, None, NullSink(), cache)
         return _Engine(engine, target)

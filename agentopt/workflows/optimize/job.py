@@ -17,6 +17,7 @@ from agentopt.core import trust
 from agentopt.core.aio import run_loop
 from agentopt.core.errors import BudgetExceeded, ConfigError, Interrupted, TooManyErrors
 from agentopt.core.ids import utc_now_iso
+from agentopt.evaluators.base import BuildContext
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.workflows.executor import Executor, open_executor
@@ -134,7 +135,9 @@ def _context(
         evaluators=inputs.evaluators,
         judge_model=inputs.judge_model,
         cache=EvaluatorCache(
-            judge_model=inputs.judge_model, layer=layer, project_dir=inputs.project_dir
+            BuildContext(
+                judge_model=inputs.judge_model, layer=layer, project_dir=inputs.project_dir
+            )
         ),
         budget=budget,
         real_tools=settings.real_tools,

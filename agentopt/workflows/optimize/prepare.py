@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agentopt.contracts.optimize_job import JobRecord, OptimizePlan
 from agentopt.core.heap import freeze_long_lived
+from agentopt.evaluators.base import BuildContext
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import CallSettings, call_settings
@@ -109,10 +110,12 @@ def prepare_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -> Prepa
     prepare_evaluators(
         spec,
         EvaluatorCache(  # checked, not imported: user code runs only in a real run
-            judge_model=inputs.judge_model,
-            layer=planner,
-            project_dir=inputs.project_dir,
-            run_code=False,
+            BuildContext(
+                judge_model=inputs.judge_model,
+                layer=planner,
+                project_dir=inputs.project_dir,
+                run_code=False,
+            )
         ),
     )
     plan = plan_optimize(

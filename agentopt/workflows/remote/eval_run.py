@@ -22,6 +22,7 @@ from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import RemoteRunInfo, UsageBucket
 from agentopt.core.errors import Interrupted
 from agentopt.evaluators.aggregate import score_transcript
+from agentopt.evaluators.base import BuildContext
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.evaluators.registry import canonical_name
 from agentopt.evaluators.samples import evaluate_sample, samples_from_run
@@ -189,7 +190,9 @@ async def _journal(
     row_of = _rows(setup, source)
     matched = match_items(items, tasks, row_of)
     cache = EvaluatorCache(
-        judge_model=setup.inputs.judge_model, layer=layer, project_dir=setup.spec.project_dir
+        BuildContext(
+            judge_model=setup.inputs.judge_model, layer=layer, project_dir=setup.spec.project_dir
+        )
     )
     done = store.done_keys()
     progress = Progress(total=len(tasks), done=len(done), skipped=len(done))

@@ -13,7 +13,7 @@ from pathlib import Path
 from agentopt.contracts.task import Task
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.azd_env import service_env_prefix
-from agentopt.evaluators.base import EvaluatorUse
+from agentopt.evaluators.base import BuildContext, EvaluatorUse
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.evaluators.registry import canonical_name
 from agentopt.evaluators.selection import select_evaluators
@@ -144,7 +144,9 @@ def prepare_remote(opts: RunOptions, cwd: Path, ask: Ask | None) -> RemoteSetup:
     planner = CallLayer(
         project, settings.model_copy(update={"cache_enabled": False}), on_notice=notices.append
     )
-    cache = EvaluatorCache(judge_model=inputs.judge_model, layer=planner, project_dir=project)
+    cache = EvaluatorCache(
+        BuildContext(judge_model=inputs.judge_model, layer=planner, project_dir=project)
+    )
     criteria, local = split_evaluators(union, cache)
     if not criteria:
         raise ConfigError(

@@ -20,7 +20,7 @@ from agentopt.contracts.optimize_job import JobRecord, SplitInfo
 from agentopt.core.errors import ConfigError, Interrupted, Problem
 from agentopt.core.files.azd_env import service_env_prefix
 from agentopt.core.ids import utc_now_iso
-from agentopt.evaluators.base import EvaluatorUse
+from agentopt.evaluators.base import BuildContext, EvaluatorUse
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
 from agentopt.models.settings import call_settings
@@ -101,7 +101,7 @@ def prepare_remote_optimize(opts: OptimizeOptions, cwd: Path, ask: Ask | None) -
         inputs.project_dir, call_settings(options, call_flags(inputs.suite, dry_run=True))
     )
     cache = EvaluatorCache(
-        judge_model=inputs.judge_model, layer=planner, project_dir=inputs.project_dir
+        BuildContext(judge_model=inputs.judge_model, layer=planner, project_dir=inputs.project_dir)
     )
     criteria, local = split_evaluators(uses, cache, also=OPTIMIZER_BUILTINS)
     if local or not criteria:

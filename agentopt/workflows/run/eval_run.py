@@ -31,6 +31,7 @@ from agentopt.core.errors import (
     Interrupted,
 )
 from agentopt.core.heap import freeze_long_lived
+from agentopt.evaluators.base import BuildContext
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.evaluators.stats import paired_bootstrap_ci, prefetch_numpy
 from agentopt.models.call import CallLayer
@@ -201,7 +202,9 @@ def _prepare(
     # code from an eval file runs before a real run (and never on --dry-run); the run's own
     # cache imports them.
     evaluators = EvaluatorCache(
-        judge_model=inputs.judge_model, layer=planner, project_dir=project, run_code=False
+        BuildContext(
+            judge_model=inputs.judge_model, layer=planner, project_dir=project, run_code=False
+        )
     )
     plan = plan_run(
         tasks,
@@ -273,7 +276,12 @@ async def _run(prepared: PreparedRun, sink: ProgressSink, pool: CpuPool | None) 
         )
         outcome = RunOutcome(inputs=prepared.inputs, plan=prepared.plan, notices=prepared.notices)
         cache = EvaluatorCache(
-            judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir, offload=pool
+            BuildContext(
+                judge_model=spec.judge_model,
+                layer=layer,
+                project_dir=spec.project_dir,
+                offload=pool,
+            )
         )
         try:
             with trust.watch(spec.project_dir, sink.notice):

@@ -36,6 +36,7 @@ from agentopt.core.errors import AgentoptError, ConfigError, Interrupted
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.ids import new_id, utc_now_iso
 from agentopt.core.paths import inside_project, state_dir
+from agentopt.evaluators.base import BuildContext
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.evaluators.stats import paired_bootstrap_ci
 from agentopt.models.call import CallLayer
@@ -318,7 +319,9 @@ async def _variant(
     layer = CallLayer(
         spec.project_dir, run.settings, on_notice=outcome.notices.append, state=BranchState(shared)
     )
-    cache = EvaluatorCache(judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir)
+    cache = EvaluatorCache(
+        BuildContext(judge_model=spec.judge_model, layer=layer, project_dir=spec.project_dir)
+    )
     store = RunStore(spec.project_dir)
     try:
         await _execute(
