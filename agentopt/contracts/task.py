@@ -15,10 +15,8 @@ from pydantic import (
     field_validator,
 )
 
+from agentopt.contracts.task_limits import MAX_TURNS as MAX_TURNS
 from agentopt.core.errors import Problem
-
-MAX_TURNS = 20
-"""A task has at most this many turns, scripted or played by a simulated user (files.md §4)."""
 
 
 class Criterion(BaseModel):

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentopt.contracts.task import Dataset, LegacyUpgrade
 from agentopt.core.errors import InputError, Problem
 from agentopt.core.files import bounded
 from agentopt.datasets.foundry import QUERY_KEYS
@@ -26,6 +25,7 @@ from agentopt.datasets.jsonl import load_jsonl
 from agentopt.datasets.problems import ProblemLog, describe
 
 if TYPE_CHECKING:
+    from agentopt.contracts.task import Dataset, LegacyUpgrade
     from agentopt.datasets.m365 import M365Content
     from agentopt.datasets.m365_legacy import LegacyShape
 
@@ -121,22 +121,27 @@ def _load(path: Path, label: str, *, strict: bool, upgrade: bool, keep: bool = T
         for problem in err.problems:
             log.error(problem.location, problem.message)
         return _Outcome(log)
+    # Hashed now, so the bytes are not held beside their text while the tasks load (7 MB of
+    # a 100,000-task file's peak).
+    sha256 = hashlib.sha256(data).hexdigest()
+    del data
     if suffix in JSONL_SUFFIXES:
-        packed, log = load_jsonl(text, label)
+        packed, log = load_jsonl(text, label, check_only=not keep)
         keep = keep and not log.errors
-        dataset = Dataset(tasks=packed, source=label, format="jsonl") if keep else None
+        dataset = _dataset(tasks=packed, source=label, format="jsonl") if keep else None
     elif suffix == ".csv":
         from agentopt.datasets.csv_loader import load_csv
 
         tasks, log = load_csv(text, label)
         keep = keep and not log.errors
-        dataset = Dataset(tasks=tasks, source=label, format="csv") if keep else None
+        dataset = _dataset(tasks=tasks, source=label, format="csv") if keep else None
     else:
         dataset, log = _load_json(text, resolved, label, strict=strict, upgrade=upgrade)
     if dataset is not None and not log.errors:
         if dataset.upgrade is not None:  # rewritten in place: the hash is of the new bytes
-            data = bounded.read_bytes(resolved, shown=label, kind="dataset")
-        dataset.sha256 = hashlib.sha256(data).hexdigest()
+            again = bounded.read_bytes(resolved, shown=label, kind="dataset")
+            sha256 = hashlib.sha256(again).hexdigest()
+        dataset.sha256 = sha256
         dataset.warnings = [p for p in log.in_order() if p.severity != "error"]
     return _Outcome(log, dataset)
 
@@ -185,7 +190,7 @@ def _load_json(
 
 def _as_jsonl(text: str, label: str) -> tuple[Dataset | None, ProblemLog]:
     tasks, log = load_jsonl(text, label)
-    return (Dataset(tasks=tasks, source=label, format="jsonl") if not log.errors else None), log
+    return (_dataset(tasks=tasks, source=label, format="jsonl") if not log.errors else None), log
 
 
 def _load_legacy(
@@ -228,6 +233,8 @@ def _load_legacy(
             f"(--no-upgrade); without --no-upgrade it is upgraded in place to schemaVersion "
             f"{newest_known_version()} after a backup",
         )
+    from agentopt.contracts.task import LegacyUpgrade
+
     upgrade_note = LegacyUpgrade(path=label, shape=shape, backup=backup_path)
     return _m365_dataset(content, label, document, upgrade_note), log
 
@@ -237,7 +244,7 @@ def _m365_dataset(
 ) -> Dataset:
     """An M365 document's dataset: the document is kept, as an output is written back into it
     (for a legacy file, the upgraded document, and what the upgrade did)."""
-    return Dataset(
+    return _dataset(
         tasks=content.tasks,
         source=label,
         format="m365",
@@ -246,6 +253,13 @@ def _m365_dataset(
         document=document,
         upgrade=upgrade,
     )
+
+
+def _dataset(**fields: Any) -> Dataset:
+    """A `Dataset`: the task models are imported by the first loader that makes one."""
+    from agentopt.contracts.task import Dataset
+
+    return Dataset(**fields)
 
 
 def _first_line_is_object(line: str) -> bool:

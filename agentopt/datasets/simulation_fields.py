@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentopt.contracts.task import MAX_TURNS
+from agentopt.contracts.task_limits import MAX_TURNS
 from agentopt.datasets.problems import describe, join_path
 
 if TYPE_CHECKING:
