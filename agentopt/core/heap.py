@@ -12,7 +12,8 @@ cycle collector: harmless in a process that ends with its command, a leak of cyc
 one that calls the workflows again and again (the test suite, a notebook).
 
 The entry point also fixes glibc's threshold above which a block is its own mapping
-(`mallopt(M_MMAP_THRESHOLD)`, at glibc's default of 128 KB). Left dynamic, it rises to the
+(`mallopt(M_MMAP_THRESHOLD)`, at 512 KB: above asyncio's 256 KB read buffers, which would
+otherwise be mapped and unmapped at every read). Left dynamic, it rises to the
 size of any mapped block freed (a 7 MB dataset file once read): from then on every block up to
 that size comes from the heap, which gives back only its top, so the growing buffer of packed
 tasks, the file's text and the names dict left holes that stayed resident. A 100,000-task
@@ -26,7 +27,7 @@ import gc
 _enabled = False
 M_MMAP_THRESHOLD = -3
 """glibc's `mallopt` parameter (malloc.h)."""
-MMAP_THRESHOLD = 128 * 1024
+MMAP_THRESHOLD = 512 * 1024
 
 
 def enable() -> None:
@@ -38,7 +39,7 @@ def enable() -> None:
 
 
 def fix_mmap_threshold() -> bool:
-    """Blocks of 128 KB and more get their own mapping, given back when freed, whatever was
+    """Blocks of 512 KB and more get their own mapping, given back when freed, whatever was
     freed before; False where the C library has no `mallopt` (macOS, Windows, musl)."""
     try:
         import ctypes
