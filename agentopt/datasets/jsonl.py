@@ -9,16 +9,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from agentopt.core.files import bounded
-from agentopt.datasets.foundry import (
-    CHECK_ONLY,
-    RecordContext,
-    UnknownKeys,
-    assign_names,
-    line_locator,
-    task_from_record,
-    task_models,
-)
+from agentopt.datasets.foundry import UnknownKeys, assign_names, task_from_record
 from agentopt.datasets.problems import ProblemLog, describe
+from agentopt.datasets.record_context import CHECK_ONLY, RecordContext, line_locator, task_models
 
 if TYPE_CHECKING:
     from agentopt.contracts.packed_tasks import PackedTasks
