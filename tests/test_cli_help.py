@@ -7,6 +7,7 @@ import inspect
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,6 +107,26 @@ def test_help_imports_no_more_than_version_and_the_help_renderer() -> None:
     # A subgroup's help imports the subgroup, and none of the commands it lists.
     listed = {spec.module for spec in eval_commands.values()}
     assert listed & _imported("-m", "agentopt", "eval", "--help") == set()
+
+
+MODEL_MACHINERY = {
+    "agentopt.contracts.task",  # the task models
+    "pydantic.fields",  # any pydantic model or adapter
+    "typer._adapters",  # typer's pydantic coercion of a parameter
+    "importlib.metadata",  # pydantic's plugin loader, at the first model built
+    "rich._emoji_codes",  # rich's emoji table, loaded by the first line printed with emoji on
+}
+
+
+def test_validating_a_task_file_builds_no_model(tmp_path: Path) -> None:
+    """`eval validate` of 5 tasks has a budget of 0.25 s of CPU (`--version`: ~0.19): it checks
+    the records without importing or building a pydantic model, and coerces its paths and
+    absent global options without typer's pydantic adapters (cli/lean_params.py)."""
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(f'{{"query": "q{i}", "ground_truth": "a"}}\n' for i in range(5)))
+    imported = _imported("-m", "agentopt", "eval", "validate", str(tasks))
+    assert {"agentopt.workflows.validate", "agentopt.datasets.jsonl"} <= imported
+    assert imported & MODEL_MACHINERY == set()
 
 
 DEFERRED = """

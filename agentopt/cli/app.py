@@ -11,7 +11,10 @@ import typer
 from typer.core import TyperGroup
 
 from agentopt import __version__
-from agentopt.cli import help_format  # noqa: F401  (flags show no <bool> in --help)
+from agentopt.cli import (
+    help_format,  # noqa: F401  (flags show no <bool> in --help)
+    lean_params,  # noqa: F401  (no pydantic adapter for a plain path)
+)
 from agentopt.cli.argv import expand_variadic_options
 from agentopt.cli.context import STATE
 from agentopt.cli.global_options import attach_global_options

@@ -5,6 +5,11 @@ log — there is no window: rich would assume 80 columns and hard-wrap every lon
 paths, URLs and diffs in the middle. There, text is never wrapped and tables get room to be as
 wide as their content (`COLUMNS` still wins when a user sets it), without the blanks rich
 pads a table's last column with (a pasted table would carry 200 trailing spaces a line).
+
+No console turns `:name:` into an emoji: what agentopt prints (task names, queries, paths,
+answers) shows as written, as its error lines always did, and a printed line no longer loads
+rich's table of 3,600 emoji codes (~10 ms of CPU, a third of `eval validate`'s budget over
+`--version`'s, issue 37).
 """
 
 from __future__ import annotations
@@ -25,11 +30,12 @@ def make_console(*, stderr: bool = False, stream: TextIO | None = None) -> Conso
     target = stream if stream is not None else (sys.stderr if stderr else sys.stdout)
     terminal = _isatty(target)
     if terminal or os.environ.get("COLUMNS"):
-        return Console(stderr=stderr, file=stream, highlight=False)
+        return Console(stderr=stderr, file=stream, highlight=False, emoji=False)
     return Console(
         stderr=stderr,
         file=_TrimmedLines(stream, stderr=stderr),  # type: ignore[arg-type]
         highlight=False,
+        emoji=False,
         width=UNWRAPPED_WIDTH,
         soft_wrap=True,
     )

@@ -9,13 +9,21 @@ model), so the run, which reads each task a few times, pays milliseconds.
 A task read from here is a fresh object: changing it changes nothing stored. The one place
 that changes loaded tasks (generated names for unnamed ones) writes them back with
 `replace`.
+
+Past `SPILL_BYTES` of JSON the buffer moves to an unnamed temporary file and a read is one
+`pread`: what a run keeps in memory until its summary no longer grows ~100 bytes a task
+(10 MB of a 100,000-task run's peak; issue 37 wants the peak at 100,000 tasks within 1.2x the
+10,000-task figure). Only the 8 bytes a task of where each one ends stay.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
+import threading
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, overload
+from typing import IO, Any, overload
 
 from pydantic_core import to_json
 
@@ -28,12 +36,15 @@ class PackedTasks(Sequence[Task]):
     buffer: a task's JSON and 8 bytes for where it ends (a `bytes` object each took ~40 bytes
     more). A replaced task's JSON is kept beside the buffer."""
 
-    __slots__ = ("_data", "_ends", "_replaced")
+    __slots__ = ("_data", "_ends", "_file", "_lock", "_replaced")
 
     def __init__(self, tasks: Iterable[Task] = ()) -> None:
         self._data = bytearray()
         self._ends = array("q")
         self._replaced: dict[int, bytes] = {}
+        self._file: IO[bytes] | None = None
+        """The tasks' JSON once past `SPILL_BYTES` (`_data` is then empty)."""
+        self._lock = threading.Lock()
         for task in tasks:
             self.append(task)
 
@@ -41,23 +52,54 @@ class PackedTasks(Sequence[Task]):
     def _of_blobs(cls, blobs: Iterable[bytes]) -> PackedTasks:
         packed = cls()
         for blob in blobs:
-            packed._data += blob
-            packed._ends.append(len(packed._data))
+            packed._add(blob)
         return packed
+
+    def _size(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def _add(self, blob: bytes) -> None:
+        end = self._size() + len(blob)
+        if self._file is None:
+            self._data += blob
+            if len(self._data) > SPILL_BYTES:
+                self._spill()
+        else:
+            with self._lock:
+                self._file.seek(0, os.SEEK_END)
+                self._file.write(blob)
+        self._ends.append(end)
+
+    def _spill(self) -> None:
+        # Held open for the sequence's life, closed by `__del__`.
+        self._file = tempfile.TemporaryFile(prefix="agentopt-tasks-", buffering=0)  # noqa: SIM115
+        self._file.write(self._data)
+        self._data = bytearray()
+
+    def __del__(self) -> None:
+        file = getattr(self, "_file", None)
+        if file is not None:
+            file.close()  # unnamed: closing it frees its disk space
 
     def _blob(self, index: int) -> bytes:
         replaced = self._replaced.get(index)
         if replaced is not None:
             return replaced
         start = self._ends[index - 1] if index else 0
-        return bytes(self._data[start : self._ends[index]])
+        if self._file is None:
+            return bytes(self._data[start : self._ends[index]])
+        size = self._ends[index] - start
+        if _PREAD is not None:
+            return _PREAD(self._file.fileno(), size, start)
+        with self._lock:  # no pread (Windows): a seek and a read, one reader at a time
+            self._file.seek(start)
+            return self._file.read(size)
 
     def _blobs(self) -> Iterator[bytes]:
         return (self._blob(i) for i in range(len(self._ends)))
 
     def append(self, task: Task) -> None:
-        self._data += _pack(task)
-        self._ends.append(len(self._data))
+        self._add(_pack(task))
 
     def replace(self, index: int, task: Task) -> None:
         """Store `task` in place of the task at `index`."""
@@ -103,6 +145,11 @@ class PackedTasks(Sequence[Task]):
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickled as the blobs (the Ray wire)
         return (PackedTasks._of_blobs, (list(self._blobs()),))
+
+
+SPILL_BYTES = 1 << 20
+"""Tasks' JSON held in memory before it moves to a temporary file (~10,000 tasks)."""
+_PREAD = getattr(os, "pread", None)
 
 
 def _pack(task: Task) -> bytes:

@@ -15,10 +15,8 @@ from pydantic import (
     field_validator,
 )
 
+from agentopt.contracts.task_limits import MAX_TURNS as MAX_TURNS
 from agentopt.core.errors import Problem
-
-MAX_TURNS = 20
-"""A task has at most this many turns, scripted or played by a simulated user (files.md §4)."""
 
 
 class Criterion(BaseModel):
@@ -120,7 +118,7 @@ class LegacyUpgrade(BaseModel):
     """A legacy M365 file (bare array or `prompts`/`expected_responses`) that was read, and
     unless `--no-upgrade` rewritten in the versioned shape; the CLI prints both paths."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     path: str
     """The legacy file, as given."""
@@ -133,7 +131,8 @@ class LegacyUpgrade(BaseModel):
 class Dataset(BaseModel):
     """Tasks plus where they came from."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, defer_build=True)
+    """Built when first made, not imported: `eval validate` checks tasks, never makes one."""
 
     tasks: Sequence[Task]
     """A list, or `PackedTasks` (how a JSONL file's tasks are held: ~100 bytes a task)."""

@@ -10,6 +10,14 @@ is collected as before.
 Only the console entry point turns this on (`enable`). A frozen object is never freed by the
 cycle collector: harmless in a process that ends with its command, a leak of cyclic garbage in
 one that calls the workflows again and again (the test suite, a notebook).
+
+The entry point also fixes glibc's threshold above which a block is its own mapping
+(`mallopt(M_MMAP_THRESHOLD)`, at 512 KB: above asyncio's 256 KB read buffers, which would
+otherwise be mapped and unmapped at every read). Left dynamic, it rises to the
+size of any mapped block freed (a 7 MB dataset file once read): from then on every block up to
+that size comes from the heap, which gives back only its top, so the growing buffer of packed
+tasks, the file's text and the names dict left holes that stayed resident. A 100,000-task
+`eval run` kept ~10 MB more for its whole run, and peaked 4 MB higher while loading.
 """
 
 from __future__ import annotations
@@ -17,12 +25,30 @@ from __future__ import annotations
 import gc
 
 _enabled = False
+M_MMAP_THRESHOLD = -3
+"""glibc's `mallopt` parameter (malloc.h)."""
+MMAP_THRESHOLD = 512 * 1024
 
 
 def enable() -> None:
-    """Let `freeze_long_lived` freeze (the console entry point calls this)."""
+    """Let `freeze_long_lived` freeze, and fix glibc's mmap threshold (the console entry
+    point calls this)."""
     global _enabled
     _enabled = True
+    fix_mmap_threshold()
+
+
+def fix_mmap_threshold() -> bool:
+    """Blocks of 512 KB and more get their own mapping, given back when freed, whatever was
+    freed before; False where the C library has no `mallopt` (macOS, Windows, musl)."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError, TypeError):
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
 def freeze_long_lived() -> None:

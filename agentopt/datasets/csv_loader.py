@@ -21,13 +21,12 @@ from agentopt.datasets.foundry import (
     QUERY_KEYS,
     SYNONYMS,
     TASK_KEYS,
-    Locate,
-    RecordContext,
     UnknownKeys,
     assign_names,
     task_from_record,
 )
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean
+from agentopt.datasets.record_context import Locate, RecordContext
 
 JSON_COLUMNS = (
     "criteria",

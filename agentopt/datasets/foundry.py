@@ -9,16 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from agentopt.contracts.packed_tasks import PackedTasks
-from agentopt.contracts.task import MAX_TURNS, Criterion, EvaluatorRef, Task, Turn
+from agentopt.contracts.task_limits import MAX_TURNS
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean, join_path
+from agentopt.datasets.record_context import (
+    Locate,
+    RecordContext,
+)
 from agentopt.datasets.simulation_fields import (
     GOAL_KEYS,
     desired_turns,
     simulation_configuration,
 )
+
+if TYPE_CHECKING:
+    from agentopt.contracts.packed_tasks import PackedTasks
+    from agentopt.contracts.task import Criterion, EvaluatorRef, Task, Turn
 
 QUERY_KEYS = ("query", "prompt", "question")
 NAME_KEYS = ("name", "id")
@@ -71,9 +78,6 @@ SYNONYMS = {
 }
 """Keys people use for a known field, suggested in unknown-key warnings."""
 
-Locate = Callable[[str], tuple[str, str]]
-"""Maps a key path inside the record to (Problem.location, message prefix)."""
-
 
 @dataclass
 class UnknownKeys:
@@ -97,29 +101,6 @@ class UnknownKeys:
             log.warn(
                 where(lines[0]), f'unknown key "{key}"{inside}{guess}; kept as extra data{more}'
             )
-
-
-@dataclass
-class RecordContext:
-    """Where one record came from and where its problems go."""
-
-    log: ProblemLog
-    line: int
-    locate: Locate
-    unknown: UnknownKeys
-
-    def error(self, path: str, message: str) -> None:
-        location, prefix = self.locate(path)
-        self.log.error(location, prefix + message)
-
-    def warn(self, path: str, message: str) -> None:
-        location, prefix = self.locate(path)
-        self.log.warn(location, prefix + message)
-
-
-def line_locator(line: int) -> Locate:
-    """JSONL: the location is the line; the key path goes in front of the message."""
-    return lambda path: (f"line {line}", f"{path}: " if path else "")
 
 
 def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> Task | None:
@@ -152,14 +133,16 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
             f"message), found {describe(record)}",
         )
     elif query_key is None:
-        turns = [Turn(query="", criteria=criteria)]  # the simulated user opens
+        turns = [ctx.models.Turn(query="", criteria=criteria)]  # the simulated user opens
     else:
         query = _text(record, (query_key,), ctx, required=True)
         truth = _text(record, (truth_key,), ctx, numbers=True) if truth_key else None
         context = _text(record, ("context",), ctx)
         if query is not None:
             turns = [
-                Turn(query=query, **_given(ground_truth=truth, context=context, criteria=criteria))
+                ctx.models.Turn(
+                    query=query, **_given(ground_truth=truth, context=context, criteria=criteria)
+                )
             ]
     evaluators = _evaluators(record.get("evaluators"), "evaluators", ctx)
     mode = _mode(record.get("evaluators_mode"), "evaluators_mode", ctx)
@@ -199,7 +182,7 @@ def task_from_record(record: dict[str, Any], ctx: RecordContext, index: int) -> 
         ctx.unknown.add("task", key, ctx.line)
     if ctx.log.error_count > errors_before or not turns:
         return None
-    return Task(
+    return ctx.models.Task(  # type: ignore[no-any-return]
         name=name or "",
         turns=turns,
         index=index,
@@ -264,8 +247,8 @@ def assign_names(
             candidate, k = f"task_{i + 1}_{k}", k + 1
         task.name = candidate
         first_line[candidate] = task.line
-        if isinstance(tasks, PackedTasks):
-            tasks.replace(i, task)  # a packed task read is a copy
+        if not isinstance(tasks, list):  # PackedTasks: a packed task read is a copy
+            tasks.replace(i, task)
 
 
 def _pick_alias(record: dict[str, Any], keys: tuple[str, ...], ctx: RecordContext) -> str | None:
@@ -316,7 +299,7 @@ def _criteria(value: Any, path: str, ctx: RecordContext) -> list[Criterion]:
         here = join_path(path, k)
         default_name = f"criterion_{k + 1}"
         if isinstance(item, str) and item.strip():
-            out.append(Criterion(name=default_name, instruction=item))
+            out.append(ctx.models.Criterion(name=default_name, instruction=item))
             continue
         if not isinstance(item, dict):
             ctx.error(
@@ -343,7 +326,9 @@ def _criteria(value: Any, path: str, ctx: RecordContext) -> list[Criterion]:
                 hint = did_you_mean(key, ("name", "instruction"))
                 ctx.warn(join_path(here, key), f"unknown key ignored{hint}")
         if ok:
-            out.append(Criterion(name=cast(str, name), instruction=cast(str, instruction)))
+            out.append(
+                ctx.models.Criterion(name=cast(str, name), instruction=cast(str, instruction))
+            )
     names = [c.name for c in out]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         ctx.error(path, f'duplicate criterion name "{dup}": expected unique names')
@@ -367,7 +352,7 @@ def _turns(value: Any, ctx: RecordContext) -> list[Turn]:
         if query_key is None:
             ctx.error(here, f'expected a "prompt" (the user message), found {describe(raw)}')
             continue
-        sub = RecordContext(ctx.log, ctx.line, _nested(ctx.locate, here), ctx.unknown)
+        sub = RecordContext(ctx.log, ctx.line, _nested(ctx.locate, here), ctx.unknown, ctx.models)
         query = _text(raw, (query_key,), sub, required=True)
         truth = _text(raw, (truth_key,), sub, numbers=True) if truth_key else None
         context = _text(raw, ("context",), sub)
@@ -379,7 +364,7 @@ def _turns(value: Any, ctx: RecordContext) -> list[Turn]:
             ctx.unknown.add("turn", key, ctx.line)
         if query is not None:
             turns.append(
-                Turn(
+                ctx.models.Turn(
                     query=query,
                     ground_truth=truth,
                     context=context,
@@ -395,7 +380,7 @@ def _turns(value: Any, ctx: RecordContext) -> list[Turn]:
 def _pick_alias_at(
     raw: dict[str, Any], keys: tuple[str, ...], here: str, ctx: RecordContext
 ) -> str | None:
-    sub = RecordContext(ctx.log, ctx.line, _nested(ctx.locate, here), ctx.unknown)
+    sub = RecordContext(ctx.log, ctx.line, _nested(ctx.locate, here), ctx.unknown, ctx.models)
     return _pick_alias(raw, keys, sub)
 
 
@@ -408,7 +393,7 @@ def _evaluators(value: Any, path: str, ctx: RecordContext) -> list[EvaluatorRef]
     if value is None:
         return None
     if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
-        return [EvaluatorRef(name=v) for v in value]
+        return [ctx.models.EvaluatorRef(name=v) for v in value]
     if isinstance(value, dict):
         refs: list[EvaluatorRef] = []
         for name, options in value.items():
@@ -421,7 +406,7 @@ def _evaluators(value: Any, path: str, ctx: RecordContext) -> list[EvaluatorRef]
                     f"found {describe(options)}",
                 )
                 continue
-            refs.append(EvaluatorRef(name=name, options=options))
+            refs.append(ctx.models.EvaluatorRef(name=name, options=options))
         return refs
     ctx.error(
         path,

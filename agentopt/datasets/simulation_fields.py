@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentopt.contracts.task import MAX_TURNS
+from agentopt.contracts.task_limits import MAX_TURNS
 from agentopt.datasets.problems import describe, join_path
 
 if TYPE_CHECKING:
-    from agentopt.datasets.foundry import RecordContext
+    from agentopt.datasets.record_context import RecordContext
 
 GOAL_KEYS = ("goal", "test_case_description")
 """The simulated user's goal; Foundry's simulation datasets call it `test_case_description`

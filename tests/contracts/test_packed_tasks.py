@@ -7,9 +7,11 @@ import pickle
 import tracemalloc
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentopt.contracts import packed_tasks
 from agentopt.contracts.packed_tasks import PackedTasks
 from agentopt.contracts.task import Criterion, Dataset, EvaluatorRef, Task, Turn
 from agentopt.datasets import load_dataset
@@ -89,3 +91,38 @@ def test_twenty_thousand_loaded_tasks_take_a_few_megabytes(tmp_path: Path) -> No
     assert held < 12_000_000, f"{held / 1e6:.1f} MB held for 20,001 tasks"
     assert dataset.tasks[-1].name == "task_20001"  # the generated name was stored
     assert dataset.tasks[5].turns[0].ground_truth == "item 5"
+
+
+def test_spilled_tasks_read_back_the_same_and_hold_only_their_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past `SPILL_BYTES` the JSON lives in a temporary file: every read, slice, replace and
+    pickle gives what the in-memory buffer gave, and memory keeps 8 bytes a task."""
+    tasks = [
+        Task(name=f"t{i}", index=i, turns=[Turn(query=f"item {i}", ground_truth=f"é {i}")])
+        for i in range(300)
+    ]
+    kept = PackedTasks(tasks)
+    monkeypatch.setattr(packed_tasks, "SPILL_BYTES", 1_000)
+    spilled = PackedTasks(tasks)
+    assert spilled._file is not None and not spilled._data and kept._file is None
+    assert spilled == kept and list(spilled) == tasks and spilled[-1] == tasks[-1]
+    assert list(spilled[10:20]) == tasks[10:20]
+    assert pickle.loads(pickle.dumps(spilled)) == kept
+    changed = spilled[3]
+    changed.name = "renamed"
+    spilled.replace(3, changed)
+    assert spilled[3].name == "renamed" and spilled[4] == tasks[4]
+    spilled.append(tasks[0])
+    assert spilled[-1] == tasks[0] and len(spilled) == 301
+
+    many = [tasks[i % 300] for i in range(20_000)]
+    tracemalloc.start()
+    try:
+        packed = PackedTasks(many)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert packed[19_999] == many[19_999]
+    # In memory, 20,000 of these took ~1.6 MB; spilled, their ends (160 KB) and the file.
+    assert held < 400_000, f"{held / 1e3:.0f} KB held for 20,000 spilled tasks"
