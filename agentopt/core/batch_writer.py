@@ -15,7 +15,9 @@ error is raised by the next `submit`, `flush` or `close`.
 A submit takes no lock while the thread is busy: the item goes on a deque (appends and pops
 are atomic) and only an idle thread is woken. With a lock per submit, the event loop waited on
 the writer thread each time that thread held the lock while it waited for the GIL: 11-36 ms
-of wall (3.6-5.2 ms of CPU) in 400-700 submits of a 0.5 s optimize run.
+of wall (3.6-5.2 ms of CPU) in 400-700 submits of a 0.5 s optimize run. The one case the
+lock used to cover and no longer does: an item submitted by one thread while another closes
+the writer may be left unwritten (every writer here is submitted to and closed by its owner).
 """
 
 from __future__ import annotations
