@@ -95,17 +95,21 @@ class PackedTasks(Sequence[Task]):
             self._file.seek(start)
             return self._file.read(size)
 
+    def json_at(self, index: int) -> bytes:
+        """The task at `index` as `task_json` writes it, without building the task."""
+        return self._blob(index)
+
     def _blobs(self) -> Iterator[bytes]:
         return (self._blob(i) for i in range(len(self._ends)))
 
     def append(self, task: Task) -> None:
-        self._add(_pack(task))
+        self._add(task_json(task))
 
     def replace(self, index: int, task: Task) -> None:
         """Store `task` in place of the task at `index`."""
         if not -len(self._ends) <= index < len(self._ends):
             raise IndexError("PackedTasks index out of range")
-        self._replaced[index % len(self._ends)] = _pack(task)
+        self._replaced[index % len(self._ends)] = task_json(task)
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -152,7 +156,8 @@ SPILL_BYTES = 1 << 20
 _PREAD = getattr(os, "pread", None)
 
 
-def _pack(task: Task) -> bytes:
+def task_json(task: Task) -> bytes:
+    """The task as stored here (its set fields): what identifies it to a unit replay."""
     # JSON with Infinity/NaN written as such: a metadata value of 1e400 reads back as inf,
     # where model_dump_json would have written null.
     return to_json(task.model_dump(exclude_unset=True), inf_nan_mode="constants")

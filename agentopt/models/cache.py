@@ -207,8 +207,10 @@ class ResponseCache(CacheSurface):
     def disabled(self) -> bool:
         return self._disabled
 
-    async def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """Payloads of the keys that are cached (missing keys are absent from the result)."""
+    async def get_many(self, keys: list[str], *, tally: bool = True) -> dict[str, dict[str, Any]]:
+        """Payloads of the keys that are cached (missing keys are absent from the result).
+        `tally=False`: neither hits nor misses are counted (a lookup of something other than
+        a model's answer: the hits `cache stats` shows are the answers used)."""
         if self._disabled or not keys:
             return {}
         found: dict[str, dict[str, Any]] = {}
@@ -219,9 +221,23 @@ class ResponseCache(CacheSurface):
         rest = [k for k in keys if k not in found]
         if rest:
             found.update(self._read(rest))
+        if tally:
+            self.hits += len(found)
+            self.misses += len(set(keys)) - len(found)
+            self._pending_hits.update(found.keys())
+        return found
+
+    async def present(self, keys: list[str]) -> set[str]:
+        """Which of `keys` are cached, their answers not read (a replayed unit does not use
+        them again); each counts as a hit of its row, as a read would."""
+        if self._disabled or not keys:
+            return set()
+        found = {key for key in keys if key in self._unwritten}
+        rest = [key for key in keys if key not in found]
+        if rest:
+            found.update(self._read(rest, payloads=False))
         self.hits += len(found)
-        self.misses += len(set(keys)) - len(found)
-        self._pending_hits.update(found.keys())
+        self._pending_hits.update(found)
         return found
 
     async def put_many(self, rows: list[Row]) -> None:
@@ -282,18 +298,22 @@ class ResponseCache(CacheSurface):
         await asyncio.to_thread(self._close)
 
     # -- reads, on the caller's thread --------------------------------------------------------
-    def _read(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+    def _read(self, keys: list[str], *, payloads: bool = True) -> dict[str, dict[str, Any]]:
+        """The rows of `keys` the file holds: their payloads, or (`payloads=False`) only
+        that they are there (an empty dict each)."""
+        column = "payload" if payloads else "''"
+
         def run(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
             out: dict[str, dict[str, Any]] = {}
             for start in range(0, len(keys), 500):
                 chunk = keys[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = conn.execute(
-                    f"SELECT key, payload FROM entries WHERE key IN ({marks})", chunk
+                    f"SELECT key, {column} FROM entries WHERE key IN ({marks})", chunk
                 ).fetchall()
                 for key, payload in rows:
                     try:
-                        out[key] = json.loads(payload)
+                        out[key] = json.loads(payload) if payloads else {}
                     except ValueError:
                         continue
             return out

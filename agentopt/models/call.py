@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentopt.contracts.usage import Usage
 from agentopt.core import limits
 from agentopt.core.errors import ModelCallError
-from agentopt.models import deadlines
+from agentopt.models import call_trail, deadlines
 from agentopt.models.attempts import AttemptFailed, CallTarget, Outcome, run_attempts
 from agentopt.models.call_cache import CallCache
 from agentopt.models.call_progress import CallProgress, TokenMeter
@@ -187,8 +187,11 @@ class CallLayer:
     ) -> ChatResponse:
         key = self._cache.chat_key(ref, provider, request, repeat)
         hit = await self._cache.replay(key, provider, ref.provider)
+        trail = call_trail.current()
         if hit is not None:
             self.ledger.record_hit(pool)
+            if trail is not None and key is not None:
+                trail.used([key], pool)
             return hit
         self._check_run_deadline(ref)
         self.ledger.start_call()
@@ -202,9 +205,14 @@ class CallLayer:
             secrets=secrets,
         )
         CURRENT_REPEAT.set(repeat)
-        outcome = await self._attempts(
-            ref, provider, pool, lambda: provider.complete(ref.model, request), request
-        )
+        try:
+            outcome = await self._attempts(
+                ref, provider, pool, lambda: provider.complete(ref.model, request), request
+            )
+        except BaseException:
+            if trail is not None:  # even when a caller adapts and asks again (capabilities)
+                trail.spoil()
+            raise
         response: ChatResponse = outcome.value
         cost = self._cost(ref, [ref.model, response.model], response.usage)
         response = response.model_copy(
@@ -219,7 +227,11 @@ class CallLayer:
             body=lambda: response.model_dump(mode="json", exclude_none=True),
             secrets=secrets,
         )
-        await self._cache.keep(key, ref, response, secrets, request=request, pool=pool)
+        kept = await self._cache.keep(key, ref, response, secrets, request=request, pool=pool)
+        if trail is not None and kept and key is not None:
+            trail.used([key], pool)
+        elif trail is not None:
+            trail.spoil()
         await self.state.sync()
         return response
 
@@ -243,8 +255,13 @@ class CallLayer:
         keys = self._cache.vector_keys(ref, provider, unique)
         found = await self._cache.vectors(keys)
         missing = [t for t in unique if t not in found]
+        trail = call_trail.current()
         if not missing:
             self.ledger.record_hit(pool)
+        if trail is not None and self._cache.keeps:  # a rerun finds them all: one hit
+            trail.used(list(keys.values()), pool)
+        elif trail is not None:
+            trail.spoil()
         for start in range(0, len(missing), EMBED_BATCH):
             batch = missing[start : start + EMBED_BATCH]
             self._check_run_deadline(ref)

@@ -37,6 +37,11 @@ class CallCache:
         self.cache = cache
         self.read = read
 
+    @property
+    def keeps(self) -> bool:
+        """Whether answers are written (they are even with `--no-cache`)."""
+        return self.cache is not None
+
     def chat_key(
         self, ref: ModelRef, provider: Provider, request: ChatRequest, repeat: int
     ) -> str | None:
@@ -67,10 +72,11 @@ class CallCache:
         *,
         request: ChatRequest,
         pool: str,
-    ) -> None:
-        """Store a whole answer, masked (a cut-off or empty one is never kept)."""
+    ) -> bool:
+        """Store a whole answer, masked (a cut-off or empty one is never kept): whether it
+        was."""
         if key is None or self.cache is None or not is_complete(response, request, pool):
-            return
+            return False
         payload = response.model_dump(mode="json", exclude={"cached", "latency_s", "cost_usd"})
         # One serialisation, scanned and stored; walked only when the scan finds a mark.
         text = payload_json(payload)
@@ -81,6 +87,7 @@ class CallCache:
         await self.cache.put(
             key, kind="chat", provider=ref.type, model=ref.model, payload=payload, text=text
         )
+        return True
 
     def vector_keys(self, ref: ModelRef, provider: Provider, texts: list[str]) -> dict[str, str]:
         """Each distinct text → its embedding key."""

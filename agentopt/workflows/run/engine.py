@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from agentopt.agents.base import DEFAULT_TURN_TIMEOUT_S, AgentTarget, RunConfig
 from agentopt.contracts.run_journal import RunJournalEntry, TurnJournalEntry
@@ -38,11 +38,13 @@ from agentopt.evaluators.aggregate import score_transcript
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.build import EvaluatorCache
 from agentopt.models.call import CallLayer
+from agentopt.models.call_trail import open_trail
 from agentopt.workflows.events import Progress, ProgressSink
 from agentopt.workflows.run.records import repeat_record
 from agentopt.workflows.run.scoring import score_unit, unit_evaluators
 from agentopt.workflows.run.simulated_user import SimulatedUser, Simulation
 from agentopt.workflows.run.store import Played, RunStore
+from agentopt.workflows.run.unit_replay import Unit, UnitReplay
 from agentopt.workflows.suite_inputs import SuiteInputs
 
 
@@ -95,6 +97,28 @@ class EngineSpec:
     @property
     def simulator(self) -> Simulation:
         return self.simulation or Simulation(model=self.judge_model or "")
+
+    def replay_parts(self) -> dict[str, Any]:
+        """What of this spec decides a unit besides its task (`unit_replay`), as JSON."""
+        document = self.dataset.document or {}
+        return {
+            "agent": self.agent.model_dump(mode="json"),
+            "judge_model": self.judge_model,
+            "dataset": {
+                "format": self.dataset.format,
+                "name": self.dataset.name,
+                "version": self.dataset.version,
+                "default_evaluators": self.dataset.model_dump(mode="json")["default_evaluators"]
+                if self.dataset.default_evaluators
+                else None,
+                # An M365 document's settings (its items are the tasks, keyed one by one).
+                "document": {k: v for k, v in document.items() if k != "items"},
+            },
+            "real_tools": self.real_tools,
+            "turn_timeout_s": self.turn_timeout_s,
+            "candidate_id": self.candidate_id,
+            "simulation": None if self.simulation is None else vars(self.simulation),
+        }
 
 
 @dataclass
@@ -174,6 +198,8 @@ class RunEngine:
         self._errors = 0
         self._live: Progress | None = None
         """The run's progress while `run` runs: what is answering or judging right now."""
+        self.replay: UnitReplay | None = None
+        """Set by `eval run` when units of the run may be replayed (`unit_replay`)."""
 
     @contextlib.contextmanager
     def _phase(self, name: Literal["answering", "judging"]) -> Iterator[None]:
@@ -278,6 +304,16 @@ class RunEngine:
         progress.meter = self.layer.meter
         self._live = progress
         pending = self.units(store.done_keys(), store.reusable_transcripts())
+        replay = self.replay if self.runner is self else None
+        replayable: AsyncIterator[Unit] | None = None
+        if replay is not None:
+
+            def replayed(count: int) -> None:
+                progress.done += count
+                progress.counts = store.tally.counts
+                self.sink.update(progress, f"{count} units replayed from the cache")
+
+            replayable = replay.playable(pending, store.append_line, self.layer.ledger, replayed)
         played = store.played()
         sim = self.spec.simulator
         lock = asyncio.Lock()
@@ -286,10 +322,14 @@ class RunEngine:
         async def worker() -> None:
             while not stop and not self.cancel.is_set():
                 async with lock:
-                    next_unit = next(pending, None)
+                    if replayable is None:
+                        next_unit = next(pending, None)
+                    else:
+                        next_unit = await anext(replayable, None)
                 if next_unit is None:
                     return
                 pos, task, r, answered = next_unit
+                trail = open_trail() if replay is not None and answered is None else None
                 journal = None
                 if sim.plays(task) and answered is None:
                     before = played.get((pos, r)) or Played()
@@ -306,7 +346,9 @@ class RunEngine:
                     self.cancel.set()
                     return
                 # Queued for the writer threads: the loop goes on at once.
-                store.append(RunJournalEntry.of(pos, r, unit))
+                line = store.append(RunJournalEntry.of(pos, r, unit))
+                if trail is not None and replay is not None:
+                    await replay.keep(replay.key(pos, task, r), line, unit, trail)
                 score = unit.score
                 if unit.transcript is not None and score.errors() and not score.agent_failed:
                     # What --resume re-scores: only a unit whose evaluators failed needs it.

@@ -50,6 +50,7 @@ from agentopt.workflows.run.plan import RunPlan, plan_run
 from agentopt.workflows.run.simulated_user import simulation_of
 from agentopt.workflows.run.store import RunStore, list_run_ids, resolve_run_ref
 from agentopt.workflows.run.task_filter import tasks_to_run
+from agentopt.workflows.run.unit_replay import UnitReplay, replayed_notice
 
 PREFETCH_AFTER_S = 0.5
 RUNEVALS_CONCURRENCY = 5
@@ -340,6 +341,14 @@ async def _execute(
     progress = Progress(total=total, done=done, skipped=done, counts=store.tally.counts)
     engine = RunEngine(spec, target, layer, store, sink, cache)
     engine.runner = executor.runner(engine)
+    if engine.runner is engine:
+        engine.replay = UnitReplay.for_run(
+            layer,
+            target,
+            tasks=spec.tasks,
+            parts=spec.replay_parts(),
+            evaluators=[use.model_dump(mode="json") for use in spec.evaluators],
+        )
     if total > 1:
         # The bootstrap at the end needs numpy once the scores differ (or to compare with a
         # --baseline): load it while calls are waited on, once the first requests are out
@@ -370,6 +379,8 @@ async def _execute(
         sink.finish(progress)
         await engine.runner.aclose()
         await target.aclose()
+    if engine.replay is not None and engine.replay.replayed:
+        outcome.notices.append(replayed_notice(engine.replay.replayed, total))
     outcome.results_path, outcome.results = finish_results(
         store, run_info, spec, layer, seed, status, started, keep_all=bool(outputs or opts.baseline)
     )

@@ -120,18 +120,29 @@ class RunStore:
     def answers(self) -> Path:
         return self.dir / "answers.jsonl"
 
-    def append(self, entry: RunJournalEntry) -> None:
-        """One finished (task, repeat): counted now, written by the writer thread."""
+    def append(self, entry: RunJournalEntry) -> str:
+        """One finished (task, repeat): counted now, written by the writer thread. Returns
+        the line as written (masked), which a replay of the unit starts from."""
+        data, text = redact_json(entry.model_dump(mode="json"))  # the write boundary: once
+        self._add(entry.key, entry.score, data["record"], text)
+        return text
+
+    def append_line(self, text: str) -> None:
+        """A unit replayed from an earlier run's line (`unit_replay`), already masked and
+        renumbered: parsed once for its verdict, then written as it is."""
+        verdict = _Verdict.model_validate_json(text)
+        record = (verdict.model_extra or {}).get("record") or {}
+        self._add((verdict.task, verdict.repeat), verdict.score, record, text)
+
+    def _add(self, key: UnitKey, score: TaskScore, record: dict[str, Any], text: str) -> None:
         self._scan()
         assert self._units is not None
-        data, text = redact_json(entry.model_dump(mode="json"))  # the write boundary: once
         line = (text + "\n").encode()
         if self._end is None:
             self._end = self._journal_end()
-        key = entry.key
-        self._units.put(key, self._end, entry.score, data["record"])
+        self._units.put(key, self._end, score, record)
         self._end += len(line)
-        self._tally.add(key, entry.score)
+        self._tally.add(key, score)
         if self._writer is None:
             self._writer = BatchWriter(
                 self._write_lines, name=f"agentopt-journal-{self.run_id}", linger=LINGER_S
