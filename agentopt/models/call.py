@@ -187,11 +187,9 @@ class CallLayer:
     ) -> ChatResponse:
         key = self._cache.chat_key(ref, provider, request, repeat)
         hit = await self._cache.replay(key, provider, ref.provider)
-        trail = call_trail.current()
         if hit is not None:
             self.ledger.record_hit(pool)
-            if trail is not None and key is not None:
-                trail.used([key], pool)
+            call_trail.note([key] if key else None, pool)
             return hit
         self._check_run_deadline(ref)
         self.ledger.start_call()
@@ -210,8 +208,7 @@ class CallLayer:
                 ref, provider, pool, lambda: provider.complete(ref.model, request), request
             )
         except BaseException:
-            if trail is not None:  # even when a caller adapts and asks again (capabilities)
-                trail.spoil()
+            call_trail.note(None, pool)  # even when a caller adapts and asks again
             raise
         response: ChatResponse = outcome.value
         cost = self._cost(ref, [ref.model, response.model], response.usage)
@@ -228,10 +225,7 @@ class CallLayer:
             secrets=secrets,
         )
         kept = await self._cache.keep(key, ref, response, secrets, request=request, pool=pool)
-        if trail is not None and kept and key is not None:
-            trail.used([key], pool)
-        elif trail is not None:
-            trail.spoil()
+        call_trail.note([key] if kept and key else None, pool)
         await self.state.sync()
         return response
 
@@ -255,13 +249,9 @@ class CallLayer:
         keys = self._cache.vector_keys(ref, provider, unique)
         found = await self._cache.vectors(keys)
         missing = [t for t in unique if t not in found]
-        trail = call_trail.current()
         if not missing:
             self.ledger.record_hit(pool)
-        if trail is not None and self._cache.keeps:  # a rerun finds them all: one hit
-            trail.used(list(keys.values()), pool)
-        elif trail is not None:
-            trail.spoil()
+        call_trail.note(list(keys.values()) if self._cache.keeps else None, pool)  # one hit
         for start in range(0, len(missing), EMBED_BATCH):
             batch = missing[start : start + EMBED_BATCH]
             self._check_run_deadline(ref)

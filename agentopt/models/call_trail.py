@@ -34,9 +34,16 @@ class CallTrail:
 _CURRENT: ContextVar[CallTrail | None] = ContextVar("agentopt_call_trail", default=None)
 
 
-def current() -> CallTrail | None:
-    """The trail of the unit being played here, if one was opened."""
-    return _CURRENT.get()
+def note(keys: list[str] | None, pool: str) -> None:
+    """A call of the unit being played here ended as the cached answers `keys` (a hit, or an
+    answer kept), or as none (None): the unit then cannot be replayed."""
+    trail = _CURRENT.get()
+    if trail is None:
+        return
+    if keys:
+        trail.used(keys, pool)
+    else:
+        trail.spoil()
 
 
 def open_trail() -> CallTrail:

@@ -216,14 +216,14 @@ class RunEngine:
 
     def units(
         self, done: set[tuple[int, int]], answered: dict[tuple[int, int], Transcript] | None = None
-    ) -> Iterator[tuple[int, Task, int, Transcript | None]]:
+    ) -> Iterator[Unit]:
         """The units still to do, each with the journaled answers when only its evaluators
-        must run again."""
+        must run again (its task is read when it is played: a replayed unit needs none)."""
         answered = answered or {}
-        for pos, task in enumerate(self.spec.tasks):
+        for pos in range(len(self.spec.tasks)):
             for r in range(self.spec.repeat):
                 if (pos, r) not in done:
-                    yield pos, task, r, answered.get((pos, r))
+                    yield pos, r, answered.get((pos, r))
 
     async def aclose(self) -> None:
         """Nothing to release as a runner: the target's owner closes the target."""
@@ -328,7 +328,8 @@ class RunEngine:
                         next_unit = await anext(replayable, None)
                 if next_unit is None:
                     return
-                pos, task, r, answered = next_unit
+                pos, r, answered = next_unit
+                task = self.spec.tasks[pos]
                 trail = open_trail() if replay is not None and answered is None else None
                 journal = None
                 if sim.plays(task) and answered is None:
@@ -348,7 +349,7 @@ class RunEngine:
                 # Queued for the writer threads: the loop goes on at once.
                 line = store.append(RunJournalEntry.of(pos, r, unit))
                 if trail is not None and replay is not None:
-                    await replay.keep(replay.key(pos, task, r), line, unit, trail)
+                    await replay.keep(replay.key(pos, r), line, unit, trail)
                 score = unit.score
                 if unit.transcript is not None and score.errors() and not score.agent_failed:
                     # What --resume re-scores: only a unit whose evaluators failed needs it.

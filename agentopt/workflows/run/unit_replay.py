@@ -53,8 +53,8 @@ _SECRET_FIELD = re.compile(r"key|token|secret|password|credential", re.IGNORECAS
 _SPENT = re.compile(r'("(?:latency_s|cost_usd)": )-?[0-9][0-9.eE+-]*')
 _HEAD = re.compile(r'^\{"task": -?[0-9]+, "repeat": -?[0-9]+, ')
 
-Unit = tuple[int, Task, int, Transcript | None]
-"""(task position, task, repeat, journaled answers to re-score): what the engine plays."""
+Unit = tuple[int, int, Transcript | None]
+"""(task position, repeat, journaled answers to re-score): what the engine plays."""
 
 
 class UnitReplay:
@@ -109,10 +109,12 @@ class UnitReplay:
         text = json.dumps(digest, sort_keys=True, ensure_ascii=False, default=str)
         return cls(cache, layer.settings.use_cache, sha256_hex(text.encode()), tasks)
 
-    def key(self, position: int, task: Task, repeat: int) -> str:
-        blob = (
-            self.tasks.json_at(position) if isinstance(self.tasks, PackedTasks) else task_json(task)
-        )
+    def key(self, position: int, repeat: int) -> str:
+        tasks = self.tasks
+        if isinstance(tasks, PackedTasks):
+            blob = tasks.json_at(position)  # the task is not built
+        else:
+            blob = task_json(tasks[position])
         return "unit:" + sha256_hex(b"%s\n%d\n%s" % (self.digest, repeat, blob))
 
     async def keep(self, key: str, line: str, unit: UnitResult, trail: CallTrail) -> None:
@@ -148,7 +150,7 @@ class UnitReplay:
                     yield unit
                     continue
                 line, hits = found
-                append(_renumbered(line, unit[0], unit[2]))
+                append(_renumbered(line, unit[0], unit[1]))
                 for pool, count in hits.items():
                     usage.record_hit(pool, count)
                 done += 1
@@ -159,8 +161,8 @@ class UnitReplay:
     async def _found(self, chunk: list[Unit]) -> dict[int, tuple[str, dict[str, int]]]:
         """Chunk index → (journal line, cache hits per pool) of the units to replay."""
         keys = {
-            i: self.key(pos, task, repeat)
-            for i, (pos, task, repeat, answered) in enumerate(chunk)
+            i: self.key(pos, repeat)
+            for i, (pos, repeat, answered) in enumerate(chunk)
             if answered is None
         }
         rows = await self.cache.get_many(list(keys.values()), tally=False)
