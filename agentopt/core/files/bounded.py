@@ -197,6 +197,9 @@ def _constant(name: str) -> Any:
     raise _Refused(f"{name} is not valid JSON (write a number or null)")
 
 
+_DECODER = json.JSONDecoder(parse_int=_int, parse_constant=_constant)
+
+
 def loads(text: str) -> Any:
     """`json.loads` within the bounds of this module.
 
@@ -205,15 +208,24 @@ def loads(text: str) -> Any:
             keep one `except` for "this is not usable JSON".
     """
     try:
-        value = json.loads(text, parse_int=_int, parse_constant=_constant)
+        value = _DECODER.decode(text)  # what json.loads does, without a decoder per call
     except _Refused as exc:
         raise json.JSONDecodeError(exc.message, text, _position(text, exc.message)) from None
     except RecursionError:
         raise json.JSONDecodeError(TOO_DEEP, text, _deep_position(text)) from None
+    if _plainly_fine(text):
+        return value
     problem = check_value(value)
     if problem is not None:
         raise json.JSONDecodeError(problem, text, _position(text, problem))
     return value
+
+
+def _plainly_fine(text: str) -> bool:
+    """Text whose parse `check_value` cannot fault, seen without walking it: ASCII with no
+    `\\u` escape holds no surrogate, and fewer brackets than `MAX_DEPTH` cannot nest deeper
+    (with the one decoder, a dataset line's parse went from 9.5 to 4.5 µs)."""
+    return text.isascii() and "\\u" not in text and text.count("{") + text.count("[") < MAX_DEPTH
 
 
 def check_value(value: Any) -> str | None:
