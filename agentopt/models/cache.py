@@ -10,11 +10,11 @@ reader never waits for a writer, and a primary-key lookup costs less than the th
 replaces — and a key that the file's keys, kept in memory, rule out reads nothing
 (`cache_index`). Writes are queued and committed in batches by one writer thread on a second
 connection, every batch one multi-row INSERT (a short `BEGIN IMMEDIATE` transaction when it
-takes more: `_inserts`, `core.batch_writer`), and a row waiting for its batch is already served
-to reads. A 30 s busy timeout lets several processes share the file. Nothing here binds the
-cache to one loop or process: the writer thread starts wherever the cache is used (a Ray
-coordinator included). A cache that cannot be opened or read is disabled for the run with one
-warning: a cache problem never fails a run.
+takes more: `cache_sql.inserts`, `core.batch_writer`), and a row waiting for its batch is
+already served to reads. A 30 s busy timeout lets several processes share the file. Nothing
+here binds the cache to one loop or process: the writer thread starts wherever the cache is
+used (a Ray coordinator included). A cache that cannot be opened or read is disabled for the
+run with one warning: a cache problem never fails a run.
 """
 
 from __future__ import annotations
@@ -29,123 +29,27 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
-
-from pydantic_core import PydanticSerializationError, to_json
+from typing import Any
 
 from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.paths import cache_path
 from agentopt.core.redaction import redact
 from agentopt.models.cache_index import KeyIndex
 from agentopt.models.cache_key import canonical_json
+from agentopt.models.cache_sql import (
+    CAPABILITY_COLUMNS,
+    ENTRY_COLUMNS,
+    UNIT_COLUMNS,
+    Capability,
+    Entry,
+    Row,
+    UnitRow,
+    connect,
+    inserts,
+    payload_json,
+)
 
 log = logging.getLogger("agentopt.models")
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS entries (
-    key TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    provider TEXT NOT NULL,
-    model TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    hits INTEGER NOT NULL DEFAULT 0,
-    last_hit_at REAL
-);
-CREATE INDEX IF NOT EXISTS entries_created ON entries(created_at);
-CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS capabilities (
-    key TEXT PRIMARY KEY,
-    provider TEXT NOT NULL,
-    base_url TEXT NOT NULL,
-    model TEXT NOT NULL,
-    feature TEXT NOT NULL,
-    value TEXT NOT NULL,
-    reason TEXT NOT NULL DEFAULT '',
-    created_at REAL NOT NULL
-);
-"""
-BUSY_TIMEOUT_S = 30.0
-
-
-def payload_json(payload: dict[str, Any]) -> str:
-    """A payload as stored: any JSON `json.loads` reads back (only keys need the canonical
-    form), by pydantic-core's serialiser (a third of `json.dumps`'s time). What it refuses is
-    a lone surrogate (JSON may spell one, `"\\ud800"`, so a server's answer may hold one):
-    escaped as JSON spells it, since SQLite takes no text that is not UTF-8."""
-    try:
-        return to_json(payload, inf_nan_mode="constants").decode("utf-8")
-    except PydanticSerializationError:
-        return json.dumps(payload, sort_keys=True, separators=(",", ":"))
-
-
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if needed) a cache database in WAL mode with a busy timeout."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(
-        str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-    )
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("BEGIN IMMEDIATE")
-        for statement in filter(None, (s.strip() for s in SCHEMA.split(";"))):
-            conn.execute(statement)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-Row = tuple[str, str, str, str, dict[str, Any]]
-"""(key, kind, provider, model, payload)."""
-Capability = tuple[str, str, str, str, str, str]
-"""(provider, base_url, model, feature, value, reason)."""
-
-
-class _Entry(NamedTuple):
-    """A row as the writer thread inserts it: the payload already JSON, so that thread runs
-    almost no Python beside the event loop's, whose process is CPU-bound. With no cache
-    writes at all, an optimize run of the bench's `tool-descriptions` world took 6-9% less
-    time (three rounds of ten seeds), far more than the ~3 ms the ~300 payloads take to
-    serialise. Serialising here instead was within the noise (0.94-1.03x in two A/Bs)."""
-
-    key: str
-    kind: str
-    provider: str
-    model: str
-    payload: str
-    created_at: float
-
-
-_ENTRY_COLUMNS = ("key", "kind", "provider", "model", "payload", "created_at")
-_CAPABILITY_COLUMNS = (
-    "key", "provider", "base_url", "model", "feature", "value", "reason", "created_at",
-)  # fmt: skip
-ROWS_PER_INSERT = 100
-"""Rows one INSERT carries (8 parameters at most each: under SQLite's oldest limit of 999)."""
-
-
-def _inserts(
-    table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-) -> list[tuple[str, list[Any]]]:
-    """INSERT OR REPLACE statements carrying up to `ROWS_PER_INSERT` rows each.
-
-    One statement per batch rather than `executemany`'s one step per row: each step lets go
-    of the GIL and takes it back, and the writer thread waiting to take it back stalls the
-    event loop's thread, which this process keeps busy. In the bench's `tool-descriptions`
-    world (two rounds of ten seeds, load 1.1) the run's CPU per model call went from 1.39 to
-    1.28 ms and its wall time by 9%; without any cache writes it went 11% down.
-    """
-    head = f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES "
-    marks = "(" + ",".join("?" * len(columns)) + ")"
-    out: list[tuple[str, list[Any]]] = []
-    for start in range(0, len(rows), ROWS_PER_INSERT):
-        chunk = rows[start : start + ROWS_PER_INSERT]
-        out.append((head + ",".join([marks] * len(chunk)), [v for row in chunk for v in row]))
-    return out
 
 
 class CacheSurface:
@@ -196,7 +100,7 @@ class ResponseCache(CacheSurface):
         self._flushed_misses = 0
         self._unwritten: dict[str, dict[str, Any]] = {}
         """Rows queued for the writer thread and not yet committed (served to reads)."""
-        self._writer: BatchWriter[_Entry | Capability] | None = None
+        self._writer: BatchWriter[Entry | UnitRow | Capability] | None = None
         self._index = KeyIndex()
 
     @classmethod
@@ -207,10 +111,8 @@ class ResponseCache(CacheSurface):
     def disabled(self) -> bool:
         return self._disabled
 
-    async def get_many(self, keys: list[str], *, tally: bool = True) -> dict[str, dict[str, Any]]:
-        """Payloads of the keys that are cached (missing keys are absent from the result).
-        `tally=False`: neither hits nor misses are counted (a lookup of something other than
-        a model's answer: the hits `cache stats` shows are the answers used)."""
+    async def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """Payloads of the keys that are cached (missing keys are absent from the result)."""
         if self._disabled or not keys:
             return {}
         found: dict[str, dict[str, Any]] = {}
@@ -221,10 +123,9 @@ class ResponseCache(CacheSurface):
         rest = [k for k in keys if k not in found]
         if rest:
             found.update(self._read(rest))
-        if tally:
-            self.hits += len(found)
-            self.misses += len(set(keys)) - len(found)
-            self._pending_hits.update(found.keys())
+        self.hits += len(found)
+        self.misses += len(set(keys)) - len(found)
+        self._pending_hits.update(found.keys())
         return found
 
     async def present(self, keys: list[str]) -> set[str]:
@@ -250,7 +151,7 @@ class ResponseCache(CacheSurface):
         for key, kind, provider, model, payload in rows:
             self._unwritten[key] = payload
             self._index.add(key)
-            writer.submit(_Entry(key, kind, provider, model, payload_json(payload), now))
+            writer.submit(Entry(key, kind, provider, model, payload_json(payload), now))
 
     async def _put_row(self, row: Row, text: str | None) -> None:
         """`text`, when the caller has it, is the payload as `payload_json` writes it (the
@@ -264,7 +165,34 @@ class ResponseCache(CacheSurface):
         key, kind, provider, model, payload = row
         self._unwritten[key] = payload
         self._index.add(key)
-        writer.submit(_Entry(key, kind, provider, model, text, time.time()))
+        writer.submit(Entry(key, kind, provider, model, text, time.time()))
+
+    async def units(self, keys: list[str]) -> dict[str, str]:
+        """The kept journal lines of `keys` (`unit_replay`) as stored, by key: read from the
+        file alone (a unit is kept after it is played, looked up before, never both in one
+        run), by the reader's connection, never through the keys held in memory."""
+        if self._disabled or not keys or not self.path.exists():
+            return {}
+        if self._reader is None and not self._open_reader():
+            return {}
+        reader = self._reader
+        assert reader is not None
+
+        def run() -> dict[str, str]:
+            out: dict[str, str] = {}
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT key, payload FROM units WHERE key IN ({marks})"
+                out.update(reader.execute(sql, chunk).fetchall())
+            return out
+
+        return self._guard("read", run) or {}
+
+    def keep_unit(self, key: str, payload: str) -> None:
+        """Keep a unit's journal line (committed by the writer thread with the next batch)."""
+        if not self._disabled:
+            self._writer_queue().submit(UnitRow(key, payload, time.time()))
 
     async def get_capabilities(self, provider: str, base_url: str, model: str) -> dict[str, str]:
         """What a server was found to accept (feature → value), e.g. structured_output."""
@@ -350,7 +278,7 @@ class ResponseCache(CacheSurface):
         return result is not None
 
     # -- writes, on the writer thread --------------------------------------------------------
-    def _writer_queue(self) -> BatchWriter[_Entry | Capability]:
+    def _writer_queue(self) -> BatchWriter[Entry | UnitRow | Capability]:
         if self._writer is None:
             self._writer = BatchWriter(
                 self._write_batch, name="agentopt-cache-writer", linger=LINGER_S
@@ -362,17 +290,19 @@ class ResponseCache(CacheSurface):
             self._writer_conn = connect(self.path)
         return self._writer_conn
 
-    def _write_batch(self, items: Sequence[_Entry | Capability]) -> None:
+    def _write_batch(self, items: Sequence[Entry | UnitRow | Capability]) -> None:
         now = time.time()
-        rows = [item for item in items if isinstance(item, _Entry)]
+        rows = [item for item in items if isinstance(item, Entry)]
+        units = [item for item in items if isinstance(item, UnitRow)]
         capabilities = [
             (hashlib.sha256(canonical_json(list(c[:4])).encode()).hexdigest(), *c, now)
             for c in items
-            if not isinstance(c, _Entry)
+            if not isinstance(c, (Entry, UnitRow))
         ]
         statements = [
-            *_inserts("entries", _ENTRY_COLUMNS, rows),
-            *_inserts("capabilities", _CAPABILITY_COLUMNS, capabilities),
+            *inserts("entries", ENTRY_COLUMNS, rows),
+            *inserts("units", UNIT_COLUMNS, units),
+            *inserts("capabilities", CAPABILITY_COLUMNS, capabilities),
         ]
 
         def run() -> None:

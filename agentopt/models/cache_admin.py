@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentopt.core.errors import InputError
 from agentopt.core.paths import STATE_DIR
-from agentopt.models.cache import connect
+from agentopt.models.cache_sql import connect
 
 _AGE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -103,6 +103,9 @@ def cache_stats(project_dir: Path) -> CacheStats:
             "SELECT provider, model, kind, COUNT(*), SUM(hits), SUM(LENGTH(payload)) "
             "FROM entries GROUP BY provider, model, kind ORDER BY COUNT(*) DESC, provider, model"
         ).fetchall()
+        units, unit_bytes = conn.execute(
+            "SELECT COUNT(*), SUM(LENGTH(payload)) FROM units"
+        ).fetchone()
     finally:
         conn.close()
     return CacheStats(
@@ -125,7 +128,22 @@ def cache_stats(project_dir: Path) -> CacheStats:
                 payload_bytes=int(b or 0),
             )
             for p, m, k, n, h, b in rows
-        ],
+        ]
+        + (
+            # Units a rerun may replay (workflows/run/unit_replay.py): not model answers.
+            [
+                ModelCacheStats(
+                    provider="agentopt",
+                    model="eval run units",
+                    kind="unit",
+                    entries=int(units),
+                    hits=0,
+                    payload_bytes=int(unit_bytes or 0),
+                )
+            ]
+            if units
+            else []
+        ),
     )
 
 
@@ -151,6 +169,7 @@ def cache_clear(project_dir: Path, older_than: str | float | timedelta | None = 
         conn.execute("BEGIN IMMEDIATE")
         if age is None:
             removed = conn.execute("DELETE FROM entries").rowcount
+            conn.execute("DELETE FROM units")
             conn.execute("DELETE FROM counters")
             # What servers were found to accept is re-probed after a full clear (a server
             # upgraded since then may accept more).
@@ -158,6 +177,7 @@ def cache_clear(project_dir: Path, older_than: str | float | timedelta | None = 
         else:
             cutoff = time.time() - age.total_seconds()
             removed = conn.execute("DELETE FROM entries WHERE created_at < ?", (cutoff,)).rowcount
+            conn.execute("DELETE FROM units WHERE created_at < ?", (cutoff,))
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.execute("VACUUM")

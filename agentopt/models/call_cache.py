@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentopt.core.redaction import current as current_redactor
-from agentopt.models.cache import ResponseCache, payload_json
+from agentopt.models.cache import ResponseCache
 from agentopt.models.cache_key import chat_cache_key, embed_cache_key
+from agentopt.models.cache_sql import payload_json
 from agentopt.models.providers.base import Provider
 from agentopt.models.resolve import ModelRef
 from agentopt.models.types import ChatRequest, ChatResponse

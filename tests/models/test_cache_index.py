@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import agentopt.models.cache_index as cache_index
-from agentopt.models.cache import ResponseCache, connect
+from agentopt.models.cache import ResponseCache
+from agentopt.models.cache_sql import connect
 
 
 def key(text: str) -> str:

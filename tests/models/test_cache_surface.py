@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agentopt.models.cache import CacheSurface, Row
+from agentopt.models.cache import CacheSurface
+from agentopt.models.cache_sql import Row
 from agentopt.models.providers import azure_auth
 from agentopt.models.providers.azure_auth import ProviderCredential
 

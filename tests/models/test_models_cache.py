@@ -319,7 +319,7 @@ def test_writes_are_batched_on_one_thread_and_readable_before_they_commit(
 def test_a_batch_past_one_insert_statement_stores_every_row(tmp_path: Path) -> None:
     """A batch of 250 rows (more than one INSERT carries), a key written twice and a
     capability finding in the same batch: all on disk after close, the later value kept."""
-    from agentopt.models.cache import ROWS_PER_INSERT
+    from agentopt.models.cache_sql import ROWS_PER_INSERT
 
     rows = 250
     assert rows > 2 * ROWS_PER_INSERT

@@ -119,7 +119,7 @@ def summary(project: Path) -> dict[str, Any]:
 
 def forget_units(project: Path) -> None:
     with sqlite3.connect(project / ".agentopt" / "cache.sqlite") as conn:
-        conn.execute("DELETE FROM entries WHERE kind = 'unit'")
+        conn.execute("DELETE FROM units")
 
 
 def test_a_replayed_rerun_writes_what_an_engine_rerun_writes(project: Path) -> None:
@@ -241,8 +241,24 @@ def test_a_kept_unit_in_another_shape_is_played(project: Path) -> None:
         run(project)
         asked, first = srv.count(), [u["score"]["status"] for u in journal(project)]
         with sqlite3.connect(project / ".agentopt" / "cache.sqlite") as conn:
-            conn.execute("UPDATE entries SET payload = '{\"line\": 5}' WHERE kind = 'unit'")
+            conn.execute("UPDATE units SET payload = '{\"line\": 5}'")
         out = run(project)
         assert REPLAYED not in out
         assert srv.count() == asked  # played again from the cached answers
         assert [u["score"]["status"] for u in journal(project)] == first
+
+
+def test_cache_stats_shows_the_kept_units_and_clear_removes_them(project: Path) -> None:
+    with FakeOpenAI(schemas="any") as srv:
+        srv.handler = agent
+        write_project(project, srv.base_url)
+        run(project)
+    stats = runner.invoke(app, ["-C", str(project), "-o", "json", "cache", "stats"])
+    rows = json.loads(stats.output)["by_model"]
+    units = [r for r in rows if r["kind"] == "unit"]
+    assert [(u["model"], u["entries"], u["hits"]) for u in units] == [("eval run units", TASKS, 0)]
+    assert sum(r["entries"] for r in rows if r["kind"] == "chat") == 3 * TASKS
+    cleared = runner.invoke(app, ["-C", str(project), "--no-prompt", "cache", "clear"])
+    assert cleared.exit_code == 0, cleared.output
+    with sqlite3.connect(project / ".agentopt" / "cache.sqlite") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM units").fetchone() == (0,)

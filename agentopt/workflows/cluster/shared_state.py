@@ -30,7 +30,8 @@ import ray
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import BudgetExceeded
-from agentopt.models.cache import CacheSurface, Row
+from agentopt.models.cache import CacheSurface
+from agentopt.models.cache_sql import Row
 from agentopt.models.call_state import CallState
 from agentopt.models.cost import Ledger, Totals
 from agentopt.models.limiter import AIMDState

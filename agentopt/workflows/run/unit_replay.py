@@ -2,7 +2,7 @@
 it again: what a cached rerun of 10,000 tasks costs falls from ~0.7 of the first run's CPU to a
 fifth (issue 37).
 
-A unit played against a cache leaves its journal line in the cache too (a `unit` row), keyed
+A unit played against a cache leaves its journal line in the cache file too (`units`), keyed
 by everything that decides it: this agentopt's code, the agent definition and the models it
 resolves to, the evaluators and their settings, the dataset's settings (the run's digest),
 the task as loaded and the repeat. A later run whose unit has that key, and whose cache still
@@ -38,12 +38,12 @@ from agentopt.contracts.transcript import Transcript
 from agentopt.core.digest import sha256_hex
 from agentopt.core.paths import templates_dir
 from agentopt.evaluators.registry import lookup
-from agentopt.models.cache import ResponseCache, payload_json
+from agentopt.models.cache import ResponseCache
+from agentopt.models.cache_sql import payload_json
 from agentopt.models.call import CallLayer
 from agentopt.models.call_trail import CallTrail
 from agentopt.models.cost import Ledger
 
-KIND = "unit"
 CHUNK = 256
 """Units looked up together (two SQL reads a chunk)."""
 PURE_TOOL_SOURCES = frozenset({"mock", "skill", "none", "refused"})
@@ -122,14 +122,7 @@ class UnitReplay:
         if not (trail.clean and trail.keys and _pure(unit)):
             return
         payload = {"line": line, "keys": trail.keys, "hits": dict(trail.hits)}
-        await self.cache.put(
-            key,
-            kind=KIND,
-            provider="agentopt",
-            model="eval run unit",
-            payload=payload,
-            text=payload_json(payload),
-        )
+        self.cache.keep_unit(key, payload_json(payload))
 
     async def playable(
         self,
@@ -165,7 +158,7 @@ class UnitReplay:
             for i, (pos, repeat, answered) in enumerate(chunk)
             if answered is None
         }
-        rows = await self.cache.get_many(list(keys.values()), tally=False)
+        rows = await self.cache.units(list(keys.values()))
         memos: dict[int, tuple[str, list[str], dict[str, int]]] = {}
         for i, key in keys.items():
             memo = _memo(rows.get(key))
@@ -188,10 +181,14 @@ def replayed_notice(replayed: int, total: int) -> str:
     )
 
 
-def _memo(payload: dict[str, Any] | None) -> tuple[str, list[str], dict[str, int]] | None:
+def _memo(text: str | None) -> tuple[str, list[str], dict[str, int]] | None:
     """A kept unit as (line, answers it used, hits per pool); None: absent or not this
     version's shape (it is then played, and kept anew)."""
-    if payload is None:
+    try:
+        payload = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
         return None
     line, used, hits = payload.get("line"), payload.get("keys"), payload.get("hits")
     if not (isinstance(line, str) and _HEAD.match(line) and isinstance(used, list) and used):
