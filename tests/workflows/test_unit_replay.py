@@ -10,6 +10,7 @@ task_adherence (a judge model on the same server, priced so that costs show) and
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -262,3 +263,23 @@ def test_cache_stats_shows_the_kept_units_and_clear_removes_them(project: Path) 
     assert cleared.exit_code == 0, cleared.output
     with sqlite3.connect(project / ".agentopt" / "cache.sqlite") as conn:
         assert conn.execute("SELECT COUNT(*) FROM units").fetchone() == (0,)
+
+
+def test_a_unit_whose_journal_is_gone_or_changed_is_played(project: Path) -> None:
+    with FakeOpenAI(schemas="any") as srv:
+        srv.handler = agent
+        write_project(project, srv.base_url)
+        run(project)
+        first = latest(project)
+        lines = (first / "journal.jsonl").read_text().splitlines()
+        lines[0] = lines[0].replace('"status": "pass"', '"status": "fail"', 1)  # same size
+        (first / "journal.jsonl").write_text("\n".join(lines) + "\n")
+        out = run(project)
+        assert f"{TASKS - 1} of {TASKS} units replayed" in out  # the edited line is not used
+        asked = srv.count()
+        for folder in (project / ".agentopt" / "runs").iterdir():
+            shutil.rmtree(folder)
+        out = run(project)
+        assert REPLAYED not in out
+        assert srv.count() == asked  # played from the cached answers
+        assert [u["score"]["status"] for u in journal(project)] == ["pass"] * TASKS

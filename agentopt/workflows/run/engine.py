@@ -347,9 +347,9 @@ class RunEngine:
                     self.cancel.set()
                     return
                 # Queued for the writer threads: the loop goes on at once.
-                line = store.append(RunJournalEntry.of(pos, r, unit))
+                line, at = store.append(RunJournalEntry.of(pos, r, unit))
                 if trail is not None and replay is not None:
-                    await replay.keep(replay.key(pos, r), line, unit, trail)
+                    replay.keep(replay.key(pos, r), store.run_id, at, line, unit, trail)
                 score = unit.score
                 if unit.transcript is not None and score.errors() and not score.agent_failed:
                     # What --resume re-scores: only a unit whose evaluators failed needs it.

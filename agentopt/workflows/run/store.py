@@ -120,12 +120,12 @@ class RunStore:
     def answers(self) -> Path:
         return self.dir / "answers.jsonl"
 
-    def append(self, entry: RunJournalEntry) -> str:
+    def append(self, entry: RunJournalEntry) -> tuple[str, int]:
         """One finished (task, repeat): counted now, written by the writer thread. Returns
-        the line as written (masked), which a replay of the unit starts from."""
+        the line as written (masked) and where in the journal it starts (what a replay of
+        the unit reads back)."""
         data, text = redact_json(entry.model_dump(mode="json"))  # the write boundary: once
-        self._add(entry.key, entry.score, data["record"], text)
-        return text
+        return text, self._add(entry.key, entry.score, data["record"], text)
 
     def append_line(self, text: str) -> None:
         """A unit replayed from an earlier run's line (`unit_replay`), already masked and
@@ -134,13 +134,14 @@ class RunStore:
         record = (verdict.model_extra or {}).get("record") or {}
         self._add((verdict.task, verdict.repeat), verdict.score, record, text)
 
-    def _add(self, key: UnitKey, score: TaskScore, record: dict[str, Any], text: str) -> None:
+    def _add(self, key: UnitKey, score: TaskScore, record: dict[str, Any], text: str) -> int:
         self._scan()
         assert self._units is not None
         line = (text + "\n").encode()
         if self._end is None:
             self._end = self._journal_end()
-        self._units.put(key, self._end, score, record)
+        at = self._end
+        self._units.put(key, at, score, record)
         self._end += len(line)
         self._tally.add(key, score)
         if self._writer is None:
@@ -148,6 +149,7 @@ class RunStore:
                 self._write_lines, name=f"agentopt-journal-{self.run_id}", linger=LINGER_S
             )
         self._writer.submit(line)
+        return at
 
     def flush(self) -> None:
         """Block until every appended line is in its file (the journal's fsync'd)."""
