@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +32,9 @@ REPLAYED = "units replayed from the cache"
 
 
 def write_project(project: Path, base: str) -> None:
-    tool = {
-        "type": "function",
-        "function": {
-            "name": "order_status",
-            "description": "The status of an order.",
-            "parameters": {"type": "object", "properties": {"id": {"type": "string"}}},
-        },
-    }
+    parameters = {"type": "object", "properties": {"id": {"type": "string"}}}
+    function = {"name": "order_status", "description": "Order status.", "parameters": parameters}
+    tool = {"type": "function", "function": function}
     agent = AgentDefinition(
         name="store",
         model=f"compat:agent@{base}",
@@ -85,6 +82,18 @@ def agent(req: RecordedRequest) -> Reply | None:
     if messages[-1].get("role") == "user":
         return tool_calls([("order_status", {"id": last_user(req).split()[-1].rstrip("?")})])
     return text("shipped")
+
+
+@contextmanager
+def served(
+    project: Path, handler: Callable[[RecordedRequest], Reply | None] | None = None
+) -> Iterator[FakeOpenAI]:
+    """The fake server answering as `agent` (or `handler`), after a first run of the project."""
+    with FakeOpenAI(schemas="any") as srv:
+        srv.handler = handler or agent
+        write_project(project, srv.base_url)
+        run(project)
+        yield srv
 
 
 def run(project: Path, *args: str) -> str:
@@ -155,10 +164,7 @@ def test_a_replayed_rerun_writes_what_an_engine_rerun_writes(project: Path) -> N
 
 
 def test_what_changed_is_played_again(project: Path) -> None:
-    with FakeOpenAI(schemas="any") as srv:
-        srv.handler = agent
-        write_project(project, srv.base_url)
-        run(project)
+    with served(project) as srv:
         asked = srv.count()
 
         rows = (project / "tasks.jsonl").read_text().splitlines()
@@ -178,10 +184,7 @@ def test_what_changed_is_played_again(project: Path) -> None:
 
 
 def test_a_unit_whose_answer_left_the_cache_is_played(project: Path) -> None:
-    with FakeOpenAI(schemas="any") as srv:
-        srv.handler = agent
-        write_project(project, srv.base_url)
-        run(project)
+    with served(project) as srv:
         asked = srv.count()
         with sqlite3.connect(project / ".agentopt" / "cache.sqlite") as conn:
             judged = conn.execute(
@@ -194,10 +197,7 @@ def test_a_unit_whose_answer_left_the_cache_is_played(project: Path) -> None:
 
 
 def test_no_cache_plays_every_unit(project: Path) -> None:
-    with FakeOpenAI(schemas="any") as srv:
-        srv.handler = agent
-        write_project(project, srv.base_url)
-        run(project)
+    with served(project) as srv:
         out = run(project, "--no-cache")
         assert REPLAYED not in out
         assert srv.count() == 2 * 3 * TASKS
@@ -209,10 +209,7 @@ def test_a_failed_unit_is_never_replayed(project: Path) -> None:
             return error(400, "refused", code="bad_request")
         return agent(req)
 
-    with FakeOpenAI(schemas="any") as srv:
-        srv.handler = failing
-        write_project(project, srv.base_url)
-        run(project)
+    with served(project, failing) as srv:
         asked = srv.count()
         out = run(project)
         assert f"{TASKS - 1} of {TASKS} units replayed" in out
@@ -236,10 +233,7 @@ def test_a_latency_check_plays_every_unit(project: Path) -> None:
 
 
 def test_a_kept_unit_in_another_shape_is_played(project: Path) -> None:
-    with FakeOpenAI(schemas="any") as srv:
-        srv.handler = agent
-        write_project(project, srv.base_url)
-        run(project)
+    with served(project) as srv:
         asked, first = srv.count(), [u["score"]["status"] for u in journal(project)]
         with sqlite3.connect(project / ".agentopt" / "cache.sqlite") as conn:
             conn.execute("UPDATE units SET payload = '{\"line\": 5}'")
@@ -250,10 +244,8 @@ def test_a_kept_unit_in_another_shape_is_played(project: Path) -> None:
 
 
 def test_cache_stats_shows_the_kept_units_and_clear_removes_them(project: Path) -> None:
-    with FakeOpenAI(schemas="any") as srv:
-        srv.handler = agent
-        write_project(project, srv.base_url)
-        run(project)
+    with served(project):
+        pass
     stats = runner.invoke(app, ["-C", str(project), "-o", "json", "cache", "stats"])
     rows = json.loads(stats.output)["by_model"]
     units = [r for r in rows if r["kind"] == "unit"]
@@ -266,10 +258,7 @@ def test_cache_stats_shows_the_kept_units_and_clear_removes_them(project: Path) 
 
 
 def test_a_unit_whose_journal_is_gone_or_changed_is_played(project: Path) -> None:
-    with FakeOpenAI(schemas="any") as srv:
-        srv.handler = agent
-        write_project(project, srv.base_url)
-        run(project)
+    with served(project) as srv:
         first = latest(project)
         lines = (first / "journal.jsonl").read_text().splitlines()
         lines[0] = lines[0].replace('"status": "pass"', '"status": "fail"', 1)  # same size
