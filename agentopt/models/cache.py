@@ -168,9 +168,9 @@ class ResponseCache(CacheSurface):
         writer.submit(Entry(key, kind, provider, model, text, time.time()))
 
     async def units(self, keys: list[str]) -> dict[str, str]:
-        """The kept journal lines of `keys` (`unit_replay`) as stored, by key: read from the
-        file alone (a unit is kept after it is played, looked up before, never both in one
-        run), by the reader's connection, never through the keys held in memory."""
+        """What is kept of the units of `keys` (`unit_replay`: where each one's journal line
+        is), as stored, by key: read from the file alone (a unit is kept after it is played and
+        looked up before, never both in one run), never through the keys held in memory."""
         if self._disabled or not keys or not self.path.exists():
             return {}
         if self._reader is None and not self._open_reader():
@@ -190,7 +190,7 @@ class ResponseCache(CacheSurface):
         return self._guard("read", run) or {}
 
     def keep_unit(self, key: str, payload: str) -> None:
-        """Keep a unit's journal line (committed by the writer thread with the next batch)."""
+        """Keep what `unit_replay` needs of a unit (committed with the writer's next batch)."""
         if not self._disabled:
             self._writer_queue().submit(UnitRow(key, payload, time.time()))
 

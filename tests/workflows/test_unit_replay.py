@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -272,3 +273,22 @@ def test_a_unit_whose_journal_is_gone_or_changed_is_played(project: Path) -> Non
         assert REPLAYED not in out
         assert srv.count() == asked  # played from the cached answers
         assert [u["score"]["status"] for u in journal(project)] == ["pass"] * TASKS
+
+
+def test_a_replayed_line_is_masked_with_the_secrets_known_now(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "zq81-shipped-token-5vw0x"
+
+    def leaky(req: RecordedRequest) -> Reply | None:
+        reply = agent(req)
+        is_answer = not judged(req) and (req.body or {})["messages"][-1]["role"] == "tool"
+        return text(f"shipped ({secret})") if is_answer else reply
+
+    with served(project, leaky):
+        assert secret in (latest(project) / "journal.jsonl").read_text()  # not a secret then
+        monkeypatch.setenv("ORDER_SERVICE_TOKEN", secret)
+        out = run(project)
+    assert f"{TASKS} of {TASKS} units replayed" in out
+    assert secret not in (latest(project) / "journal.jsonl").read_text()
+    assert secret not in (latest(project) / "results.json").read_text()

@@ -38,6 +38,7 @@ from agentopt.core.files import bounded
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import append_entry, read_numbered
 from agentopt.core.paths import inside_project, runs_dir
+from agentopt.core.redaction import current as current_redactor
 from agentopt.core.redaction import redact_data, redact_json
 from agentopt.evaluators.run_stats import RunTally
 
@@ -128,8 +129,11 @@ class RunStore:
         return text, self._add(entry.key, entry.score, data["record"], text)
 
     def append_line(self, text: str) -> None:
-        """A unit replayed from an earlier run's line (`unit_replay`), already masked and
-        renumbered: parsed once for its verdict, then written as it is."""
+        """A unit replayed from an earlier run's line (`unit_replay`), renumbered: masked
+        again (a secret known now may not have been then: one scan, a walk only when it
+        finds something), parsed once for its verdict, then written."""
+        if not current_redactor().json_text_clean(text):
+            _, text = redact_json(json.loads(text))
         verdict = _Verdict.model_validate_json(text)
         record = (verdict.model_extra or {}).get("record") or {}
         self._add((verdict.task, verdict.repeat), verdict.score, record, text)
