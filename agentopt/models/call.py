@@ -22,8 +22,6 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from agentopt.contracts.usage import Usage
 from agentopt.core import limits
 from agentopt.core.errors import ModelCallError
@@ -32,9 +30,10 @@ from agentopt.models.attempts import AttemptFailed, CallTarget, Outcome, run_att
 from agentopt.models.call_cache import CallCache
 from agentopt.models.call_progress import CallProgress, TokenMeter
 from agentopt.models.call_state import DEFAULT_POOL_LIMIT, CallState
+from agentopt.models.call_stats import CallStats
 from agentopt.models.calllog import log_request, log_response
 from agentopt.models.capabilities import ServerCapabilities, grammar_decoded
-from agentopt.models.cost import CostEstimate, PriceTable, Totals, estimate
+from agentopt.models.cost import CostEstimate, PriceTable, estimate
 from agentopt.models.providers.base import CURRENT_REPEAT, Provider
 from agentopt.models.providers.registry import (
     build_provider,
@@ -54,24 +53,6 @@ R = TypeVar("R", ChatResponse, Embeddings)
 """What one attempt-run of the call layer returns: a chat answer or embeddings."""
 log = logging.getLogger("agentopt.models")
 EMBED_BATCH = 256
-
-
-class CallStats(BaseModel):
-    """What a run summary reports about model calls."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    pools: dict[str, Totals] = Field(default_factory=dict)
-    """Per pool: calls, cache hits, errors, retries, tokens, cost."""
-    total: Totals = Field(default_factory=Totals)
-    rate_limits: dict[str, str] = Field(default_factory=dict)
-    """Per rate-limited pool: "rate limited 14×, concurrency 16 → 4 → 11"."""
-    limiter_events: list[dict[str, Any]] = Field(default_factory=list)
-    unpriced_models: list[str] = Field(default_factory=list)
-    """Models the price table does not know: their cost is counted as 0."""
-    notices: list[str] = Field(default_factory=list)
-    capabilities: dict[str, dict[str, str]] = Field(default_factory=dict)
-    """Per `provider:model` called: the structured-output mode and tool calling used."""
 
 
 class CallLayer:
