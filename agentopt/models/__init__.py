@@ -21,7 +21,8 @@ if TYPE_CHECKING:
         parse_age,
     )
     from agentopt.models.cache_key import canonical_json, chat_cache_key, embed_cache_key
-    from agentopt.models.call import CallLayer, CallStats
+    from agentopt.models.call import CallLayer
+    from agentopt.models.call_stats import CallStats
     from agentopt.models.classify import classify, parse_retry_after
     from agentopt.models.cost import (
         CostEstimate,
@@ -67,7 +68,7 @@ _HOMES = {
     "cache_stats": "agentopt.models.cache_admin",
     "parse_age": "agentopt.models.cache_admin",
     "CallLayer": "agentopt.models.call",
-    "CallStats": "agentopt.models.call",
+    "CallStats": "agentopt.models.call_stats",
     "classify": "agentopt.models.classify",
     "parse_retry_after": "agentopt.models.classify",
     "CostEstimate": "agentopt.models.cost",
