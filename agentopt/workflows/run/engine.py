@@ -330,7 +330,9 @@ class RunEngine:
                     return
                 pos, r, answered = next_unit
                 task = self.spec.tasks[pos]
-                trail = open_trail() if replay is not None and answered is None else None
+                # A trail per unit (never the last unit's): only a unit the agent answered
+                # here is kept, not one whose journaled answers are re-scored.
+                trail = open_trail() if replay is not None else None
                 journal = None
                 if sim.plays(task) and answered is None:
                     before = played.get((pos, r)) or Played()
@@ -348,7 +350,7 @@ class RunEngine:
                     return
                 # Queued for the writer threads: the loop goes on at once.
                 line, at = store.append(RunJournalEntry.of(pos, r, unit))
-                if trail is not None and replay is not None:
+                if trail is not None and replay is not None and answered is None:
                     replay.keep(replay.key(pos, r), store.run_id, at, line, unit, trail)
                 score = unit.score
                 if unit.transcript is not None and score.errors() and not score.agent_failed:
