@@ -3,6 +3,7 @@ the sequential rules do."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -134,6 +135,11 @@ _WORDS = st.sampled_from(
         "ap\u0131_key=yy8",  # dotless i: re takes it for i
         "\u017fk-abcdefgh123",  # long s: re takes it for s
         "é",
+        "task-abcdefgh123",  # a word character before sk-: no boundary, nothing to mask
+        "_sk-abcdefgh123",
+        "ésk-abcdefgh123",
+        "\u0130sk-abcdefgh123",  # lower-cased, İ ends in a combining dot
+        "\u001b",  # JSON writes \u001b: an escape ending in a letter or digit
     ]
 )
 
@@ -177,6 +183,18 @@ def test_a_json_line_is_masked_exactly_as_the_walked_data_is(
     assert masked == walked
     assert line == json.dumps(walked, ensure_ascii=False)
     assert (masked is data) == (walked is data)
+
+
+def test_a_line_whose_sk_follows_a_word_character_is_not_walked() -> None:
+    """Task names like `task-0001` hold `sk-` inside a word, which `\\bsk-` never matches:
+    the line is clean and comes back as it was, without a walk of every string."""
+    data = {"name": "task-0001", "text": "a risk-free ask-me", "n": [{"id": "desk-12345678"}]}
+    matcher = Redactor([])
+    masked, line = matcher.json_line(data)
+    assert masked is data
+    assert matcher.json_text_clean(line)
+    assert not matcher.json_text_clean(json.dumps({"x": "\nsk-abcdefgh123"}))
+    assert matcher.json_line({"x": "key sk-abcdefgh123"})[0] == {"x": "key ***"}
 
 
 class _Holder(BaseModel):
