@@ -316,6 +316,22 @@ def test_writes_are_batched_on_one_thread_and_readable_before_they_commit(
         conn.close()
 
 
+def test_inserts_of_any_batch_size_use_seven_statement_texts() -> None:
+    """Each distinct INSERT text is a prepared statement sqlite3 keeps (128 per connection):
+    batches of every size from 1 to 1,000 share seven texts per table, and carry every row
+    once, in order (a key written twice keeps its later value)."""
+    from agentopt.models.cache_sql import UNIT_COLUMNS, inserts
+
+    texts: set[str] = set()
+    for size in range(1, 1001):
+        rows = [(f"k{i}", f"p{i}", float(i)) for i in range(size)]
+        statements = inserts("units", UNIT_COLUMNS, rows)
+        texts.update(sql for sql, _ in statements)
+        assert [v for _, params in statements for v in params] == [v for r in rows for v in r]
+        assert all(sql.count("(?,?,?)") * 3 == len(params) for sql, params in statements)
+    assert len(texts) == 7
+
+
 def test_a_batch_past_one_insert_statement_stores_every_row(tmp_path: Path) -> None:
     """A batch of 250 rows (more than one INSERT carries), a key written twice and a
     capability finding in the same batch: all on disk after close, the later value kept."""
