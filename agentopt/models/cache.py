@@ -46,6 +46,7 @@ from agentopt.models.cache_sql import (
     UnitRow,
     connect,
     inserts,
+    key_chunks,
     payload_json,
 )
 
@@ -180,9 +181,7 @@ class ResponseCache(CacheSurface):
 
         def run() -> dict[str, str]:
             out: dict[str, str] = {}
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                marks = ",".join("?" * len(chunk))
+            for marks, chunk in key_chunks(keys):
                 sql = f"SELECT key, payload FROM units WHERE key IN ({marks})"
                 out.update(reader.execute(sql, chunk).fetchall())
             return out
@@ -233,9 +232,7 @@ class ResponseCache(CacheSurface):
 
         def run(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
             out: dict[str, dict[str, Any]] = {}
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                marks = ",".join("?" * len(chunk))
+            for marks, chunk in key_chunks(keys):
                 rows = conn.execute(
                     f"SELECT key, {column} FROM entries WHERE key IN ({marks})", chunk
                 ).fetchall()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -147,3 +147,17 @@ def inserts(
         out.append((head + ",".join([marks] * size), [v for row in chunk for v in row]))
         start += size
     return out
+
+
+KEYS_PER_SELECT = 512
+
+
+def key_chunks(keys: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
+    """The `IN (...)` placeholders and parameters of each chunk of `keys`, up to 512 a chunk,
+    each padded to a power of two with its last key (a key named twice is one row): a lookup
+    has ten statement texts whatever the number of keys, for the reason `inserts` has seven."""
+    for start in range(0, len(keys), KEYS_PER_SELECT):
+        chunk = list(keys[start : start + KEYS_PER_SELECT])
+        size = 1 << (len(chunk) - 1).bit_length()
+        chunk += [chunk[-1]] * (size - len(chunk))
+        yield ",".join("?" * size), chunk

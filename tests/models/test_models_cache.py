@@ -332,6 +332,35 @@ def test_inserts_of_any_batch_size_use_seven_statement_texts() -> None:
     assert len(texts) == 7
 
 
+def test_lookups_of_any_number_of_keys_use_ten_statement_texts(tmp_path: Path) -> None:
+    """The `IN (...)` lists are padded to powers of two: every count from 1 to 1,200 keys
+    shares ten placeholder lists, each chunk asks for its own keys (padded with its last), and
+    a read through them finds exactly the stored keys among those asked."""
+    from agentopt.models.cache_sql import key_chunks
+
+    texts: set[str] = set()
+    for count in range(1, 1201):
+        keys = [f"k{i}" for i in range(count)]
+        chunks = list(key_chunks(keys))
+        texts.update(marks for marks, _ in chunks)
+        assert [k for _, params in chunks for k in dict.fromkeys(params)] == keys
+        assert all(marks.count("?") == len(params) for marks, params in chunks)
+    assert len(texts) == 10
+
+    async def main() -> dict[str, dict[str, Any]]:
+        cache = ResponseCache(tmp_path / "c.sqlite")
+        await cache.put_many([(f"k{i}", "chat", "p", "m", {"i": i}) for i in range(0, 700, 2)])
+        await cache.aclose()
+        again = ResponseCache(tmp_path / "c.sqlite")
+        found = await again.get_many([f"k{i}" for i in range(700)])
+        await again.aclose()
+        return found
+
+    found = asyncio.run(main())
+    assert sorted(found) == sorted(f"k{i}" for i in range(0, 700, 2))
+    assert found["k698"] == {"i": 698}
+
+
 def test_a_batch_past_one_insert_statement_stores_every_row(tmp_path: Path) -> None:
     """A batch of 250 rows (more than one INSERT carries), a key written twice and a
     capability finding in the same batch: all on disk after close, the later value kept."""
