@@ -22,6 +22,12 @@ from contextvars import ContextVar
 Clock = Callable[[], float]
 
 
+MARK_EVERY_S = 0.05
+"""A meter keeps a mark of (time, tokens so far) at most this often, the newest one moving
+with each tick: a rate is a slope between two points of that curve, and a mark for every call
+of a 100,000-task run was ~22,000 tuples (2.7 MB) for its 30 s window."""
+
+
 class TokenMeter:
     """Output tokens made by every call of one layer, streamed ones counted as they come.
 
@@ -41,9 +47,13 @@ class TokenMeter:
         with self._lock:
             self.tokens += n
             now = self._clock()
-            self._marks.append((now, self.tokens))
-            while len(self._marks) > 2 and self._marks[1][0] < now - self._window_s:
-                self._marks.popleft()
+            marks = self._marks
+            if len(marks) >= 2 and now - marks[-2][0] < MARK_EVERY_S:
+                marks[-1] = (now, self.tokens)  # the newest mark moves on (see MARK_EVERY_S)
+            else:
+                marks.append((now, self.tokens))
+            while len(marks) > 2 and marks[1][0] < now - self._window_s:
+                marks.popleft()
 
     def rate(self, since: int = 0) -> float:
         """Tokens per second lately (0.0 until two ticks are at least a second apart).

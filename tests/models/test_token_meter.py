@@ -39,3 +39,15 @@ def test_no_rate_before_a_second_of_tokens_and_no_text_before_a_token() -> None:
     meter.add(3)
     assert meter.rate() == 0.0
     assert tokens_text(meter) == "6 tokens"
+
+
+def test_a_stream_of_ticks_keeps_a_bounded_number_of_marks() -> None:
+    """A tick a millisecond for 60 s (a fast run's calls): the meter holds about one mark per
+    50 ms of its 30 s window, not one per tick, and still reads the stream's rate."""
+    clock = Clock()
+    meter = TokenMeter(clock=clock)
+    for _ in range(60_000):
+        clock.now += 0.001
+        meter.add(5)
+    assert len(meter._marks) < 700  # ~600 (one per 50 ms of 30 s), not 30,000
+    assert 4_990 <= meter.rate() <= 5_010
