@@ -18,13 +18,23 @@ size of any mapped block freed (a 7 MB dataset file once read): from then on eve
 that size comes from the heap, which gives back only its top, so the growing buffer of packed
 tasks, the file's text and the names dict left holes that stayed resident. A 100,000-task
 `eval run` kept ~10 MB more for its whole run, and peaked 4 MB higher while loading.
+
+Below that threshold the heap still keeps the holes a growing array leaves (the run's tally and
+journal index grow by reallocation, their old copies freed between other blocks): `trim` hands
+their pages back (`malloc_trim`, which also gives back free pages inside the heap), and a run
+calls it every `TRIM_EVERY` units and before its results are written.
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
+from typing import Any
 
 _enabled = False
+TRIM_EVERY = 4096
+"""Units a run journals between two `trim` calls (each takes well under a millisecond)."""
+_trimmer: list[Callable[[int], Any] | None] = []
 M_MMAP_THRESHOLD = -3
 """glibc's `mallopt` parameter (malloc.h)."""
 MMAP_THRESHOLD = 512 * 1024
@@ -55,3 +65,20 @@ def freeze_long_lived() -> None:
     """Freeze what is alive now: call once the imports and the inputs are in place."""
     if _enabled:
         gc.freeze()
+
+
+def trim() -> None:
+    """Give the free pages inside the C heap back to the system (glibc's `malloc_trim`),
+    when the entry point enabled this (`enable`) and the C library has it."""
+    if not _enabled:
+        return
+    if not _trimmer:
+        try:
+            import ctypes
+
+            found: Callable[[int], Any] | None = ctypes.CDLL(None).malloc_trim
+        except (AttributeError, OSError, TypeError):
+            found = None
+        _trimmer.append(found)
+    if (malloc_trim := _trimmer[0]) is not None:
+        malloc_trim(0)

@@ -17,6 +17,7 @@ from agentopt.contracts.run_results import (
     UsageBucket,
 )
 from agentopt.contracts.task_record import TaskOutcome
+from agentopt.core import heap
 from agentopt.core.errors import AgentoptError
 from agentopt.core.ids import utc_now_iso
 from agentopt.evaluators.registry import canonical_name
@@ -127,6 +128,7 @@ def finish_results(
 
     Returns the results.json path and the results as written, holding every task when
     `keep_all` (reports, a baseline comparison), else the terminal summary's few."""
+    heap.trim()  # what the engine freed, before the summary and results.json are built
     usage = _usage(layer, run_info.usage_before)
     if (spec.agent.target or default_target(spec.agent)) not in ("local", "captured"):
         # As the answers reported it (the journal's every session, resumed ones too); a

@@ -31,6 +31,7 @@ from agentopt.contracts.run_results import RunRecord, load_run_record
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.simulation import UserReply
 from agentopt.contracts.transcript import Transcript, TurnResult
+from agentopt.core import heap
 from agentopt.core.atomic import append_lines_fsync, write_json_atomic
 from agentopt.core.batch_writer import LINGER_S, BatchWriter
 from agentopt.core.errors import ConfigError
@@ -76,6 +77,7 @@ class RunStore:
         """Per unit journaled: where its line starts and what --resume and the usage read."""
         self._tally = RunTally()
         self._answers: BatchWriter[bytes] | None = None
+        self._added = 0
 
     @classmethod
     def open_existing(cls, project: Path, run_id: str) -> RunStore:
@@ -148,6 +150,9 @@ class RunStore:
         self._units.put(key, at, score, record)
         self._end += len(line)
         self._tally.add(key, score)
+        self._added += 1
+        if self._added % heap.TRIM_EVERY == 0:
+            heap.trim()  # the holes the growing tally and index leave (core/heap.py)
         if self._writer is None:
             self._writer = BatchWriter(
                 self._write_lines, name=f"agentopt-journal-{self.run_id}", linger=LINGER_S
