@@ -28,13 +28,12 @@ calls it every `TRIM_EVERY` units and before its results are written.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 _enabled = False
 TRIM_EVERY = 4096
 """Units a run journals between two `trim` calls (each takes well under a millisecond)."""
-_trimmer: list[Callable[[int], Any] | None] = []
 M_MMAP_THRESHOLD = -3
 """glibc's `mallopt` parameter (malloc.h)."""
 MMAP_THRESHOLD = 512 * 1024
@@ -51,14 +50,24 @@ def enable() -> None:
 def fix_mmap_threshold() -> bool:
     """Blocks of 512 KB and more get their own mapping, given back when freed, whatever was
     freed before; False where the C library has no `mallopt` (macOS, Windows, musl)."""
+    mallopt = _libc("mallopt")
+    if mallopt is None:
+        return False
+    import ctypes
+
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+
+
+@cache
+def _libc(name: str) -> Any:
+    """The C library's function `name`, or None where it has none."""
     try:
         import ctypes
 
-        mallopt = ctypes.CDLL(None).mallopt
+        return getattr(ctypes.CDLL(None), name)
     except (AttributeError, OSError, TypeError):
-        return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+        return None
 
 
 def freeze_long_lived() -> None:
@@ -70,15 +79,5 @@ def freeze_long_lived() -> None:
 def trim() -> None:
     """Give the free pages inside the C heap back to the system (glibc's `malloc_trim`),
     when the entry point enabled this (`enable`) and the C library has it."""
-    if not _enabled:
-        return
-    if not _trimmer:
-        try:
-            import ctypes
-
-            found: Callable[[int], Any] | None = ctypes.CDLL(None).malloc_trim
-        except (AttributeError, OSError, TypeError):
-            found = None
-        _trimmer.append(found)
-    if (malloc_trim := _trimmer[0]) is not None:
+    if _enabled and (malloc_trim := _libc("malloc_trim")) is not None:
         malloc_trim(0)
