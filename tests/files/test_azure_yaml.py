@@ -49,6 +49,26 @@ def test_reference_complex_lists_agents_and_reports_missing_ref(reference: Path)
     assert '$ref file "./agents/triage.yaml" not found' in problem.message
 
 
+@pytest.mark.parametrize(
+    ("ref", "content"),
+    [("./notes.txt", "root:x:0:0:root:/root:/bin/bash\n"), ("./list.yaml", "- a\n- b\n")],
+)
+def test_a_service_whose_ref_is_not_a_mapping_is_a_clear_error(
+    tmp_path: Path, ref: str, content: str
+) -> None:
+    """Found by the loader fuzz (seed 1081528207: `$ref: ../../../../etc/passwd`): a service
+    whose `$ref` file holds text or a list is named, not an AttributeError."""
+    path = _project(
+        tmp_path, f"name: shop\nservices:\n  support:\n    $ref: {ref}\n", **{ref[2:]: content}
+    )
+    azure = load_azure_yaml(path)
+    with pytest.raises(ConfigError) as info:
+        read_service_agent(azure, "support")
+    [problem] = info.value.problems
+    assert problem.location == "services.support.$ref"
+    assert "expected a file holding a mapping" in problem.message
+
+
 def test_reference_complex_with_its_ref_files_present(reference: Path, tmp_path: Path) -> None:
     shutil.copy(reference / "azd/complex.azure.yaml", tmp_path / "azure.yaml")
     (tmp_path / "agents").mkdir()

@@ -77,7 +77,15 @@ class AzureYaml:
     def service(self, name: str) -> dict[str, Any]:
         """One service with its `$ref` includes resolved."""
         raw = self.services[name]
-        return resolve_refs(raw, self.path, ("services", name))
+        resolved = resolve_refs(raw, self.path, ("services", name))
+        if not isinstance(resolved, dict):  # a `$ref` to a text file, or a YAML list
+            raise ConfigError.at(
+                str(self.path),
+                f"services.{name}.$ref",
+                f"expected a file holding a mapping with host, project, ...; "
+                f"found {describe(resolved)}",
+            )
+        return resolved
 
     def project_dir(self, name: str) -> Path:
         """The service folder (`project:`, relative to azure.yaml; default: its folder)."""
