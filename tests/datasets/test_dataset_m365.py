@@ -232,6 +232,16 @@ def test_every_known_minor_and_patch_loads_without_warning(write, version):
     assert validate_dataset(path, strict=True) == []
 
 
+def test_a_version_part_of_thousands_of_digits_is_read_without_a_traceback(write):
+    """Found by the loader fuzz (seed 202): "1.0.999…" with 5,000 nines made `int()` raise
+    (Python refuses more than 4,300 digits). Such a part is not read as a number: the
+    document loads as one without a version it knows, and no warning claims one."""
+    doc = _doc({"prompt": "p"}) | {"schemaVersion": "1.0." + "9" * 5000}
+    ds = load_dataset(write("e.json", doc))
+    assert [t.query for t in ds.tasks] == ["p"]
+    assert not [w for w in ds.warnings if w.location == "schemaVersion"]
+
+
 def test_a_newer_minor_is_read_in_compat_mode_with_one_warning(write):
     doc = _doc({"prompt": "p", "future_key": 1}) | {"schemaVersion": "1.99.0"}
     ds = load_dataset(write("e.json", doc))

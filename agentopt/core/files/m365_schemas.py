@@ -17,7 +17,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+_VERSION = re.compile(r"^(\d{1,9})\.(\d{1,9})\.(\d{1,9})$")
+"""A `schemaVersion` agentopt reads as numbers. A part of more than nine digits is not read
+(`int()` refuses 5,000; the loader fuzz found one): the document is read as if it had none."""
 Version = tuple[int, int, int]
 
 
