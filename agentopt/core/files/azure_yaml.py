@@ -30,9 +30,9 @@ from agentopt.core.files.agent_keys import (
     instructions,
     read_layer,
 )
-from agentopt.core.files.problems import Collector, KeyPath, describe
+from agentopt.core.files.problems import Collector, KeyPath, describe, format_path
 from agentopt.core.files.skills import load_skills
-from agentopt.core.files.yaml_refs import BASE_KEY, resolve_refs
+from agentopt.core.files.yaml_refs import BASE_KEY, REF_KEY, resolve_refs
 from agentopt.core.files.yaml_source import load_yaml, load_yaml_mapping, read_text
 
 AGENT_HOST = "azure.ai.agent"
@@ -81,8 +81,8 @@ class AzureYaml:
         if not isinstance(resolved, dict):  # a `$ref` to a text file, or a YAML list
             raise ConfigError.at(
                 str(self.path),
-                f"services.{name}.$ref",
-                f"expected a file holding a mapping with host, project, ...; "
+                format_path(("services", name, REF_KEY)),
+                "expected a file holding a mapping with host, project, ...; "
                 f"found {describe(resolved)}",
             )
         return resolved
