@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.agents.hosted_protocol import hosted_protocol
 from agentopt.agents.start_command import missing_start_hint
@@ -21,6 +21,7 @@ from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.eval_yaml import BUILTIN_TARGETS
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.plugins import TARGETS_GROUP, PluginRegistry
 from agentopt.models.call import CallLayer
 
@@ -42,7 +43,7 @@ class UserSimulator(Protocol):
         ...
 
 
-class RunConfig(BaseModel):
+class RunConfig(LazyModel):
     """How one task is run: passed to every `AgentTarget.run` call."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)

@@ -26,6 +26,7 @@ from pydantic import (
 
 from agentopt.core.errors import InputError, Problem
 from agentopt.core.journal import read_numbered
+from agentopt.core.lazy_model import LazyModel
 
 SCHEMA_VERSION = 1
 """The version of run.json, results.json and job.json this agentopt writes (and journals
@@ -38,7 +39,7 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 
-class Record(BaseModel):
+class Record(LazyModel):
     """A model of something agentopt saves: unknown keys load and survive a round trip."""
 
     model_config = ConfigDict(extra="allow")

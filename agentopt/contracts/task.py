@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidatorFunctionWrapHandler,
@@ -17,9 +16,10 @@ from pydantic import (
 
 from agentopt.contracts.task_limits import MAX_TURNS as MAX_TURNS
 from agentopt.core.errors import Problem
+from agentopt.core.lazy_model import LazyModel
 
 
-class Criterion(BaseModel):
+class Criterion(LazyModel):
     """One binary, testable check for a task (judged by builtin.task_adherence)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -28,7 +28,7 @@ class Criterion(BaseModel):
     instruction: str
 
 
-class EvaluatorRef(BaseModel):
+class EvaluatorRef(LazyModel):
     """An evaluator named by a dataset item or turn (M365 `evaluators` map entries)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -38,7 +38,7 @@ class EvaluatorRef(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class Turn(BaseModel):
+class Turn(LazyModel):
     """One user turn of a task, with what it should be checked against."""
 
     model_config = ConfigDict(extra="forbid")
@@ -59,7 +59,7 @@ class Turn(BaseModel):
     """Source fields kept verbatim for round-tripping (M365 output)."""
 
 
-class Task(BaseModel):
+class Task(LazyModel):
     """One evaluation task. A single-turn task has exactly one turn.
 
     `index` is the task's position in its source (0-based) and `line` the 1-based source
@@ -114,11 +114,11 @@ class Task(BaseModel):
         return [c for t in self.turns for c in t.criteria]
 
 
-class LegacyUpgrade(BaseModel):
+class LegacyUpgrade(LazyModel):
     """A legacy M365 file (bare array or `prompts`/`expected_responses`) that was read, and
     unless `--no-upgrade` rewritten in the versioned shape; the CLI prints both paths."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid")
 
     path: str
     """The legacy file, as given."""
@@ -128,11 +128,10 @@ class LegacyUpgrade(BaseModel):
     """The backup of the original bytes; None when the file was read without rewriting."""
 
 
-class Dataset(BaseModel):
+class Dataset(LazyModel):
     """Tasks plus where they came from."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, defer_build=True)
-    """Built when first made, not imported: `eval validate` checks tasks, never makes one."""
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     tasks: Sequence[Task]
     """A list, or `PackedTasks` (how a JSONL file's tasks are held: ~100 bytes a task)."""

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.contracts.record import Record, SparseRecord
 from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.usage import Usage
+from agentopt.core.lazy_model import LazyModel
 
 
 class ToolCallRecord(SparseRecord):
@@ -50,7 +51,7 @@ class TurnError(Record):
     message: str
 
 
-class TurnResult(BaseModel):
+class TurnResult(LazyModel):
     """One user turn and the agent's answer to it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -75,7 +76,7 @@ class TurnResult(BaseModel):
     agent's response id. Not part of any report."""
 
 
-class Transcript(BaseModel):
+class Transcript(LazyModel):
     """All turns of one task run (one repeat)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -3,10 +3,12 @@ turn of a transcript; shared by both, so it lives below them."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from agentopt.core.lazy_model import LazyModel
 
 
-class Usage(BaseModel):
+class Usage(LazyModel):
     """Token usage of one call (0 when the provider did not report it)."""
 
     model_config = ConfigDict(extra="forbid")

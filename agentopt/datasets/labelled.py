@@ -16,15 +16,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.core.errors import ConfigError
+from agentopt.core.lazy_model import LazyModel
 
 _LABELS = {"pass": "pass", "passed": "pass", "true": "pass", "yes": "pass",
            "fail": "fail", "failed": "fail", "false": "fail", "no": "fail"}  # fmt: skip
 
 
-class LabelledPair(BaseModel):
+class LabelledPair(LazyModel):
     """One labelled pair."""
 
     model_config = ConfigDict(extra="forbid")

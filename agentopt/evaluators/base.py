@@ -20,12 +20,13 @@ from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.task import Criterion
 from agentopt.contracts.transcript import Citation, ToolCallRecord
 from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.lazy_model import LazyModel
 
 if TYPE_CHECKING:
     from agentopt.models.call import CallLayer
 
 
-class HistoryTurn(BaseModel):
+class HistoryTurn(LazyModel):
     """An earlier turn of the same thread, shown to judges as conversation history."""
 
     model_config = ConfigDict(extra="forbid")
@@ -36,7 +37,7 @@ class HistoryTurn(BaseModel):
     """What the agent answered in that turn."""
 
 
-class EvalSample(BaseModel):
+class EvalSample(LazyModel):
     """Everything an evaluator may look at for one task turn (one repeat).
 
     Built by the run workflow from a `Task` turn and the agent's `Transcript` (see
@@ -110,7 +111,7 @@ class EvalSample(BaseModel):
         return "\n".join(parts)
 
 
-class EvaluatorUse(BaseModel):
+class EvaluatorUse(LazyModel):
     """One evaluator as configured: a name, its options, and where its definition lives.
 
     What eval.yaml entries, `--evaluator` flags and M365 evaluator maps all become

@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import ConfigDict, ValidationError, field_validator
 
 from agentopt.core.errors import ConfigError, Problem
 from agentopt.core.files.problems import closest
+from agentopt.core.lazy_model import LazyModel
 
 
 def no_bool(expected: str) -> Callable[[Any], Any]:
@@ -33,7 +34,7 @@ def no_bool(expected: str) -> Callable[[Any], Any]:
     return reject
 
 
-class EvaluatorOptions(BaseModel):
+class EvaluatorOptions(LazyModel):
     """What every evaluator accepts: a pass threshold (the evaluator's own scale)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -21,18 +21,19 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.contracts.outcomes import OutcomeCounts
 from agentopt.contracts.run_results import TURN_SKIPPED, EvaluatorSummary, RunSummary, UsageBucket
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.usage import Usage
+from agentopt.core.lazy_model import LazyModel
 from agentopt.evaluators.aggregate import mean_or_none
 from agentopt.evaluators.stats import DEFAULT_RESAMPLES, ConfidenceInterval, bootstrap_ci
 from agentopt.evaluators.tally_rows import Result, Rows, Unit
 
 
-class _Model(BaseModel):
+class _Model(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -20,7 +20,9 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from agentopt.core.lazy_model import LazyModel
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_LEVEL = 0.95
@@ -37,7 +39,7 @@ _PICKS: dict[tuple[int, int, int], list[tuple[int, Any]]] = {}
 _PICKS_LOCK = threading.Lock()
 
 
-class ConfidenceInterval(BaseModel):
+class ConfidenceInterval(LazyModel):
     """A percentile bootstrap interval of a mean."""
 
     model_config = ConfigDict(extra="forbid")

@@ -8,9 +8,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.core.errors import InputError
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.paths import STATE_DIR
 from agentopt.models.cache_sql import connect
 
@@ -18,7 +19,7 @@ _AGE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
-class ModelCacheStats(BaseModel):
+class ModelCacheStats(LazyModel):
     """Cache entries of one provider/model."""
 
     model_config = ConfigDict(extra="forbid")
@@ -34,7 +35,7 @@ class ModelCacheStats(BaseModel):
     payload_bytes: int
 
 
-class CacheStats(BaseModel):
+class CacheStats(LazyModel):
     """What `agentopt cache stats` shows."""
 
     model_config = ConfigDict(extra="forbid")

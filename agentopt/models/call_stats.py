@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agentopt.core.lazy_model import LazyModel
 from agentopt.models.cost import Totals
 
 
-class CallStats(BaseModel):
+class CallStats(LazyModel):
     """What a run summary reports about model calls."""
 
     model_config = ConfigDict(extra="forbid")

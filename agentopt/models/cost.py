@@ -15,10 +15,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import TypedDict
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from agentopt.contracts.usage import Usage
 from agentopt.core.errors import BudgetExceeded
+from agentopt.core.lazy_model import LazyModel
 from agentopt.models.providers.registry import is_free, is_provider_type
 from agentopt.models.settings import Price
 from agentopt.models.types import ChatRequest
@@ -67,7 +68,7 @@ class PriceTable:
         return None
 
 
-class Totals(BaseModel):
+class Totals(LazyModel):
     """Accounting of one pool, or of the whole run."""
 
     model_config = ConfigDict(extra="forbid")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 # One model per file section: eval.yaml `options.providers` / `options.prices` are parsed by
 # core.files.eval_yaml and used here as they are.
 from agentopt.core.files.eval_yaml import Options, Price, ProviderConfig, ProviderType
+from agentopt.core.lazy_model import LazyModel
 
 MIN_ATTEMPT_TIMEOUT_S = 10.0
 """A slow but healthy answer (a long generation on a loaded server) must fit in one attempt."""
@@ -18,20 +19,16 @@ DEFAULT_STALL_TIMEOUT_S = 60.0
 __all__ = ["CallFlags", "CallSettings", "Price", "ProviderConfig", "ProviderType", "call_settings"]
 
 
-class CallSettings(BaseModel):
+DEFAULT_CONCURRENCY = {"agent": 8, "judge": 16, "generator": 4, "optimizer": 2, "simulator": 8}
+"""Each pool's limit when no flag or eval.yaml option sets it (read, never changed)."""
+
+
+class CallSettings(LazyModel):
     """Knobs of the call layer; CLI flags and eval.yaml `options` map onto these."""
 
     model_config = ConfigDict(extra="forbid")
 
-    concurrency: dict[str, int] = Field(
-        default_factory=lambda: {
-            "agent": 8,
-            "judge": 16,
-            "generator": 4,
-            "optimizer": 2,
-            "simulator": 8,
-        }
-    )
+    concurrency: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_CONCURRENCY))
     """Concurrency limit per pool, the only one there is: the agent pool bounds agent runs
     in flight (every target, and the run engine's workers, ask it), the others model calls."""
     use_cache: bool = True

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.contracts.usage import Usage
+from agentopt.core.lazy_model import LazyModel
 
 Role = Literal["system", "user", "assistant", "tool"]
 Pool = Literal["agent", "judge", "generator", "optimizer", "simulator"]
@@ -20,7 +21,7 @@ POOLS: tuple[str, ...] = ("agent", "judge", "generator", "optimizer", "simulator
 conversation tasks."""
 
 
-class _Model(BaseModel):
+class _Model(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from agentopt.contracts.record import problems_of
 from agentopt.core.errors import ConfigError
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.versions import version_problem
 
 
-class VersionEntry(BaseModel):
+class VersionEntry(LazyModel):
     """One registered version in registry.json."""
 
     model_config = ConfigDict(extra="forbid")
@@ -55,7 +56,7 @@ class VersionEntry(BaseModel):
         return value
 
 
-class _Name(BaseModel):
+class _Name(LazyModel):
     model_config = ConfigDict(extra="allow")
 
     versions: dict[str, VersionEntry] = Field(default_factory=dict)
@@ -75,7 +76,7 @@ class _Name(BaseModel):
         return value
 
 
-class IndexFile(BaseModel):
+class IndexFile(LazyModel):
     """The whole of registry.json."""
 
     model_config = ConfigDict(extra="allow")

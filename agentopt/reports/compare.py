@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -31,6 +31,7 @@ from agentopt.contracts.run_results import RunResults
 from agentopt.contracts.task_record import TaskOutcome
 from agentopt.core.atomic import write_text_atomic
 from agentopt.core.errors import ConfigError
+from agentopt.core.lazy_model import LazyModel
 from agentopt.reports.formatting import (
     fmt_delta,
     fmt_pct,
@@ -90,7 +91,7 @@ def task_change(base: TaskOutcome, current: TaskOutcome) -> Change:
     return score_change(base, current) if change == "same" else change
 
 
-class TaskDelta(BaseModel):
+class TaskDelta(LazyModel):
     """One task present in both runs."""
 
     model_config = ConfigDict(extra="forbid")
@@ -123,7 +124,7 @@ class TaskDelta(BaseModel):
         return self.change == "better"
 
 
-class EvaluatorDelta(BaseModel):
+class EvaluatorDelta(LazyModel):
     """One evaluator's mean and pass rate in each run (None when absent from that run)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -137,7 +138,7 @@ class EvaluatorDelta(BaseModel):
     pass_rate_delta: float | None = None
 
 
-class Comparison(BaseModel):
+class Comparison(LazyModel):
     """Everything `eval show --compare` prints."""
 
     model_config = ConfigDict(extra="forbid")

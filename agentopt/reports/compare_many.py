@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.contracts.matrix import VariantScore
 from agentopt.contracts.outcomes import outcome_change
 from agentopt.contracts.run_results import RunResults
 from agentopt.contracts.task_record import TaskOutcome
+from agentopt.core.lazy_model import LazyModel
 from agentopt.reports.compare import task_change
 from agentopt.reports.task_grid import TaskCell, TaskRow, task_rows, task_score
 
@@ -54,7 +55,7 @@ class MultiRow(TaskRow[MultiCell]):
         return {c.change for c in self.cells[1:]}
 
 
-class MultiComparison(BaseModel):
+class MultiComparison(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     columns: list[MultiColumn] = Field(default_factory=list)

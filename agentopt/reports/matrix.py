@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -23,6 +23,7 @@ from agentopt.contracts.matrix import BestVariant, MatrixRecord, VariantScore
 from agentopt.contracts.outcomes import OUTCOME_COLOURS
 from agentopt.contracts.run_results import RunResults, TaskOutcome, redacted
 from agentopt.core.atomic import write_json_atomic, write_text_atomic
+from agentopt.core.lazy_model import LazyModel
 from agentopt.reports.formatting import fmt_ci, fmt_cost, fmt_pct, fmt_score, truncate
 from agentopt.reports.outputs import OutputFile, check_output_paths
 from agentopt.reports.task_grid import TaskCell, TaskRow, task_rows
@@ -46,7 +47,7 @@ MatrixCell = TaskCell
 MatrixRow = TaskRow[MatrixCell]
 
 
-class MatrixColumn(BaseModel):
+class MatrixColumn(LazyModel):
     """One variant: what it changed and its run's numbers."""
 
     model_config = ConfigDict(extra="forbid")
@@ -57,7 +58,7 @@ class MatrixColumn(BaseModel):
     run: VariantScore | None = None
 
 
-class MatrixReport(BaseModel):
+class MatrixReport(LazyModel):
     """The matrix as every output shows it (`.json` writes exactly this)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.contracts.task_record import TaskOutcome
+from agentopt.core.lazy_model import LazyModel
 
 __all__ = ["TaskCell", "TaskRow", "task_rows", "task_score"]
 
@@ -23,7 +24,7 @@ def task_score(task: TaskOutcome) -> float | None:
     return task.mean if task.mean is not None else task.score
 
 
-class TaskCell(BaseModel):
+class TaskCell(LazyModel):
     """One task under one column."""
 
     model_config = ConfigDict(extra="forbid")
@@ -50,7 +51,7 @@ class TaskCell(BaseModel):
 C = TypeVar("C", bound=TaskCell)
 
 
-class TaskRow(BaseModel, Generic[C]):
+class TaskRow(LazyModel, Generic[C]):
     """One task across the columns."""
 
     model_config = ConfigDict(extra="forbid")

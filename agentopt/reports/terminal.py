@@ -7,7 +7,7 @@ non-TTY (long reasons wrap, names are truncated).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -15,6 +15,7 @@ from rich.text import Text
 
 from agentopt.contracts.outcomes import OUTCOME_COLOURS, OutcomeCounts
 from agentopt.contracts.run_results import RunResults, TaskOutcome
+from agentopt.core.lazy_model import LazyModel
 from agentopt.reports.cells import SummaryCells, bucket_cells, evaluator_cells, usage_cells
 from agentopt.reports.formatting import (
     LEGEND,
@@ -217,7 +218,7 @@ def _flaky(tasks: list[TaskOutcome]) -> Table:
     return table
 
 
-class RunHeader(BaseModel):
+class RunHeader(LazyModel):
     """One row of `eval list`: what identifies a run and how it went."""
 
     model_config = ConfigDict(extra="forbid")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.agents.base import default_target
 from agentopt.agents.start_command import derive_start_command, missing_start_hint
@@ -28,13 +28,14 @@ from agentopt.core.files.azure_yaml import (
 from agentopt.core.files.eval_yaml import AgentSection, EvalConfig, InstructionFile
 from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.core.files.foundry_context import FoundryContext, resolve_foundry_context
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 
 AZURE_YAML_NAMES = ("azure.yaml", "azure.yml")
 EVAL_YAML = "eval.yaml"
 
 
-class DetectedTarget(BaseModel):
+class DetectedTarget(LazyModel):
     """What `detect_target` found; a field is None when it was not found."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)

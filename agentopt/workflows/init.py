@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files.agent_config import METADATA_FILE, write_agent_config
@@ -20,6 +20,7 @@ from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.eval_yaml import EvalConfig
 from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.core.files.yaml_source import read_text
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 from agentopt.registry import default_dataset_name, default_evaluator_name
 from agentopt.workflows.detect import DetectedTarget
@@ -45,7 +46,7 @@ class Asker(Protocol):
     def integer(self, question: str, default: int, lo: int, hi: int) -> int: ...
 
 
-class GenerateOptions(BaseModel):
+class GenerateOptions(LazyModel):
     """The flags of `eval init` / `eval generate`; None = not given. Paths are absolute."""
 
     model_config = ConfigDict(extra="forbid")
@@ -71,7 +72,7 @@ class GenerateOptions(BaseModel):
     """Said when an existing eval.yaml is kept because nobody can be asked."""
 
 
-class Kept(BaseModel):
+class Kept(LazyModel):
     """An existing eval.yaml was left as it is (nothing to generate)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -33,9 +33,9 @@ from agentopt.core.files.yaml_source import load_yaml
 from agentopt.core.limits import DEFAULT_MAX_ANSWER_BYTES
 from agentopt.models.settings import (
     DEFAULT_CALL_TIMEOUT_S,
+    DEFAULT_CONCURRENCY,
     DEFAULT_STALL_TIMEOUT_S,
     CallFlags,
-    CallSettings,
 )
 from agentopt.workflows.eval_model import DEFAULT_MODEL, resolve_eval_model
 from agentopt.workflows.optimize.options import (
@@ -79,7 +79,7 @@ class Knob:
 
 
 _R, _O = frozenset({RUN}), frozenset({OPTIMIZE})
-_POOLS = CallSettings().concurrency
+_POOLS = DEFAULT_CONCURRENCY
 """The call layer's pool defaults: `models.settings` owns them; the table only shows them."""
 _AGENTS, _JUDGES = "options.max_concurrent_agent_runs", "options.judge_concurrency"
 _CALL_TIMEOUT = DEFAULT_CALL_TIMEOUT_S

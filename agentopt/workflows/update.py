@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.core.atomic import backup, write_bytes_atomic, write_json_atomic
 from agentopt.core.errors import InputError, Problem
@@ -33,6 +33,7 @@ from agentopt.core.files.evaluator_yaml import EvaluatorSpec, RubricDefinition, 
 from agentopt.core.files.problems import Collector, LineIndex
 from agentopt.core.files.rubric import RubricDimension, check_dimensions
 from agentopt.core.files.yaml_source import parse_json, parse_yaml, read_text
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.versions import find_version, same_version
 from agentopt.datasets import resolve_dataset_path, validate_dataset
 from agentopt.evaluators.judges.rubric import DEFAULT_THRESHOLD
@@ -54,7 +55,7 @@ NOTHING_REGISTERED = (
 )
 
 
-class AssetChange(BaseModel):
+class AssetChange(LazyModel):
     """One working copy and what became of it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -82,7 +83,7 @@ class AssetChange(BaseModel):
         return f"= {self.kind} {self.name} unchanged (version {self.version})"
 
 
-class UpdateResult(BaseModel):
+class UpdateResult(LazyModel):
     """What `update_suite` did."""
 
     model_config = ConfigDict(extra="forbid")

@@ -44,6 +44,7 @@ import agentopt.workflows.optimize.strategies.toolset  # noqa: F401
 from agentopt.core import heap
 from agentopt.core.files.agent_config import load_agent_config, write_agent_config
 from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.lazy_model import LazyModel
 from agentopt.workflows.optimize import (
     NullOptimizeSink,
     OptimizeOptions,
@@ -105,7 +106,22 @@ def texts(folder: Path) -> list[str]:
     return out
 
 
+def build_models() -> None:
+    """Build every agentopt model the imports defined, before the clock: agentopt builds a
+    model on its first use (`agentopt.core.lazy_model`), dspy's import builds its own."""
+    stack: list[type[LazyModel]] = [LazyModel]
+    while stack:
+        model = stack.pop()
+        stack.extend(model.__subclasses__())
+        if (
+            not model.__pydantic_complete__
+            and not model.__pydantic_generic_metadata__["parameters"]
+        ):
+            model.model_rebuild()
+
+
 def main(config_path: str, result_path: str) -> int:
+    build_models()
     heap.enable()  # as the console entry point does: this process ends with the job
     cfg = json.loads(Path(config_path).read_text(encoding="utf-8"))
     project = write_project(Path(cfg["root"]), cfg)

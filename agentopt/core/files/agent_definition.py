@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from agentopt.core.lazy_model import LazyModel
 
 
-class Skill(BaseModel):
+class Skill(LazyModel):
     """A skill the agent can load: front-matter name/description, body = the skill text."""
 
     model_config = ConfigDict(extra="forbid")
@@ -21,7 +23,7 @@ class Skill(BaseModel):
     path: str | None = None
 
 
-class McpServer(BaseModel):
+class McpServer(LazyModel):
     """An MCP server started over stdio (metadata.yaml `mcp_servers`)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -32,7 +34,7 @@ class McpServer(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
 
 
-class AgentDefinition(BaseModel):
+class AgentDefinition(LazyModel):
     """Everything needed to run and optimize one agent.
 
     `tools` are chat-completions function tools (`{"type":"function","function":{...}}`);

@@ -12,9 +12,10 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.core.files.rubric import RubricDimension
+from agentopt.core.lazy_model import LazyModel
 
 ASSET_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
 """Dataset and evaluator names: letters, digits, `-` and `_`, at most 255 (the extension's
@@ -28,7 +29,7 @@ DEFAULT_FILE = Path("evals") / "azure.eval.yaml"
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
 
 
-class DatasetDecl(BaseModel):
+class DatasetDecl(LazyModel):
     """`datasets[]`: a `.jsonl` published on deploy, or a registered dataset by name."""
 
     model_config = _FROZEN
@@ -43,7 +44,7 @@ class DatasetDecl(BaseModel):
     """Where the declaration starts in the file, for messages."""
 
 
-class EvaluatorDecl(BaseModel):
+class EvaluatorDecl(LazyModel):
     """`evaluators[]`: a custom evaluator, a rubric from a file or written inline, or a
     registered one pinned by version."""
 
@@ -64,7 +65,7 @@ class EvaluatorDecl(BaseModel):
         return self.dimensions is None
 
 
-class TraceSource(BaseModel):
+class TraceSource(LazyModel):
     """`source: {type: traces}`: rows read from the agent's recorded spans."""
 
     model_config = _FROZEN
@@ -78,7 +79,7 @@ class TraceSource(BaseModel):
     max_traces: int | None = None
 
 
-class ResponsesSource(BaseModel):
+class ResponsesSource(LazyModel):
     """`source: {type: responses}`: rows read from stored responses by id."""
 
     model_config = _FROZEN
@@ -88,7 +89,7 @@ class ResponsesSource(BaseModel):
     max_turns: int | None = None
 
 
-class Target(BaseModel):
+class Target(LazyModel):
     """`target:` — what each row invokes: an agent service or a model deployment."""
 
     model_config = _FROZEN
@@ -97,7 +98,7 @@ class Target(BaseModel):
     name: str
 
 
-class Simulation(BaseModel):
+class Simulation(LazyModel):
     """`simulation:` (1.0.39): rows are seeds for simulated conversations."""
 
     model_config = _FROZEN
@@ -107,7 +108,7 @@ class Simulation(BaseModel):
     max_turns: int | None = None
 
 
-class EvaluatorUseDecl(BaseModel):
+class EvaluatorUseDecl(LazyModel):
     """One entry of an eval's `evaluators:`."""
 
     model_config = _FROZEN
@@ -130,7 +131,7 @@ class EvaluatorUseDecl(BaseModel):
         return self.name or self.evaluator
 
 
-class EvalDecl(BaseModel):
+class EvalDecl(LazyModel):
     """`evals[]`: one evaluation over the catalogs."""
 
     model_config = _FROZEN
@@ -153,7 +154,7 @@ class EvalDecl(BaseModel):
         return self.source.type if self.source is not None else "dataset"
 
 
-class AzureEvalFile(BaseModel):
+class AzureEvalFile(LazyModel):
     """A loaded azure.eval.yaml (or the inline body of an `azure.ai.eval` service)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -181,7 +182,7 @@ class AzureEvalFile(BaseModel):
         return next((e for e in self.evals if e.name == name or e.id == name), None)
 
 
-class RowShape(BaseModel):
+class RowShape(LazyModel):
     """How the rows of the eval an EvalConfig was made from become its tasks: the columns its
     evaluators' `data_mapping` names, whether the rows already hold the responses (no
     `target:`), and its `max_samples` cap. Applied once, when the dataset is loaded

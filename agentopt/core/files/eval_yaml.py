@@ -12,10 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from agentopt.core.files.azure_eval import RowShape
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.plugins import PROVIDERS_GROUP, TARGETS_GROUP, PluginRegistry, installed_names
 
 BUILTIN_TARGETS = ("local", "hosted", "endpoint", "command", "foundry")
@@ -59,7 +60,7 @@ ToolCalling = Literal["auto", "native", "prompted"]
 _STRICT = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
 
-class InstructionFile(BaseModel):
+class InstructionFile(LazyModel):
     """`agent.instruction: {file: path}` — instructions kept in a separate file."""
 
     model_config = _STRICT
@@ -84,7 +85,7 @@ class _Instructed:
         return self.instruction
 
 
-class AgentSection(_Instructed, BaseModel):
+class AgentSection(_Instructed, LazyModel):
     """`agent:` — which agent the suite runs and how to reach it."""
 
     model_config = _STRICT
@@ -115,7 +116,7 @@ class AgentSection(_Instructed, BaseModel):
     """Header name → name of the environment variable holding its value."""
 
 
-class PinnedAsset(BaseModel):
+class PinnedAsset(LazyModel):
     """A registered asset (dataset, evaluator) pinned by registry name/version, with an
     editable working copy beside it: `eval update` and the suite readers treat both kinds
     alike (the copy is compared by content hash with the pinned version)."""
@@ -144,7 +145,7 @@ class EvaluatorEntry(PinnedAsset):
     """Options passed to the evaluator (threshold, patterns, mode, …)."""
 
 
-class OptimizationConfig(BaseModel):
+class OptimizationConfig(LazyModel):
     """`options.optimization_config:`."""
 
     model_config = _STRICT
@@ -155,7 +156,7 @@ class OptimizationConfig(BaseModel):
     """Train tasks per screening minibatch (default 3)."""
 
 
-class ProviderConfig(BaseModel):
+class ProviderConfig(LazyModel):
     """`options.providers.<name>:` — a named model provider (models.md §2)."""
 
     model_config = _STRICT
@@ -192,7 +193,7 @@ class ProviderConfig(BaseModel):
         return self.base_url or self.endpoint
 
 
-class Price(BaseModel):
+class Price(LazyModel):
     """`options.prices.<model>:` — USD per million tokens."""
 
     model_config = _STRICT
@@ -202,7 +203,7 @@ class Price(BaseModel):
     cached_input: float | None = Field(default=None, ge=0)
 
 
-class Options(BaseModel):
+class Options(LazyModel):
     """`options:` — azd's keys first, then agentopt's own (documented in the README)."""
 
     model_config = _STRICT
@@ -277,7 +278,7 @@ class Options(BaseModel):
     `*_CONNECTION_STRING` variables and every configured header, which always are)."""
 
 
-class VariantEntry(_Instructed, BaseModel):
+class VariantEntry(_Instructed, LazyModel):
     """One entry of `variants:` (agentopt): the suite's agent again with another model and/or
     other instructions. Two or more entries make `eval run` a matrix run."""
 
@@ -291,7 +292,7 @@ class VariantEntry(_Instructed, BaseModel):
     """Inline instructions or `{file: path}` (default: the agent's own)."""
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(LazyModel):
     """A loaded eval.yaml."""
 
     model_config = _STRICT

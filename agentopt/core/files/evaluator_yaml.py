@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.core.errors import Problem
 from agentopt.core.files.problems import (
@@ -27,6 +27,7 @@ from agentopt.core.files.problems import (
 )
 from agentopt.core.files.rubric import RubricDimension, check_dimensions
 from agentopt.core.files.yaml_source import dump_yaml, parse_yaml, read_text
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.versions import version_problem
 
 EvaluatorType = Literal["rubric", "prompt", "code", "builtin-config"]
@@ -45,7 +46,7 @@ _TOP_KEYS = (
 )
 
 
-class ScoreRange(BaseModel):
+class ScoreRange(LazyModel):
     """The native scale a prompt judge answers on (normalized to 0..1 by the evaluator)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -54,14 +55,14 @@ class ScoreRange(BaseModel):
     max: int = 5
 
 
-class RubricDefinition(BaseModel):
+class RubricDefinition(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     dimensions: list[RubricDimension]
     """The rubric, exactly as in rubric_dimensions.json."""
 
 
-class PromptDefinition(BaseModel):
+class PromptDefinition(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     prompt: str
@@ -70,7 +71,7 @@ class PromptDefinition(BaseModel):
     """The scale the judge's `score` uses."""
 
 
-class CodeDefinition(BaseModel):
+class CodeDefinition(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     entry_point: str
@@ -79,7 +80,7 @@ class CodeDefinition(BaseModel):
     """Passed to the callable as `options`."""
 
 
-class BuiltinConfigDefinition(BaseModel):
+class BuiltinConfigDefinition(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     evaluator: str
@@ -91,7 +92,7 @@ class BuiltinConfigDefinition(BaseModel):
 Definition = RubricDefinition | PromptDefinition | CodeDefinition | BuiltinConfigDefinition
 
 
-class EvaluatorSpec(BaseModel):
+class EvaluatorSpec(LazyModel):
     """One registered evaluator version."""
 
     model_config = ConfigDict(extra="forbid")

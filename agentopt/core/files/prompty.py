@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.core.errors import InputError, Problem
 from agentopt.core.files.problems import Collector, LineIndex, describe
 from agentopt.core.files.yaml_source import parse_yaml
+from agentopt.core.lazy_model import LazyModel
 
 Role = Literal["system", "user", "assistant"]
 _FENCE = re.compile(r"^---\s*$")
@@ -28,7 +29,7 @@ _ROLE = re.compile(r"^\s*(system|user|assistant)\s*:\s*$", re.IGNORECASE)
 _TOP_KEYS = ("name", "description", "model", "inputs", "outputs", "sample", "authors", "version")
 
 
-class PromptySection(BaseModel):
+class PromptySection(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Role
@@ -37,7 +38,7 @@ class PromptySection(BaseModel):
     """1-based line of the section's first template line in the file."""
 
 
-class PromptyInput(BaseModel):
+class PromptyInput(LazyModel):
     model_config = ConfigDict(extra="allow")
 
     type: str = "string"
@@ -45,7 +46,7 @@ class PromptyInput(BaseModel):
     line: int | None = None
 
 
-class Prompty(BaseModel):
+class Prompty(LazyModel):
     """One parsed `.prompty` file."""
 
     model_config = ConfigDict(extra="forbid")

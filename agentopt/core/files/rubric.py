@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.core.errors import Problem
 from agentopt.core.files.problems import (
@@ -23,6 +23,7 @@ from agentopt.core.files.problems import (
     expect_str,
 )
 from agentopt.core.files.yaml_source import load_json
+from agentopt.core.lazy_model import LazyModel
 
 ID_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 ID_ALIASES = ("dimension_id", "rubric_id")
@@ -30,7 +31,7 @@ GENERAL_QUALITY_ID = "general_quality"
 _KNOWN_KEYS = ("id", "description", "weight", "always_applicable", *ID_ALIASES)
 
 
-class RubricDimension(BaseModel):
+class RubricDimension(LazyModel):
     """One scored aspect of a response; the judge rates it 1–5 and says if it applies."""
 
     model_config = ConfigDict(extra="forbid")

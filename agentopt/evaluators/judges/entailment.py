@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from agentopt.core.lazy_model import LazyModel
 from agentopt.evaluators.deterministic.retrieval_executions import Hit
 from agentopt.evaluators.judges.judge_base import strict_bool
 from agentopt.evaluators.judges.judge_call import JudgeOutcome, call_judge, entries_schema
@@ -51,7 +52,7 @@ class Claim:
     text: str
 
 
-class ClaimVerdict(BaseModel):
+class ClaimVerdict(LazyModel):
     """The judge's verdict on one expected item."""
 
     model_config = ConfigDict(extra="ignore")
@@ -69,7 +70,7 @@ class ClaimVerdict(BaseModel):
     _no_bool = field_validator("hit", mode="before")(no_bool("a hit number or null"))
 
 
-class EntailmentReply(BaseModel):
+class EntailmentReply(LazyModel):
     """The entailment judge's reply."""
 
     model_config = ConfigDict(extra="ignore")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.errors import ConfigError, Problem
+from agentopt.core.lazy_model import LazyModel
 from agentopt.evaluators.base import EvalSample, EvaluatorBase, verdict
 from agentopt.evaluators.judges.judge_call import JudgeOutcome
 from agentopt.evaluators.judges.prompting import (
@@ -47,7 +48,7 @@ def judge_passes(score: float, threshold: float | None) -> bool:
     return threshold is None or score >= threshold
 
 
-class ScoreReply(BaseModel):
+class ScoreReply(LazyModel):
     """A 1–5 judge's reply."""
 
     model_config = ConfigDict(extra="ignore")

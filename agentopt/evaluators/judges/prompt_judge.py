@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import ConfigDict, field_validator
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.files.evaluator_yaml import PromptDefinition
+from agentopt.core.lazy_model import LazyModel
 from agentopt.evaluators.base import BuildContext, EvalSample, verdict
 from agentopt.evaluators.judges.judge_base import JudgeEvaluator, reject_bool, sample_texts
 from agentopt.evaluators.judges.judge_call import JudgeOutcome, call_judge
@@ -24,7 +25,7 @@ DEFAULT_THRESHOLD = 0.5
 """On the normalized 0..1 scale (files.md §5.2)."""
 
 
-class PromptReply(BaseModel):
+class PromptReply(LazyModel):
     """A prompt judge's reply; the range check needs the definition, so it is done later."""
 
     model_config = ConfigDict(extra="ignore")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from agentopt.contracts.eval_result import EvalResult
 from agentopt.core.files.rubric import RubricDimension
+from agentopt.core.lazy_model import LazyModel
 from agentopt.evaluators.base import BuildContext, EvalSample
 from agentopt.evaluators.judges.judge_base import (
     JudgeEvaluator,
@@ -42,7 +43,7 @@ def schema_for(ids: list[str], *, exact_count: bool = False) -> dict[str, Any]:
     return named_entries(SCHEMA, "dimensions", "id", ids, exact_count=exact_count)
 
 
-class DimensionReply(BaseModel):
+class DimensionReply(LazyModel):
     """The judge's view of one dimension."""
 
     model_config = ConfigDict(extra="ignore")
@@ -59,7 +60,7 @@ class DimensionReply(BaseModel):
     _no_bool = field_validator("score", mode="before")(reject_bool)
 
 
-class RubricReply(BaseModel):
+class RubricReply(LazyModel):
     """The rubric judge's reply."""
 
     model_config = ConfigDict(extra="ignore")
@@ -68,7 +69,7 @@ class RubricReply(BaseModel):
     """One entry per rubric dimension."""
 
 
-class DimensionScore(BaseModel):
+class DimensionScore(LazyModel):
     """One row of `details.dimension_scores`."""
 
     model_config = ConfigDict(extra="forbid")

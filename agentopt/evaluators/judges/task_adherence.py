@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from agentopt.contracts.eval_result import EvalCost, EvalResult
 from agentopt.contracts.task import Criterion
+from agentopt.core.lazy_model import LazyModel
 from agentopt.evaluators.base import (
     EMPTY_RESPONSE,
     EvalSample,
@@ -58,7 +59,7 @@ def _schema_for(names: list[str], *, exact_count: bool = False) -> dict[str, Any
     return named_entries(SCHEMA, "verdicts", "name", names, exact_count=exact_count)
 
 
-class CriterionVerdict(BaseModel):
+class CriterionVerdict(LazyModel):
     """The judge's verdict on one criterion."""
 
     model_config = ConfigDict(extra="ignore")
@@ -73,7 +74,7 @@ class CriterionVerdict(BaseModel):
     _strict_bool = field_validator("passed", mode="before")(strict_bool)
 
 
-class VerdictsReply(BaseModel):
+class VerdictsReply(LazyModel):
     """The task-adherence judge's reply."""
 
     model_config = ConfigDict(extra="ignore")

@@ -13,13 +13,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from agentopt.contracts.task import Dataset
 from agentopt.contracts.task_record import UnitResult
 from agentopt.core import errors
 from agentopt.core.errors import AgentoptError
 from agentopt.core.files.agent_definition import AgentDefinition
+from agentopt.core.lazy_model import LazyModel
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.models.settings import CallSettings
 from agentopt.workflows.run.engine import EngineSpec
@@ -52,7 +53,7 @@ def env_names(settings: CallSettings, agent: AgentDefinition | None) -> list[str
     return sorted(name for name in wanted if name in os.environ)
 
 
-class UnitSpec(BaseModel):
+class UnitSpec(LazyModel):
     """Everything a worker needs to play one candidate's units (the tasks come one by one):
     the fields of `EngineSpec` of the same names, but for the tasks, the repeat count and the
     error stop, which stay with the driver."""
@@ -133,7 +134,7 @@ def _move_command(command: str | list[str] | None, move: _Mover) -> str | list[s
     return [move(word) for word in command]
 
 
-class RaisedError(BaseModel):
+class RaisedError(LazyModel):
     """A systemic error a unit raised on a worker (budget reached, interrupted, …)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -161,7 +162,7 @@ class RaisedError(BaseModel):
         return errors.AgentError(self.message, hint=self.hint)
 
 
-class UnitReply(BaseModel):
+class UnitReply(LazyModel):
     """A worker's answer for one unit: its typed result, or the error that stopped it."""
 
     model_config = ConfigDict(extra="forbid")

@@ -19,10 +19,11 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.contracts.task import Task
 from agentopt.core.errors import ConfigError, ModelCallError
+from agentopt.core.lazy_model import LazyModel
 from agentopt.datasets.writer import dump_tasks_jsonl
 from agentopt.evaluators.judges.parsing import JudgeParseError, extract_json_object
 from agentopt.models.structured import cut_off
@@ -69,7 +70,7 @@ AVOID_LIMIT = 40
 MAX_REASONS = 3
 
 
-class DatasetSpec(BaseModel):
+class DatasetSpec(LazyModel):
     """What to generate."""
 
     model_config = ConfigDict(extra="forbid")
@@ -91,7 +92,7 @@ class DatasetSpec(BaseModel):
     """The first round plus top-ups, before giving up."""
 
 
-class GenerationStats(BaseModel):
+class GenerationStats(LazyModel):
     """What happened to the generator's output (shown in messages and the summary)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -112,7 +113,7 @@ class GenerationStats(BaseModel):
     """The first distinct reasons tasks were rejected."""
 
 
-class GeneratedDataset(BaseModel):
+class GeneratedDataset(LazyModel):
     """The accepted tasks, in category order (single-turn first, then threads)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from jinja2 import Environment
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.templates import prompt_environment
 from agentopt.models.types import Message
 
@@ -32,7 +33,7 @@ CATEGORY_DESCRIPTIONS: dict[str, str] = {
 }
 
 
-class AgentContext(BaseModel):
+class AgentContext(LazyModel):
     """What the generator is told about the agent (the same for every prompt of one suite)."""
 
     model_config = ConfigDict(extra="forbid")

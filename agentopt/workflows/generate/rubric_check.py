@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.contracts.task import Task
 from agentopt.core.errors import AgentoptError
+from agentopt.core.lazy_model import LazyModel
 from agentopt.evaluators.base import EvalSample, EvaluatorUse
 from agentopt.evaluators.build import build_evaluator
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
@@ -34,7 +35,7 @@ ANSWERS_SCHEMA: dict[str, Any] = answers_schema()
 """The portable schema (the embedded model gets `answers_schema(bounded=True)`)."""
 
 
-class AnswerPair(BaseModel):
+class AnswerPair(LazyModel):
     """A clearly good and a clearly bad answer to one task."""
 
     model_config = ConfigDict(extra="ignore")
@@ -43,7 +44,7 @@ class AnswerPair(BaseModel):
     bad: str = Field(min_length=1)
 
 
-class CheckRow(BaseModel):
+class CheckRow(LazyModel):
     """One task of the self-check."""
 
     model_config = ConfigDict(extra="forbid")
@@ -57,7 +58,7 @@ class CheckRow(BaseModel):
         return self.good_score > self.bad_score
 
 
-class RubricCheck(BaseModel):
+class RubricCheck(LazyModel):
     """The outcome: passed (good > bad on every task), failed, skipped or error."""
 
     model_config = ConfigDict(extra="forbid")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.contracts.task import Task
 from agentopt.core.aio import run_loop
@@ -31,6 +31,7 @@ from agentopt.core.files.eval_yaml import (
 )
 from agentopt.core.files.evaluator_yaml import EvaluatorSpec, RubricDefinition
 from agentopt.core.files.rubric import RubricDimension, dump_rubric
+from agentopt.core.lazy_model import LazyModel
 from agentopt.datasets import load_dataset, resolve_dataset_path
 from agentopt.evaluators.build import build_evaluator
 from agentopt.evaluators.judges.rubric import DEFAULT_THRESHOLD
@@ -55,7 +56,7 @@ DEFAULT_EVAL_MODEL = "gpt-4.1-mini"
 RUBRIC_DESCRIPTION = "Quality rubric generated from the agent description."
 
 
-class SuiteRequest(BaseModel):
+class SuiteRequest(LazyModel):
     """Everything `generate_suite` needs, resolved (paths absolute, defaults applied)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -101,7 +102,7 @@ class SuiteRequest(BaseModel):
     """The eval.yaml being replaced (`--reset-defaults`): its agent and options are kept."""
 
 
-class AssetInfo(BaseModel):
+class AssetInfo(LazyModel):
     """One registered asset, for the summary."""
 
     model_config = ConfigDict(extra="forbid")
@@ -117,7 +118,7 @@ class AssetInfo(BaseModel):
     remote: dict[str, Any] | None = None
 
 
-class SuiteResult(BaseModel):
+class SuiteResult(LazyModel):
     """What `generate_suite` did."""
 
     model_config = ConfigDict(extra="forbid")

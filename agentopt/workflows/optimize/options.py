@@ -10,10 +10,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentopt.contracts.resolved_suite import ResolvedSuite
-from agentopt.models.settings import CallSettings
+from agentopt.core.lazy_model import LazyModel
+from agentopt.models.settings import DEFAULT_CONCURRENCY
 from agentopt.workflows.suite_flags import SuiteFlags
 
 TARGETS: tuple[str, ...] = ("instructions", "tools", "skills", "model", "toolset")
@@ -82,7 +83,7 @@ def split_list(text: str | None) -> list[str] | None:
     return [i for i in items if i] or None
 
 
-class OptimizeSettings(BaseModel):
+class OptimizeSettings(LazyModel):
     """The numbers the loop runs with, after flags and eval.yaml were combined."""
 
     model_config = ConfigDict(extra="forbid")
@@ -103,7 +104,7 @@ class OptimizeSettings(BaseModel):
     """Seed of the split, the parent sampling and the reflection calls."""
     real_tools: bool = False
     """False: tool mocks only (nothing real fires during optimization)."""
-    concurrency: int = Field(default_factory=lambda: CallSettings().concurrency["agent"])
+    concurrency: int = DEFAULT_CONCURRENCY["agent"]
     """The agent pool's limit, as the call layer (its owner) resolved it; kept in job.json."""
     targets: list[str] = Field(default_factory=list)
     """What may change, in round-robin order."""

@@ -21,6 +21,7 @@ from agentopt.contracts.record import SCHEMA_VERSION
 from agentopt.contracts.run_results import RunInfo, RunSummary
 from agentopt.contracts.task import Task
 from agentopt.contracts.task_record import RepeatOutcome, TaskOutcome
+from agentopt.core.lazy_model import LazyModel
 from agentopt.core.redaction import redact_json
 from agentopt.evaluators.run_stats import RepeatStats
 from agentopt.workflows.run.records import task_record
@@ -72,7 +73,7 @@ def write_results(
     return target
 
 
-class _RecordOnly(BaseModel):
+class _RecordOnly(LazyModel):
     """A journal line read for its record alone (`RunJournalEntry` less the verdict, which
     the summary has already counted): half the validation a task."""
 

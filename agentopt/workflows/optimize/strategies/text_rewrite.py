@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import ConfigDict, Field, create_model
 
+from agentopt.core.lazy_model import LazyModel
 from agentopt.workflows.optimize.strategies.base import NoProposal, ProposalContext
 from agentopt.workflows.optimize.strategies.prompts import (
     REFLECTION_STRING_TOKENS,
@@ -19,7 +20,7 @@ from agentopt.workflows.optimize.strategies.prompts import (
 )
 
 
-class Reply(BaseModel):
+class Reply(LazyModel):
     model_config = ConfigDict(extra="ignore")
 
     rationale: str = ""

@@ -18,8 +18,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from agentopt.core.lazy_model import LazyModel
 from agentopt.workflows.optimize.strategies.base import (
     Example,
     MutationRejected,
@@ -49,7 +50,7 @@ EXAMPLE = (
 )
 
 
-class ToolReply(BaseModel):
+class ToolReply(LazyModel):
     model_config = ConfigDict(extra="ignore")
 
     tool: dict[str, Any]
