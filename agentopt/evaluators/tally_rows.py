@@ -54,6 +54,34 @@ class Unit:
     turns_to_goal: float | None
 
 
+class _Column:
+    """An append-only column of ints that holds no array while every value is its default
+    (a unit's repeat, a deterministic result's tokens and error: 16 of a unit's ~70 bytes)."""
+
+    __slots__ = ("_default", "_size", "_typecode", "_values")
+
+    def __init__(self, typecode: str, default: int) -> None:
+        self._typecode = typecode
+        self._default = default
+        self._size = 0
+        self._values: array[int] | None = None
+
+    def append(self, value: int) -> None:
+        if self._values is None:
+            if value == self._default:
+                self._size += 1
+                return
+            self._values = array(self._typecode, [self._default]) * self._size
+        self._values.append(value)
+
+    def __getitem__(self, i: int) -> int:
+        if self._values is not None:
+            return self._values[i]
+        if not -self._size <= i < self._size:
+            raise IndexError(i)
+        return self._default
+
+
 class Rows:
     """The units of a run, keyed by (task position, repeat)."""
 
@@ -65,7 +93,7 @@ class Rows:
         self._name_end = array("i")
         self._names = bytearray()
         # One entry per row.
-        self._repeat = array("i")
+        self._repeat = _Column("i", 0)
         self._status = bytearray()
         self._flags = bytearray()
         self._score = array("d")
@@ -78,9 +106,9 @@ class Rows:
         self._r_status = bytearray()
         self._r_normalized = array("d")
         self._r_has_normalized = bytearray()
-        self._r_error = array("i")
-        self._r_in = array("i")
-        self._r_out = array("i")
+        self._r_error = _Column("i", -1)
+        self._r_in = _Column("i", 0)
+        self._r_out = _Column("i", 0)
         self._r_cost: dict[int, float] = {}
         """By result: its cost, when it cost anything (judges; deterministic checks: 0)."""
         self._words: list[str] = []

@@ -364,3 +364,24 @@ def test_the_tally_knows_when_scores_differ():
     assert not tally.varied
     tally.add((9, 0), score_task("t9", [score_turn([bad()])], repeat=0))
     assert tally.varied
+
+
+def test_tokens_errors_and_repeats_that_appear_late_are_counted_for_every_unit():
+    """The tally keeps no column of a result's tokens or error, or of a unit's repeat, while
+    every value is its default; the first other value fills it in, and the units before it
+    still read their defaults."""
+    from agentopt.evaluators import RunTally
+
+    tally = RunTally()
+    for i in range(3):
+        tally.add((i, 0), score_task(f"t{i}", [score_turn([ok()])], repeat=0))
+    tally.add((3, 0), score_task("t3", [score_turn([ok(tokens=40)])], repeat=0))
+    tally.add((4, 0), score_task("t4", [score_turn([err(code="judgeParseFailed")])], repeat=0))
+    tally.add((0, 1), score_task("t0", [score_turn([bad()])], repeat=1))
+    stats = tally.stats(seed=1)
+    assert stats.tokens["judge"] == Usage(input_tokens=40, output_tokens=4)
+    assert stats.errors_by_kind == {"judgeParseFailed": 1}
+    assert stats.runs == 6 and stats.passed == 4 and stats.failed == 1
+    by_task = {r.name: r for r in stats.repeats}
+    assert by_task["t0"].repeats == 2 and by_task["t0"].scores == [1.0, 0.0]
+    assert by_task["t3"].repeats == 1 and by_task["t3"].scores == [1.0]
