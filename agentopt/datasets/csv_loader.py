@@ -22,11 +22,11 @@ from agentopt.datasets.foundry import (
     SYNONYMS,
     TASK_KEYS,
     UnknownKeys,
-    assign_names,
     task_from_record,
 )
 from agentopt.datasets.problems import ProblemLog, describe, did_you_mean
 from agentopt.datasets.record_context import Locate, RecordContext
+from agentopt.datasets.task_names import assign_names
 
 JSON_COLUMNS = (
     "criteria",

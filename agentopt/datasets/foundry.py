@@ -7,7 +7,7 @@ file (not once per line) with a did-you-mean.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,7 +24,6 @@ from agentopt.datasets.simulation_fields import (
 )
 
 if TYPE_CHECKING:
-    from agentopt.contracts.packed_tasks import PackedTasks
     from agentopt.contracts.task import Criterion, EvaluatorRef, Task, Turn
 
 QUERY_KEYS = ("query", "prompt", "question")
@@ -212,43 +211,6 @@ def _given(**values: Any) -> dict[str, Any]:
     mapping where the default is one) is left unset, so a task held packed (`PackedTasks`,
     its set fields as JSON) takes ~100 bytes, not ~350 (every default written out)."""
     return {k: v for k, v in values.items() if v is not None and (v or k not in _EMPTY_BY_DEFAULT)}
-
-
-def assign_names(
-    tasks: list[Task] | PackedTasks,
-    log: ProblemLog,
-    where: Callable[[int], str],
-    known: Iterable[tuple[str, int | None]] | None = None,
-) -> None:
-    """Report duplicate names (naming both lines) and generate `task_<n>` for the rest.
-
-    `known`: each task's (name, line) as the loader built it, so packed tasks are not read
-    back (a read parses the task's JSON)."""
-    first_line: dict[str, int | None] = {}
-    unnamed: list[int] = []
-    pairs = known if known is not None else ((t.name, t.line) for t in tasks)
-    for i, (name, line) in enumerate(pairs):
-        if not name:
-            unnamed.append(i)
-            continue
-        if name in first_line:
-            earlier = first_line[name]
-            log.error(
-                where(line or 0),
-                f'duplicate name "{name}": already used on {where(earlier or 0)}; '
-                "expected every task name to be unique",
-            )
-        else:
-            first_line[name] = line
-    for i in unnamed:
-        task = tasks[i]
-        candidate, k = f"task_{i + 1}", 2
-        while candidate in first_line:
-            candidate, k = f"task_{i + 1}_{k}", k + 1
-        task.name = candidate
-        first_line[candidate] = task.line
-        if not isinstance(tasks, list):  # PackedTasks: a packed task read is a copy
-            tasks.replace(i, task)
 
 
 def _pick_alias(record: dict[str, Any], keys: tuple[str, ...], ctx: RecordContext) -> str | None:

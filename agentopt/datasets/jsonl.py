@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from agentopt.core.files import bounded
-from agentopt.datasets.foundry import UnknownKeys, assign_names, task_from_record
+from agentopt.datasets.foundry import UnknownKeys, task_from_record
 from agentopt.datasets.problems import ProblemLog, describe
 from agentopt.datasets.record_context import CHECK_ONLY, RecordContext, line_locator, task_models
+from agentopt.datasets.task_names import LoadedNames, assign_names
 
 if TYPE_CHECKING:
     from agentopt.contracts.packed_tasks import PackedTasks
@@ -31,10 +31,7 @@ def load_jsonl(text: str, file: str, *, check_only: bool = False) -> tuple[Packe
         from agentopt.contracts.packed_tasks import PackedTasks
 
         tasks, models = PackedTasks(), task_models()
-    names: list[str] = []
-    lines = array("q")
-    """Each task's name and line for `assign_names`: ~16 bytes a task, where a (name, line)
-    tuple each took ~100 (10 MB of a 100,000-task load's peak)."""
+    names = LoadedNames()
     if not text.strip():
         log.error(
             "",
@@ -62,8 +59,7 @@ def load_jsonl(text: str, file: str, *, check_only: bool = False) -> tuple[Packe
         task = task_from_record(record, ctx, index=len(tasks))
         if task is not None:
             tasks.append(task)
-            names.append(task.name)
-            lines.append(n)
+            names.add(task.name, n)
     if log.errors and _is_one_json_document(text):
         log.error(
             "",
@@ -71,7 +67,7 @@ def load_jsonl(text: str, file: str, *, check_only: bool = False) -> tuple[Packe
             "extension to load it as an M365 eval document",
         )
     unknown.report(log)
-    assign_names(tasks, log, lambda n: f"line {n}", zip(names, lines, strict=True))
+    assign_names(tasks, log, lambda n: f"line {n}", names)
     return tasks, log
 
 

@@ -230,6 +230,55 @@ def test_duplicate_names_name_both_lines(write, jsonl, load_errors):
     assert "line 1" in error.message and '"x"' in error.message and "unique" in error.message
 
 
+def test_every_later_duplicate_names_the_first_line_and_generated_names_avoid_given_ones(
+    write, jsonl, load_errors
+):
+    records = [
+        {"name": "x", "query": "a"},
+        {"query": "b"},  # task_2 is given below, and task_2_2 too
+        {"name": "x", "query": "c"},
+        {"name": "task_2", "query": "d"},
+        {"name": "task_2_2", "query": "e"},
+        {"name": "x", "query": "f"},
+    ]
+    path = write("a.jsonl", jsonl(*records))
+    errors = load_errors(path)
+    assert [(e.location, "line 1" in e.message) for e in errors] == [
+        ("line 3", True),
+        ("line 6", True),
+    ]
+    del records[2], records[-1]
+    ds = load_dataset(write("b.jsonl", jsonl(*records)))
+    assert [t.name for t in ds.tasks] == ["x", "task_2_3", "task_2", "task_2_2"]
+
+
+def test_loading_holds_no_name_objects_per_task():
+    """A load's peak beyond the file's text grows ~60 bytes a task (the packed tasks' ends,
+    the names' hashes and lines); every name as a string, with a dict of first lines, took
+    ~160 (16 MB at 100,000 tasks, the peak of a whole run)."""
+    import tracemalloc
+
+    from agentopt.datasets.jsonl import load_jsonl
+
+    def text(n: int) -> str:
+        return "".join(f'{{"name": "t{i}", "query": "item {i}"}}\n' for i in range(n))
+
+    load_jsonl(text(10), "warm")
+    peaks = []
+    for n in (1_000, 8_000):
+        given = text(n)
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            tasks, log = load_jsonl(given, "tasks.jsonl")
+            peaks.append(tracemalloc.get_traced_memory()[1] - base)
+        finally:
+            tracemalloc.stop()
+        assert not log.errors and len(tasks) == n
+    per_task = (peaks[1] - peaks[0]) / 7_000
+    assert per_task < 90, f"{per_task:.0f} bytes a task"
+
+
 def test_every_problem_is_collected_not_only_the_first(write, load_errors):
     path = write("a.jsonl", 'oops\n{"query": "ok"}\n{"query": 1}\n[]\n')
     assert [e.location for e in load_errors(path)] == ["line 1", "line 3", "line 4"]
