@@ -45,3 +45,21 @@ def test_importing_eval_run_builds_no_model() -> None:
     count, built = done.stdout.split(" ", 1)
     assert int(count) > 80
     assert built.strip() == "[]"
+
+
+PREBUILD = """
+from agentopt.workflows.run import finish
+models = (*finish.SUMMARY_MODELS, *finish.RESULT_MODELS)
+assert not any(m.__pydantic_complete__ for m in models)
+finish.prebuild_finish_models().join(30)
+print(all(m.__pydantic_complete__ for m in models))
+"""
+
+
+def test_a_run_builds_its_summarys_models_ahead_on_a_thread() -> None:
+    """A run's end makes its summary and results.json with models nothing used before: they
+    are built while the run's calls are out, not after the last answer."""
+    done = subprocess.run(
+        [sys.executable, "-c", PREBUILD], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "True"

@@ -8,10 +8,13 @@ model is built the first time it validates or dumps, exactly as it would have be
 
 Pydantic ≥ 2.14 builds a deferred model under one lock (`model_rebuild`), so two threads that
 first use a model at once (the loop and a writer thread) never see a half-built one; hence the
-floor in pyproject.toml.
+floor in pyproject.toml. `build` builds models ahead of their first use, where a command
+knows it has time to spare (a run builds its summary's models while its calls are out).
 """
 
 from __future__ import annotations
+
+import threading
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,3 +23,17 @@ class LazyModel(BaseModel):
     """A pydantic model whose validator and serializer are built on first use."""
 
     model_config = ConfigDict(defer_build=True)
+
+
+def build(*models: type[BaseModel]) -> None:
+    """Build each model not built yet."""
+    for model in models:
+        if not model.__pydantic_complete__:
+            model.model_rebuild()
+
+
+def build_in_background(*models: type[BaseModel]) -> threading.Thread:
+    """`build` on a daemon thread (the process need not wait for it to end)."""
+    thread = threading.Thread(target=build, args=models, name="agentopt-models", daemon=True)
+    thread.start()
+    return thread

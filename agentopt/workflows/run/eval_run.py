@@ -43,7 +43,7 @@ from agentopt.workflows.resolve_suite import call_flags
 from agentopt.workflows.run.cpu_pool import CpuPool, pool_from_env
 from agentopt.workflows.run.embedded import plays_on_the_embedded_model
 from agentopt.workflows.run.engine import EngineSpec, RunEngine
-from agentopt.workflows.run.finish import finish_results, new_run_info
+from agentopt.workflows.run.finish import finish_results, new_run_info, prebuild_finish_models
 from agentopt.workflows.run.gates import GateOutcome, GateSettings, check_gates, compare_to_baseline
 from agentopt.workflows.run.inputs import ResolvedInputs, RunOptions, resolve_inputs
 from agentopt.workflows.run.plan import RunPlan, plan_run
@@ -351,8 +351,9 @@ async def _execute(
         )
     if total > 1:
         # The bootstrap at the end needs numpy once the scores differ (or to compare with a
-        # --baseline): load it while calls are waited on, once the first requests are out
-        # (the import would otherwise hold the GIL during the ramp).
+        # --baseline), and the end's models are built on first use: load and build them
+        # while calls are waited on, once the first requests are out (the import would
+        # otherwise hold the GIL during the ramp).
         _prefetch_when_needed(store, bool(opts.baseline))
     sink.start(progress, f"Running {len(spec.tasks)} tasks × {spec.repeat}")
     status: str = "completed"
@@ -391,6 +392,7 @@ async def _execute(
 
 def _prefetch_when_needed(store: RunStore, baseline: bool) -> None:
     loop = asyncio.get_running_loop()
+    loop.call_later(PREFETCH_AFTER_S, prebuild_finish_models)
 
     def check() -> None:
         if baseline or store.tally.varied:

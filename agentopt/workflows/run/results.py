@@ -82,6 +82,10 @@ class _RecordOnly(LazyModel):
     record: RepeatOutcome
 
 
+RESULT_MODELS = (_RecordOnly, TaskOutcome)
+"""The models results.json is written with (built ahead: `finish.prebuild_finish_models`)."""
+
+
 def _masked(record: R) -> tuple[R, str]:
     """The record with secrets masked (the same object when there were none: the task's own
     fields come from the dataset, not the masked journal) and its line, in the layout every
