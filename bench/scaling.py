@@ -29,6 +29,7 @@ CONCURRENCY = 8
 def run(sizes: tuple[int, ...] = SIZES, rerun: bool = False) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     base: float | None = None
+    first_peak: float | None = None
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(schemas="any") as srv:
         root = Path(tmp)
         eval_run(project(root / "warmup", 10), srv.base_url, 4, "warmup")
@@ -39,13 +40,15 @@ def run(sizes: tuple[int, ...] = SIZES, rerun: bool = False) -> list[dict[str, A
             m = eval_run(folder, srv.base_url, CONCURRENCY, f"n{n}")
             per_task = m.cpu_s / n * 1000
             base = base or per_task
+            first_peak = first_peak or m.peak_mb
             rows.append(
                 {
                     "bench": "scaling",
                     "case": f"{n:,} tasks, zero latency",
-                    "value": f"{per_task:.2f} ms CPU/task · peak {m.peak_mb:.0f} MB",
+                    "value": f"{per_task:.2f} ms CPU/task · peak {m.peak_mb:.1f} MB",
                     "detail": f"wall {m.wall_s:.1f} s, cpu {m.cpu_s:.1f} s, "
-                    f"CPU/task ÷ first point {per_task / base:.2f}, exit {m.exit_code}, "
+                    f"CPU/task ÷ first point {per_task / base:.2f}, "
+                    f"peak ÷ first point {m.peak_mb / first_peak:.3f}, exit {m.exit_code}, "
                     f"load {load:.1f} → {os.getloadavg()[0]:.1f}",
                 }
             )
