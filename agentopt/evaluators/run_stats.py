@@ -121,7 +121,7 @@ class RunStats(_Model):
 
 class RunTally:
     """The units of a run as they finish, keyed by (task position, repeat), kept as rows of
-    typed arrays (`tally_rows`: ~70 bytes a unit, where a record per unit took ~450)."""
+    typed arrays (`tally_rows`: ~48 bytes a unit, where a record per unit took ~450)."""
 
     def __init__(self) -> None:
         self._rows = Rows()

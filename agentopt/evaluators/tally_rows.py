@@ -1,4 +1,4 @@
-"""What `RunTally` keeps of each unit, in columns: ~80 bytes a unit with one evaluator.
+"""What `RunTally` keeps of each unit, in columns: ~48 bytes a unit with one evaluator.
 
 A run of 100,000 units keeps every unit's verdict until its summary is made. As one record
 object each (a frozen dataclass, a tuple of result records, the name, the score and the
@@ -97,8 +97,11 @@ class Rows:
         self._status = bytearray()
         self._flags = bytearray()
         self._score = array("d")
-        self._first = array("i")
-        self._count = array("I")
+        self._each: int | None = None
+        """How many results every row has had (rows are then `_each` apart), until two differ."""
+        self._first: array[int] | None = None
+        """By row, where its results start, once two rows' counts differ (else row × _each)."""
+        self._count: array[int] | None = None
         self._agent_errors: dict[int, tuple[str, ...]] = {}
         self._turns_to_goal: dict[int, float] = {}
         # One entry per evaluator result.
@@ -157,8 +160,7 @@ class Rows:
                 self._r_out.append(r.cost.output_tokens)
                 if r.cost.cost_usd:
                     self._r_cost[len(self._r_status) - 1] = r.cost.cost_usd
-        self._first.append(first)
-        self._count.append(len(self._r_status) - first)
+        self._add_span(row, first, len(self._r_status) - first)
         self._flags.append(
             (HAS_SCORE if score.score is not None else 0) | (JUDGED if judged else 0)
         )
@@ -190,8 +192,8 @@ class Rows:
         return self._agent_errors.get(row, ())
 
     def result_statuses(self, row: int) -> Iterator[str]:
-        first = self._first[row]
-        for i in range(first, first + self._count[row]):
+        first, count = self._span(row)
+        for i in range(first, first + count):
             yield RESULT_STATUSES[self._r_status[i]]
 
     def keys_in_order(self) -> Iterator[tuple[int, int, int]]:
@@ -210,8 +212,8 @@ class Rows:
         )
 
     def unit(self, pos: int, row: int) -> Unit:
-        first = self._first[row]
-        results = tuple(self._result(i) for i in range(first, first + self._count[row]))
+        first, count = self._span(row)
+        results = tuple(self._result(i) for i in range(first, first + count))
         return Unit(
             pos,
             self.name(pos),
@@ -235,6 +237,26 @@ class Rows:
             self._r_out[i],
             self._r_cost.get(i, 0.0),
         )
+
+    def _add_span(self, row: int, first: int, count: int) -> None:
+        """Keep where a row's results are: nothing while every row has as many (8 bytes a
+        unit of a run whose tasks are alike), two arrays from the first row that differs."""
+        if self._first is None or self._count is None:
+            if self._each is None:
+                self._each = count
+            if count == self._each:
+                return
+            self._first = array("i", [r * self._each for r in range(row)])
+            self._count = array("I", [self._each]) * row
+        self._first.append(first)
+        self._count.append(count)
+
+    def _span(self, row: int) -> tuple[int, int]:
+        """(first result, count) of a row."""
+        if self._first is None or self._count is None:
+            each = self._each or 0
+            return row * each, each
+        return self._first[row], self._count[row]
 
     def _word(self, text: str) -> int:
         found = self._word_ids.get(text)

@@ -367,10 +367,10 @@ def test_the_tally_knows_when_scores_differ():
     assert tally.varied
 
 
-def test_tokens_errors_and_repeats_that_appear_late_are_counted_for_every_unit():
-    """The tally keeps no column of a result's tokens or error, or of a unit's repeat, while
-    every value is its default; the first other value fills it in, and the units before it
-    still read their defaults."""
+def test_tokens_errors_repeats_and_result_counts_that_appear_late_are_counted_for_every_unit():
+    """The tally keeps no column of a result's tokens or error, of a unit's repeat, or of
+    where a unit's results are, while every value is its default (or every unit has as many
+    results); the first other value fills it in, and the units before it read as before."""
     from agentopt.evaluators import RunTally
 
     tally = RunTally()
@@ -379,10 +379,15 @@ def test_tokens_errors_and_repeats_that_appear_late_are_counted_for_every_unit()
     tally.add((3, 0), score_task("t3", [score_turn([ok(tokens=40)])], repeat=0))
     tally.add((4, 0), score_task("t4", [score_turn([err(code="judgeParseFailed")])], repeat=0))
     tally.add((0, 1), score_task("t0", [score_turn([bad()])], repeat=1))
+    # Rows of one result each, then one of two: where each row's results are is kept from here.
+    tally.add((5, 0), score_task("t5", [score_turn([ok(), bad(name="other")])], repeat=0))
+    tally.add((6, 0), score_task("t6", [score_turn([ok()])], repeat=0))
     stats = tally.stats(seed=1)
+    counted = {e.name: (e.count, e.passed, e.failed, e.errors) for e in stats.evaluators}
+    assert counted == {"builtin.relevance": (8, 6, 1, 1), "other": (1, 0, 1, 0)}
     assert stats.tokens["judge"] == Usage(input_tokens=40, output_tokens=4)
     assert stats.errors_by_kind == {"judgeParseFailed": 1}
-    assert stats.runs == 6 and stats.passed == 4 and stats.failed == 1
+    assert stats.runs == 8 and stats.passed == 5 and stats.failed == 2
     by_task = {r.name: r for r in stats.repeats}
     assert by_task["t0"].repeats == 2 and by_task["t0"].scores == [1.0, 0.0]
     assert by_task["t3"].repeats == 1 and by_task["t3"].scores == [1.0]
