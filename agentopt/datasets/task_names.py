@@ -2,19 +2,19 @@
 
 A 100,000-task file's check held every name (6.5 MB of strings) and a dict of each name's
 first line (5 MB) at the peak of its load, above all the run's later memory (issue 37). Names
-are now checked by their hashes, 8 bytes a task: the hashes are sorted in 256 parts (each an
-array), and a task's name is read back only when its hash meets another's. Generated names
+are now checked by their hashes, 8 bytes a task (`core.repeated_hashes`), and a task's name
+is read back only when its hash meets another's. Generated names
 (`task_<n>`, `task_<n>_<k>`) can only collide with a name given in that form, so only those
 names are kept.
 """
 
 from __future__ import annotations
 
-import itertools
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentopt.core.repeated_hashes import repeated_hashes
 from agentopt.datasets.problems import ProblemLog
 
 if TYPE_CHECKING:
@@ -52,17 +52,15 @@ class LoadedNames:
             names.add(task.name, task.line)
         return names
 
-    def repeated_hashes(self) -> set[int]:
-        """The hashes two named tasks share (names alike, or, rarely, two names' hashes)."""
-        parts = [array("q") for _ in range(256)]
+    def named_hashes(self) -> Iterator[int]:
+        """The hashes of the tasks that have a name."""
         unnamed = iter(self.unnamed)
         skip = next(unnamed, -1)
         for pos, digest in enumerate(self.hashes):
             if pos == skip:
                 skip = next(unnamed, -1)
                 continue
-            parts[digest & 255].append(digest)
-        return {a for part in parts for a, b in itertools.pairwise(sorted(part)) if a == b}
+            yield digest
 
 
 def assign_names(
@@ -76,7 +74,7 @@ def assign_names(
     `known`: the names as the loader read them, so packed tasks are read back (a read parses
     the task's JSON) only where two names may be alike."""
     names = known if known is not None else LoadedNames.of(tasks)
-    repeated = names.repeated_hashes()
+    repeated = repeated_hashes(names.named_hashes())
     first_line: dict[str, int] = {}
     if repeated:
         for pos, digest in enumerate(names.hashes):

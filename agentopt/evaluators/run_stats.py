@@ -14,7 +14,6 @@ numbers do not depend on completion order.
 
 from __future__ import annotations
 
-import itertools
 import statistics
 from array import array
 from collections import Counter
@@ -28,6 +27,7 @@ from agentopt.contracts.run_results import TURN_SKIPPED, EvaluatorSummary, RunSu
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.usage import Usage
 from agentopt.core.lazy_model import LazyModel
+from agentopt.core.repeated_hashes import repeated_hashes
 from agentopt.evaluators.aggregate import mean_or_none
 from agentopt.evaluators.stats import DEFAULT_RESAMPLES, ConfidenceInterval, bootstrap_ci
 from agentopt.evaluators.tally_rows import Result, Rows, Unit
@@ -271,15 +271,10 @@ class RunTally:
             yield group
 
     def _named_alike(self) -> bool:
-        """Whether two positions hold tasks of one name. Their names' hashes are sorted in 256
-        parts by their low byte, each part an array (8 bytes a task: one list of 100,000
-        hashes took 5.6 MB, the peak of a run's summary); names are compared only when two
-        hashes meet."""
-        parts = [array("q") for _ in range(256)]
-        for pos in self._positions():
-            digest = hash(self._rows.name(pos))
-            parts[digest & 255].append(digest)
-        if all(a != b for part in parts for a, b in itertools.pairwise(sorted(part))):
+        """Whether two positions hold tasks of one name (by their names' hashes first,
+        `core.repeated_hashes`: a list of 100,000 hashes was 5.6 MB, the peak of a run's
+        summary)."""
+        if not repeated_hashes(hash(self._rows.name(p)) for p in self._positions()):
             return False
         names = [self._rows.name(p) for p in self._positions()]
         return len(set(names)) < len(names)

@@ -391,3 +391,19 @@ def test_tokens_errors_repeats_and_result_counts_that_appear_late_are_counted_fo
     by_task = {r.name: r for r in stats.repeats}
     assert by_task["t0"].repeats == 2 and by_task["t0"].scores == [1.0, 0.0]
     assert by_task["t3"].repeats == 1 and by_task["t3"].scores == [1.0]
+
+
+def test_two_positions_of_one_name_are_one_task_in_the_summary():
+    """Tasks at two positions share a name only where a dataset named two alike: the summary
+    counts them as one task (found by the names' hashes, then the names)."""
+    from agentopt.evaluators import RunTally
+
+    tally = RunTally()
+    for pos, name in enumerate(["a", "b", "a", "c"]):
+        tally.add((pos, 0), score_task(name, [score_turn([ok() if pos else bad()])], repeat=0))
+    stats = tally.stats(seed=1)
+    assert (stats.tasks, stats.runs) == (3, 4)
+    apart = RunTally()
+    for pos, name in enumerate(["a", "b", "d", "c"]):
+        apart.add((pos, 0), score_task(name, [score_turn([ok()])], repeat=0))
+    assert apart.stats(seed=1).tasks == 4
