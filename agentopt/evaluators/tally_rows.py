@@ -56,7 +56,7 @@ class Unit:
 
 class _Column:
     """An append-only column of ints that holds no array while every value is its default
-    (a unit's repeat, a deterministic result's tokens and error: 16 of a unit's ~70 bytes)."""
+    (a unit's repeat, a deterministic result's tokens and error: 16 bytes a unit)."""
 
     __slots__ = ("_default", "_size", "_typecode", "_values")
 

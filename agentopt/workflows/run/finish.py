@@ -129,9 +129,7 @@ def prebuild_finish_models() -> threading.Thread:
     """Build the models the end of a run makes, on a thread, while the run's calls are waited
     on: each model is built on its first use (`core.lazy_model`), and these are first used
     after the last answer, where the time is the user's (~15 ms for ten models)."""
-    return build_in_background(
-        *SUMMARY_MODELS, *RESULT_MODELS, RunResults, UsageBucket, TaskOutcome
-    )
+    return build_in_background(*SUMMARY_MODELS, *RESULT_MODELS, RunResults, UsageBucket)
 
 
 def finish_results(
