@@ -4,6 +4,7 @@ the sequential rules do."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -15,6 +16,8 @@ from pydantic import BaseModel
 from agentopt.core.redaction import (
     Redactor,
     current,
+    masked_model_line,
+    model_line,
     redact,
     redact_data,
     redact_model,
@@ -219,6 +222,41 @@ def test_a_model_is_masked_exactly_as_its_walked_dump_is(data: object, secrets: 
     masked = redact_model(model, secrets)
     assert masked.model_dump() == walked
     assert (masked is model) == _clean(model, secrets)  # untouched exactly when clean
+
+
+_LINE_SECRET = "AGENTOPT_TEST_MODEL_LINE_KEY"
+
+
+@settings(max_examples=200, deadline=None)
+@example(data="\nsk-abcdefgh123", secret="")
+@example(data={"Ocp-Apim-Subscription-Key": "v"}, secret="")
+@example(data='say q"uote-99 now', secret='q"uote-99')  # a secret JSON writes escaped
+@example(data=[float("nan"), 1e-07, 0.1 + 0.2], secret="")  # NaN kept; floats as written
+@example(data="lone \ud800 surrogate", secret="")  # pydantic-core refuses: json.dumps writes it
+@given(data=_JSON_DATA, secret=st.sampled_from(["", "s3cr3t-99", 'q"uote-99']))
+def test_a_model_line_holds_what_the_masked_dump_held(data: object, secret: str) -> None:
+    """Journal lines and results.json rows are pydantic-core's JSON of the record, scanned
+    once (`model_line`), where they were `json.dumps` of its walked dump: the same value,
+    masked alike, and the record handed back untouched exactly when nothing was masked."""
+    model = _Holder(value=data, note="plain")
+    before = os.environ.get(_LINE_SECRET)
+    os.environ[_LINE_SECRET] = secret or "unused-value-1234"
+    try:
+        dump = model.model_dump(mode="json")
+        walked = current().data(dump)
+        line = model_line(model)
+        masked, again = masked_model_line(model)
+    finally:
+        if before is None:
+            os.environ.pop(_LINE_SECRET, None)
+        else:
+            os.environ[_LINE_SECRET] = before
+    assert again == line and "\n" not in line
+    assert json.dumps(json.loads(line)) == json.dumps(walked)  # NaN as NaN: compared as text
+    assert json.dumps(masked.model_dump(mode="json")) == json.dumps(walked)
+    assert (masked is model) == (walked is dump)
+    if secret:
+        assert secret not in line
 
 
 def _clean(model: BaseModel, secrets: list[str]) -> bool:

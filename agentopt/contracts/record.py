@@ -13,16 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    SerializerFunctionWrapHandler,
-    ValidationError,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentopt.core.errors import InputError, Problem
 from agentopt.core.journal import read_numbered
@@ -46,20 +39,23 @@ class Record(LazyModel):
 
 
 class SparseRecord(Record):
-    """A record with keys added after its first version: while unset (None or False) they are
-    left out of the file, so what an older version wrote is written again byte for byte and an
-    older reader never meets them."""
+    """A record with keys added after its first version (`sparse` fields): while unset (None
+    or False) they are left out of the file, so what an older version wrote is written again
+    byte for byte and an older reader never meets them.
 
-    sparse_keys: ClassVar[tuple[str, ...]] = ()
+    Each such field says so itself (`exclude_if`): pydantic-core leaves it out as it writes.
+    A model serializer that dropped the keys from the dump made every record of the tree a
+    call into Python and a dict, in every journal line and results.json row."""
 
-    @model_serializer(mode="wrap")
-    def _leave_out_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        if isinstance(data, dict):
-            for key in self.sparse_keys:
-                if data.get(key) is None or data.get(key) is False:
-                    data.pop(key, None)
-        return data
+
+def unset(value: Any) -> bool:
+    """Whether a `sparse` field is left out of the file."""
+    return value is None or value is False
+
+
+def sparse(default: Any = None) -> Any:
+    """A field of a `SparseRecord` added after its first version (left out while unset)."""
+    return Field(default, exclude_if=unset)
 
 
 class VersionedRecord(Record):

@@ -13,7 +13,13 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from agentopt.contracts.matrix import VariantTag
 from agentopt.contracts.outcomes import OutcomeCounts
-from agentopt.contracts.record import Record, SparseRecord, VersionedRecord, parse_record
+from agentopt.contracts.record import (
+    Record,
+    SparseRecord,
+    VersionedRecord,
+    parse_record,
+    sparse,
+)
 from agentopt.contracts.task_record import TaskOutcome
 from agentopt.core.errors import InputError
 from agentopt.core.files import bounded
@@ -62,8 +68,6 @@ class EvaluatorSummary(Record):
 class RunSummary(SparseRecord):
     """Run-level aggregates (evaluators.md §6)."""
 
-    sparse_keys = ("turns_to_goal",)
-
     score: float | None = None
     """Mean over tasks of each task's (repeat-averaged) score, tasks without one left out."""
     score_ci: list[float] | None = None
@@ -92,7 +96,7 @@ class RunSummary(SparseRecord):
     limiter: str = ""
     """What the adaptive limiter did, e.g. "rate limited 14×, concurrency 16 → 4 → 11"."""
     duration_s: float = 0.0
-    turns_to_goal: float | None = None
+    turns_to_goal: float | None = sparse()
     """Mean agent turns the simulated users took to reach their goal, over the conversations
     scored as a whole that reached it (absent when none did)."""
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agentopt.contracts.eval_result import EvalResult
-from agentopt.contracts.record import Record, SparseRecord
+from agentopt.contracts.record import Record, SparseRecord, sparse
 from agentopt.contracts.scores import TaskScore, TaskStatus
 from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.transcript import Citation, ToolCallRecord, Transcript, TurnError
@@ -35,8 +35,6 @@ class TokenCount(Record):
 class TurnOutcome(SparseRecord):
     """One turn of a multi-turn task: the exchange and its verdicts."""
 
-    sparse_keys = ("simulated", "diagnostics")
-
     query: str = ""
     response: str = ""
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
@@ -47,17 +45,15 @@ class TurnOutcome(SparseRecord):
     error: TurnError | None = None
     latency_s: float = 0.0
     tokens: TokenCount = Field(default_factory=TokenCount)
-    simulated: bool = False
+    simulated: bool = sparse(False)
     """The user message was written by the simulated user."""
-    diagnostics: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = sparse()
     """The M365 `diagnostics` of this turn: reported by the agent's protocol or the captured
     document, or derived from its tool calls (evaluators/diagnostics_out.py)."""
 
 
 class RepeatOutcome(SparseRecord):
     """One (task, repeat): the last turn's exchange, every turn of a thread, the verdicts."""
-
-    sparse_keys = ("simulation", "evaluation_level", "diagnostics")
 
     repeat: int = 0
     status: TaskStatus = "pass"
@@ -74,12 +70,12 @@ class RepeatOutcome(SparseRecord):
     """Multi-turn tasks (and simulated conversations) only."""
     latency_s: float = 0.0
     tokens: TokenCount = Field(default_factory=TokenCount)
-    simulation: SimulationEnd | None = None
+    simulation: SimulationEnd | None = sparse()
     """How a simulated conversation ended."""
-    evaluation_level: Literal["conversation"] | None = None
+    evaluation_level: Literal["conversation"] | None = sparse()
     """"conversation" when `evaluators` judged the whole conversation (eval.yaml
     `options.evaluation_level`); absent when each turn was scored."""
-    diagnostics: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = sparse()
     """A single-turn task's diagnostics (a thread's are on its turns)."""
 
 
@@ -102,8 +98,6 @@ class TaskOutcome(SparseRecord):
     task-level `evaluators` is empty, and `score`/`status` are the thread's; a conversation
     scored as a whole (`evaluation_level: conversation`) has its verdicts in `evaluators` and
     only the exchanges in `turns`."""
-
-    sparse_keys = ("simulation", "evaluation_level", "description", "metadata", "diagnostics")
 
     name: str
     index: int = 0
@@ -130,15 +124,15 @@ class TaskOutcome(SparseRecord):
     """Verdicts differed across repeats."""
     latency_s: float = 0.0
     tokens: TokenCount = Field(default_factory=TokenCount)
-    simulation: SimulationEnd | None = None
+    simulation: SimulationEnd | None = sparse()
     """How the (first repeat's) simulated conversation ended."""
-    evaluation_level: Literal["conversation"] | None = None
+    evaluation_level: Literal["conversation"] | None = sparse()
     """"conversation" when `evaluators` judged the whole conversation."""
-    description: str | None = None
+    description: str | None = sparse()
     """The task's `description`, kept for reports."""
-    metadata: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = sparse()
     """The task's free `metadata` labels, kept for reports (absent when it has none)."""
-    diagnostics: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = sparse()
     """A single-turn task's diagnostics, from its first repeat (a thread's are on its turns)."""
 
     def as_turn(self) -> TurnOutcome:

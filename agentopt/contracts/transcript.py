@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from agentopt.contracts.record import Record, SparseRecord
+from agentopt.contracts.record import Record, SparseRecord, sparse
 from agentopt.contracts.simulation import SimulationEnd
 from agentopt.contracts.usage import Usage
 from agentopt.core.lazy_model import LazyModel
@@ -19,8 +19,6 @@ from agentopt.core.lazy_model import LazyModel
 class ToolCallRecord(SparseRecord):
     """A tool call the agent made, with what the tool answered."""
 
-    sparse_keys = ("plugin",)
-
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     result: Any = None
@@ -28,7 +26,7 @@ class ToolCallRecord(SparseRecord):
     source: str = ""
     """Which implementation answered: mock, python, mcp, skill (load_skill), none, refused, or
     the remote kind (hosted, endpoint, command, foundry) when the agent ran the tool itself."""
-    plugin: str | None = None
+    plugin: str | None = sparse()
     """The plugin the tool belongs to (M365 `plugin_name`): its MCP server (a Responses
     `server_label`). None: one of the agent's own function tools, whose plugin is the agent
     (its name stands in wherever an identity is written: contracts/diagnostics.py)."""
@@ -99,10 +97,12 @@ class Transcript(LazyModel):
 
     @property
     def usage(self) -> Usage:
-        total = Usage()
-        for t in self.turns:
-            total = total + t.usage
-        return total
+        """The turns' usage summed (one model, not one per turn)."""
+        turns = self.turns
+        return Usage(
+            input_tokens=sum(t.usage.input_tokens for t in turns),
+            output_tokens=sum(t.usage.output_tokens for t in turns),
+        )
 
     @property
     def latency_s(self) -> float:

@@ -198,32 +198,33 @@ async def _watched(
     progress.new_attempt()
     started, queued_before = clock(), progress.waiting_s(clock())
 
-    def due() -> tuple[float, _Cut]:
-        """The nearest limit: seconds until it falls due and the cut it makes."""
+    def due() -> tuple[float, str, float]:
+        """The nearest limit: seconds until it falls due, and the rule and window of the cut
+        it makes (the `_Cut` is made only when one is: a call checks once or twice)."""
         now = clock()
         queued = progress.waiting_s(now)
         limit, by_run = _effective_deadline(deadline + queued, run_deadline)
-        checks = [(limit - now, _Cut("run_deadline" if by_run else "deadline", 0.0))]
+        checks = [(limit - now, "run_deadline" if by_run else "deadline", 0.0)]
         if progress.queued_since is None:
             flowing = progress.streams and progress.tokens > 0
             if flowing and windows.stall_s is not None:
                 window = windows.stall_s
-                checks.append((progress.last + window - now, _Cut("stall", window)))
+                checks.append((progress.last + window - now, "stall", window))
             elif progress.streams and windows.first_token_s is not None:
                 window = windows.first_token_s
-                checks.append((progress.last + window - now, _Cut("stall", window)))
+                checks.append((progress.last + window - now, "stall", window))
             elapsed = now - started - (queued - queued_before)
             attempt_s = windows.attempt_s
             if not flowing and attempt_s is not None and attempt_s + 1e-3 < limit - started:
-                checks.append((attempt_s - elapsed, _Cut("attempt", attempt_s)))
+                checks.append((attempt_s - elapsed, "attempt", attempt_s))
             plain_s = progress.plain_s
             if progress.plain and plain_s is not None:
-                checks.append((plain_s - elapsed, _Cut("plain", plain_s)))
+                checks.append((plain_s - elapsed, "plain", plain_s))
         return min(checks, key=lambda c: c[0])
 
-    wait, cut = due()
+    wait, rule, window = due()
     if wait <= 0:
-        raise cut
+        raise _Cut(rule, window)
     task = asyncio.current_task()
     assert task is not None
     loop = asyncio.get_running_loop()
@@ -236,11 +237,11 @@ async def _watched(
         timer[:] = [loop.call_later(wait, check)]
 
     def check() -> None:
-        wait, cut = due()
+        wait, rule, window = due()
         if wait > 0:
             arm(wait)
             return
-        fired.append(cut)
+        fired.append(_Cut(rule, window))
         progress.cancelled.set()
         task.cancel()
 

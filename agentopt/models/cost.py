@@ -96,7 +96,10 @@ class Ledger:
         self.unpriced: set[str] = set()
 
     def pool(self, name: str) -> Totals:
-        return self.pools.setdefault(name, Totals())
+        found = self.pools.get(name)
+        if found is None:  # not `setdefault`: that builds a Totals on every call
+            found = self.pools[name] = Totals()
+        return found
 
     @property
     def total(self) -> Totals:

@@ -167,3 +167,26 @@ def test_unknown_options_fail_at_build(name: str, options: dict[str, object], wh
     (problem,) = info.value.problems
     assert problem.location == f"{name}.{where}"
     assert "did you mean" in problem.message
+
+
+def test_the_run_cache_builds_each_configured_evaluator_once_and_sees_an_edited_dict(
+    tmp_path: Path,
+) -> None:
+    """`EvaluatorCache.get` runs for every unit; it remembers the spec objects it was asked
+    with, so the same object (and an equal spec in another object) gets the same evaluator,
+    and a dict spec, which a caller may edit in place, is read afresh each time."""
+    from agentopt.evaluators.base import BuildContext, EvaluatorUse
+    from agentopt.evaluators.build import EvaluatorCache
+
+    cache = EvaluatorCache(BuildContext(judge_model=None, layer=None, project_dir=tmp_path))
+    use = EvaluatorUse(name="builtin.exact_match")
+    first = cache.get(use)
+    assert cache.get(use) is first
+    assert cache.get(EvaluatorUse(name="builtin.exact_match")) is first
+    assert cache.get("builtin.exact_match") is first
+    spec: dict[str, object] = {"name": "builtin.exact_match"}
+    assert cache.get(spec) is first
+    spec["options"] = {"case_sensitive": False}
+    edited = cache.get(spec)
+    assert edited is not first
+    assert cache.get({"name": "builtin.exact_match", "options": {"case_sensitive": False}}) is edited

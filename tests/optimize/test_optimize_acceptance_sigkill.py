@@ -113,7 +113,7 @@ class Server:
 
 def units_journaled(jobs: Path) -> int:
     journals = list(jobs.glob("*/journal.jsonl")) if jobs.exists() else []
-    return journals[0].read_text().count('"kind": "unit"') if journals else 0
+    return journals[0].read_text().count('"kind":"unit"') if journals else 0
 
 
 @pytest.mark.slow

@@ -124,7 +124,7 @@ def test_ctrl_c_saves_the_job_and_resume_finishes_it_without_repeats(tmp_path: P
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             journals = list(jobs.glob("*/journal.jsonl")) if jobs.exists() else []
-            if journals and journals[0].read_text().count('"kind": "unit"') >= 4:
+            if journals and journals[0].read_text().count('"kind":"unit"') >= 4:
                 break
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)

@@ -262,7 +262,7 @@ def test_a_unit_whose_journal_is_gone_or_changed_is_played(project: Path) -> Non
     with served(project) as srv:
         first = latest(project)
         lines = (first / "journal.jsonl").read_text().splitlines()
-        lines[0] = lines[0].replace('"status": "pass"', '"status": "fail"', 1)  # same size
+        lines[0] = lines[0].replace('"status":"pass"', '"status":"fail"', 1)  # same size
         (first / "journal.jsonl").write_text("\n".join(lines) + "\n")
         out = run(project)
         assert f"{TASKS - 1} of {TASKS} units replayed" in out  # the edited line is not used

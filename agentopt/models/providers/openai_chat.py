@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any
 
-from pydantic_core import PydanticSerializationError, to_json
+from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from agentopt.contracts.usage import Usage
 from agentopt.core import redaction
@@ -237,9 +237,13 @@ class OpenAIChatProvider(Provider):
         if not text.strip():
             raise unusable_answer(self.id, model, "an empty body", self.base_url)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:  # half a body: a proxy cut it
-            raise unusable_answer(self.id, model, f"invalid JSON: {exc}", self.base_url) from exc
+            data = from_json(text)  # a third of `json.loads`'s time on an answer's body
+        except ValueError:
+            try:  # what pydantic-core refuses (a lone surrogate escape), json may read
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:  # half a body: a proxy cut it
+                msg = f"invalid JSON: {exc}"
+                raise unusable_answer(self.id, model, msg, self.base_url) from exc
         return data if isinstance(data, dict) else text
 
     def _not_json(self, model: str, text: str) -> ModelCallError:

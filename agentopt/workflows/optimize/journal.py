@@ -38,7 +38,7 @@ from agentopt.core.files.agent_config import agent_config_files, write_agent_con
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.paths import inside_project, optimize_dir
-from agentopt.core.redaction import redact_json
+from agentopt.core.redaction import model_line
 
 CANDIDATES = "candidates"
 
@@ -115,7 +115,7 @@ class JobStore:
 
     def append(self, entry: OptimizeEntry) -> None:
         """One line, secrets masked, queued in order for the writer thread (returns at once)."""
-        text = redact_json(entry.model_dump(mode="json"), default=str)[1]
+        text = model_line(entry, default=str)
         if self._writer is None:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._writer = BatchWriter(

@@ -13,7 +13,7 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,7 +22,7 @@ from agentopt.contracts.run_results import RunInfo, RunSummary
 from agentopt.contracts.task import Task
 from agentopt.contracts.task_record import RepeatOutcome, TaskOutcome
 from agentopt.core.lazy_model import LazyModel
-from agentopt.core.redaction import redact_json
+from agentopt.core.redaction import masked_model_line
 from agentopt.evaluators.run_stats import RepeatStats
 from agentopt.workflows.run.records import task_record
 from agentopt.workflows.run.store import RunStore
@@ -90,8 +90,4 @@ def _masked(record: R) -> tuple[R, str]:
     """The record with secrets masked (the same object when there were none: the task's own
     fields come from the dataset, not the masked journal) and its line, in the layout every
     agentopt JSON file uses."""
-    data: Any = record.model_dump(mode="json")
-    masked, line = redact_json(data)
-    if masked is not data:
-        record = type(record).model_validate(masked)
-    return record, line
+    return masked_model_line(record)

@@ -30,6 +30,7 @@ from agentopt.contracts.run_journal import RunJournalEntry, TurnJournalEntry
 from agentopt.contracts.run_results import RunRecord, load_run_record
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.simulation import UserReply
+from agentopt.contracts.task_record import RepeatOutcome
 from agentopt.contracts.transcript import Transcript, TurnResult
 from agentopt.core import heap
 from agentopt.core.atomic import append_lines_fsync, write_json_atomic
@@ -40,11 +41,13 @@ from agentopt.core.ids import ID_RE, new_id
 from agentopt.core.journal import append_entry, read_numbered
 from agentopt.core.paths import inside_project, runs_dir
 from agentopt.core.redaction import current as current_redactor
-from agentopt.core.redaction import redact_data, redact_json
+from agentopt.core.redaction import model_line, redact_data, redact_json
 from agentopt.evaluators.run_stats import RunTally
 
 UnitKey = tuple[int, int]
 """(task position, repeat)."""
+Usage = tuple[int, int, int]
+"""A unit's requests, input tokens and output tokens."""
 
 
 class _Verdict(Record):
@@ -127,8 +130,8 @@ class RunStore:
         """One finished (task, repeat): counted now, written by the writer thread. Returns
         the line as written (masked) and where in the journal it starts (what a replay of
         the unit reads back)."""
-        data, text = redact_json(entry.model_dump(mode="json"))  # the write boundary: once
-        return text, self._add(entry.key, entry.score, data["record"], text)
+        text = model_line(entry)  # the write boundary: once
+        return text, self._add(entry.key, entry.score, _record_usage(entry.record), text)
 
     def append_line(self, text: str) -> None:
         """A unit replayed from an earlier run's line (`unit_replay`), renumbered: masked
@@ -138,16 +141,16 @@ class RunStore:
             _, text = redact_json(json.loads(text))
         verdict = _Verdict.model_validate_json(text)
         record = (verdict.model_extra or {}).get("record") or {}
-        self._add((verdict.task, verdict.repeat), verdict.score, record, text)
+        self._add((verdict.task, verdict.repeat), verdict.score, _line_usage(record), text)
 
-    def _add(self, key: UnitKey, score: TaskScore, record: dict[str, Any], text: str) -> int:
+    def _add(self, key: UnitKey, score: TaskScore, usage: Usage, text: str) -> int:
         self._scan()
         assert self._units is not None
         line = (text + "\n").encode()
         if self._end is None:
             self._end = self._journal_end()
         at = self._end
-        self._units.put(key, at, score, record)
+        self._units.put(key, at, score, usage)
         self._end += len(line)
         self._tally.add(key, score)
         self._added += 1
@@ -294,7 +297,7 @@ class RunStore:
                 verdict = parse_record(_Verdict, data, source=source)
                 key = (verdict.task, verdict.repeat)
                 # A unit run again on --resume (it had failed) is journaled twice: last wins.
-                units.put(key, at, verdict.score, data.get("record") or {})
+                units.put(key, at, verdict.score, _line_usage(data.get("record") or {}))
                 self._tally.add(key, verdict.score)
 
     def _journal_end(self) -> int:
@@ -319,6 +322,22 @@ class RunStore:
         append_lines_fsync(self.answers, lines, fsync=False)  # whole lines, not fsync'd
 
 
+def _record_usage(record: RepeatOutcome) -> Usage:
+    """(requests, input tokens, output tokens) of a unit's record: a turn that answered or
+    failed made a request."""
+    turns = record.turns or [record]
+    calls = sum(1 for t in turns if t.response or t.error is not None)
+    return calls, record.tokens.input, record.tokens.output
+
+
+def _line_usage(record: dict[str, Any]) -> Usage:
+    """`_record_usage` of a record as a journal line holds it."""
+    turns = record.get("turns") or [record]
+    calls = sum(1 for t in turns if t.get("response") or t.get("error"))
+    tokens = record.get("tokens") or {}
+    return calls, int(tokens.get("input") or 0), int(tokens.get("output") or 0)
+
+
 class _Units:
     """The journaled units, in ~10 bytes each (a run of 100,000 units keeps them all; a
     record object and a dict entry each took ~210 bytes): per repeat, arrays by task position
@@ -334,7 +353,7 @@ class _Units:
         self._usage: dict[int, array[int]] = {}
         """Per repeat: requests, input tokens, output tokens, three per position."""
 
-    def put(self, key: UnitKey, offset: int, score: TaskScore, record: dict[str, Any]) -> None:
+    def put(self, key: UnitKey, offset: int, score: TaskScore, counts: Usage) -> None:
         pos, repeat = key
         offsets = self._offsets.get(repeat)
         if offsets is None:
@@ -349,10 +368,6 @@ class _Units:
         flags[pos] = (self.ERRORED if _errored(score) else 0) | (
             self.AGENT_FAILED if score.agent_failed else 0
         )
-        turns = record.get("turns") or [record]
-        calls = sum(1 for t in turns if t.get("response") or t.get("error"))
-        tokens = record.get("tokens") or {}
-        counts = (calls, int(tokens.get("input") or 0), int(tokens.get("output") or 0))
         usage = self._usage.get(repeat)
         if usage is None and any(counts):
             usage = self._usage[repeat] = array("i")

@@ -55,8 +55,10 @@ PURE_KINDS = frozenset({"deterministic", "judge", "embedding"})
 MAX_LINE = 64 << 20
 """The largest journal line a replay reads back."""
 _SECRET_FIELD = re.compile(r"key|token|secret|password|credential", re.IGNORECASE)
-_SPENT = re.compile(r'("(?:latency_s|cost_usd)": )-?[0-9][0-9.eE+-]*')
-_HEAD = re.compile(r'^\{"task": -?[0-9]+, "repeat": -?[0-9]+, ')
+# Journal lines are compact (`redaction.model_line`); lines of older versions have a space
+# after each `,` and `:`, and are read alike.
+_SPENT = re.compile(r'("(?:latency_s|cost_usd)": ?)-?[0-9][0-9.eE+-]*')
+_HEAD = re.compile(r'^\{"task": ?-?[0-9]+, ?"repeat": ?-?[0-9]+, ?')
 
 Unit = tuple[int, int, Transcript | None]
 """(task position, repeat, journaled answers to re-score): what the engine plays."""
@@ -271,7 +273,7 @@ def _renumbered(line: str, position: int, repeat: int) -> str:
     """The kept line as this run writes it: its position and repeat, and the replay's own
     latency and cost (none: nothing was asked)."""
     body = _HEAD.sub("", line, count=1)
-    return f'{{"task": {position}, "repeat": {repeat}, ' + _SPENT.sub(r"\g<1>0.0", body)
+    return f'{{"task":{position},"repeat":{repeat},' + _SPENT.sub(r"\g<1>0.0", body)
 
 
 def _pure(unit: UnitResult) -> bool:
