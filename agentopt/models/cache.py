@@ -74,15 +74,26 @@ class CacheSurface:
         kind: str,
         provider: str,
         model: str,
-        payload: dict[str, Any],
+        payload: dict[str, Any] | None = None,
         text: str | None = None,
     ) -> None:
-        """One row; `text`, when the caller has it, is `payload` already serialised."""
-        await self._put_row((key, kind, provider, model, payload), text)
+        """One row: its `payload`, or its `text` (the payload serialised), or both."""
+        if payload is None and text is None:
+            raise ValueError("a cache row needs its payload or its text")
+        await self._put_row(key, kind, provider, model, payload, text)
 
-    async def _put_row(self, row: Row, text: str | None) -> None:
+    async def _put_row(
+        self,
+        key: str,
+        kind: str,
+        provider: str,
+        model: str,
+        payload: dict[str, Any] | None,
+        text: str | None,
+    ) -> None:
         """One row stored through `put_many`; a cache that can use `text` overrides this."""
-        await self.put_many([row])
+        data = payload if payload is not None else json.loads(text or "null")
+        await self.put_many([(key, kind, provider, model, data)])
 
 
 class ResponseCache(CacheSurface):
@@ -99,8 +110,9 @@ class ResponseCache(CacheSurface):
         self._disabled = False
         self._pending_hits: Counter[str] = Counter()
         self._flushed_misses = 0
-        self._unwritten: dict[str, dict[str, Any]] = {}
-        """Rows queued for the writer thread and not yet committed (served to reads)."""
+        self._unwritten: dict[str, dict[str, Any] | str] = {}
+        """Rows queued for the writer thread and not yet committed (served to reads): the
+        payload, or its text as stored."""
         self._writer: BatchWriter[Entry | UnitRow | Capability] | None = None
         self._index = KeyIndex()
 
@@ -120,7 +132,7 @@ class ResponseCache(CacheSurface):
         for key in keys:
             queued = self._unwritten.get(key)  # the writer thread may drop it meanwhile
             if queued is not None:
-                found[key] = queued
+                found[key] = json.loads(queued) if isinstance(queued, str) else queued
         rest = [k for k in keys if k not in found]
         if rest:
             found.update(self._read(rest))
@@ -154,17 +166,26 @@ class ResponseCache(CacheSurface):
             self._index.add(key)
             writer.submit(Entry(key, kind, provider, model, payload_json(payload), now))
 
-    async def _put_row(self, row: Row, text: str | None) -> None:
-        """`text`, when the caller has it, is the payload as `payload_json` writes it (the
-        call layer serialises a response once, to scan it for secrets and to store it)."""
+    async def _put_row(
+        self,
+        key: str,
+        kind: str,
+        provider: str,
+        model: str,
+        payload: dict[str, Any] | None,
+        text: str | None,
+    ) -> None:
+        """`text`, when the caller has it, is the payload as stored (the call layer writes
+        a response once, to scan it for secrets and to store it, and has no dump of it: a
+        read before the writer commits parses the text)."""
         if text is None:
-            await self.put_many([row])
+            assert payload is not None
+            await self.put_many([(key, kind, provider, model, payload)])
             return
         if self._disabled:
             return
         writer = self._writer_queue()
-        key, kind, provider, model, payload = row
-        self._unwritten[key] = payload
+        self._unwritten[key] = payload if payload is not None else text
         self._index.add(key)
         writer.submit(Entry(key, kind, provider, model, text, time.time()))
 

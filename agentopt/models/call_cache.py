@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from agentopt.core.redaction import current as current_redactor
 from agentopt.models.cache import ResponseCache
@@ -22,6 +23,8 @@ from agentopt.models.providers.base import Provider
 from agentopt.models.resolve import ModelRef
 from agentopt.models.types import ChatRequest, ChatResponse
 
+NOT_KEPT: set[str] = {"cached", "latency_s", "cost_usd"}
+"""What a cached answer leaves out: a replay sets them (cached, no latency, no cost)."""
 COMPLETE_REASONS = frozenset({"stop", "tool_calls"})
 """How a whole answer ends; any other `finish_reason` ("length", "content_filter") is not kept."""
 
@@ -78,16 +81,14 @@ class CallCache:
         was."""
         if key is None or self.cache is None or not is_complete(response, request, pool):
             return False
-        payload = response.model_dump(mode="json", exclude={"cached", "latency_s", "cost_usd"})
-        # One serialisation, scanned and stored; walked only when the scan finds a mark.
-        text = payload_json(payload)
+        # One serialisation of the model, scanned and stored; dumped and walked only when
+        # the scan finds a mark (or pydantic-core cannot write it).
         matcher = current_redactor(secrets)
-        if not matcher.json_text_clean(text):
-            payload = matcher.data(payload)
+        text = _stored_json(response)
+        if text is None or not matcher.json_text_clean(text):
+            payload = matcher.data(response.model_dump(mode="json", exclude=NOT_KEPT))
             text = payload_json(payload)
-        await self.cache.put(
-            key, kind="chat", provider=ref.type, model=ref.model, payload=payload, text=text
-        )
+        await self.cache.put(key, kind="chat", provider=ref.type, model=ref.model, text=text)
         return True
 
     def vector_keys(self, ref: ModelRef, provider: Provider, texts: list[str]) -> dict[str, str]:
@@ -121,6 +122,14 @@ class CallCache:
                 for t, v in zip(texts, vectors, strict=True)
             ]
         )
+
+
+def _stored_json(response: ChatResponse) -> str | None:
+    """`payload_json` of the answer's dump, written from the model (no dump in between)."""
+    try:
+        return to_json(response, exclude=NOT_KEPT, inf_nan_mode="constants").decode("utf-8")
+    except PydanticSerializationError:  # a lone surrogate: the dump's road escapes it
+        return None
 
 
 def cached_response(

@@ -8,9 +8,8 @@ callback the CLI passes in, or fails with a message naming `--agent` when told n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from pydantic import ConfigDict, Field
 
 from agentopt.agents.base import default_target
 from agentopt.agents.start_command import derive_start_command, missing_start_hint
@@ -28,17 +27,18 @@ from agentopt.core.files.azure_yaml import (
 from agentopt.core.files.eval_yaml import AgentSection, EvalConfig, InstructionFile
 from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.core.files.foundry_context import FoundryContext, resolve_foundry_context
-from agentopt.core.lazy_model import LazyModel
 from agentopt.core.paths import AGENT_CONFIGS_DIR
 
 AZURE_YAML_NAMES = ("azure.yaml", "azure.yml")
 EVAL_YAML = "eval.yaml"
 
 
-class DetectedTarget(LazyModel):
-    """What `detect_target` found; a field is None when it was not found."""
+@dataclass(kw_only=True)
+class DetectedTarget:
+    """What `detect_target` found; a field is None when it was not found.
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    A dataclass: nothing validates or saves it, and as a pydantic model its first use built
+    the schema of everything it holds (the whole eval.yaml tree): 16 ms of every command."""
 
     service: str | None = None
     """The azure.yaml service name."""
@@ -67,16 +67,16 @@ class DetectedTarget(LazyModel):
     foundry: FoundryContext | None = None
     """The azd environment's view of the agent: endpoint, deployed name/version/endpoint and
     model deployment, each with its source (see `core.files.foundry_context`)."""
-    sources: dict[str, str] = Field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
     """Where each shown value came from: `service`, `agent_name`, `kind`, `model`,
     `instructions`, `startup_command`, … → `azure.yaml (inline)`, `agent.yaml`, `--agent`, …"""
     target: str | None = None
     """local | hosted | endpoint | command | foundry, by the default rule unless set."""
     eval_config: EvalConfig | None = None
     """The eval.yaml used (the one passed in, or the one found in the project folder)."""
-    services: list[str] = Field(default_factory=list)
+    services: list[str] = field(default_factory=list)
     """Every agent service of azure.yaml, for messages."""
-    warnings: list[Problem] = Field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
     """Deprecations and oddities met on the way, to print once."""
 
 

@@ -102,7 +102,7 @@ STATEMENTS = (
         "Everything agentopt saves is a model in `contracts/`",
         (
             RULES + "test_strategies_get_typed_records",
-            COMPAT + "test_this_version_writes_the_same_bytes",
+            COMPAT + "test_this_version_writes_the_same_records",
         ),
         unchecked="'everything agentopt saves': the cache database, logs, HTML and registry "
         "indexes are saved too and are not records; which files are records is a judgement, "

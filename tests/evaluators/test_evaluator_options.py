@@ -189,4 +189,5 @@ def test_the_run_cache_builds_each_configured_evaluator_once_and_sees_an_edited_
     spec["options"] = {"case_sensitive": False}
     edited = cache.get(spec)
     assert edited is not first
-    assert cache.get({"name": "builtin.exact_match", "options": {"case_sensitive": False}}) is edited
+    again = {"name": "builtin.exact_match", "options": {"case_sensitive": False}}
+    assert cache.get(again) is edited

@@ -108,7 +108,11 @@ def test_a_full_disk_ends_the_run_with_one_line_exit_3_and_whole_journal_lines(
     assert code == 3, output[-3000:]
     _one_clear_line(output, words)
     finished = _journal_lines_whole(project)
-    assert 0 < finished < 200
+    # Which writer thread fills the disk first is the machine's timing: on a loaded machine
+    # the response cache's first batch can take the last byte before the journal's first
+    # one, and no unit is kept (seen in CI-like runs beside other work); the lines there
+    # are whole either way, and the resume below plays what is missing.
+    assert 0 <= finished < 200
     # With space again, --resume picks up from the whole lines and finishes the run.
     run_id = next((project / ".agentopt" / "runs").iterdir()).name
     ran = real_cli(project, "eval", "run", "--resume", run_id, "--no-cache")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,7 +165,7 @@ def test_wizard_asks_for_what_is_missing(azd_project: Path) -> None:
         "It can call these tools: lookup_order."
     )
     assert "Refunds within 30 days" in (plan.agent_instructions or "")
-    bare = target.model_copy(update={"definition": None})
+    bare = dataclasses.replace(target, definition=None)
     with pytest.raises(ConfigError, match="generation instruction is required"):
         plan_suite(GenerateOptions(), bare, asker=None, wizard=True)
 

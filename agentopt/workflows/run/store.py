@@ -325,8 +325,10 @@ class RunStore:
 def _record_usage(record: RepeatOutcome) -> Usage:
     """(requests, input tokens, output tokens) of a unit's record: a turn that answered or
     failed made a request."""
-    turns = record.turns or [record]
-    calls = sum(1 for t in turns if t.response or t.error is not None)
+    if record.turns:
+        calls = sum(1 for t in record.turns if t.response or t.error is not None)
+    else:
+        calls = int(bool(record.response or record.error is not None))
     return calls, record.tokens.input, record.tokens.output
 
 
