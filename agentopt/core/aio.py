@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from agentopt.core.heap import freeze_long_lived
+from agentopt.core.heap import settle
 
 T = TypeVar("T")
 
@@ -20,7 +20,7 @@ def run_loop(main: Coroutine[Any, Any, T]) -> T:
     task's result: for a 1,000-task run, the whole results tree (0.2-0.8 s, O(N)). So the
     result travels beside the task instead.
     """
-    freeze_long_lived()  # the inputs are built: they live as long as the command
+    settle()  # the inputs are built: they live as long as the command
     box: list[T] = []
 
     async def holder() -> None:

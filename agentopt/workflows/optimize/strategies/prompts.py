@@ -41,11 +41,25 @@ def optimizer_environment() -> Environment:
 
 def render_examples(examples: list[Example]) -> dict[str, str]:
     """Each example as plain text, keyed `example_1`, `example_2`, … (data blocks)."""
+    return {f"example_{i}": _rendered(ex) for i, ex in enumerate(examples, 1)}
+
+
+_RENDERED: dict[int, tuple[Example, str]] = {}
+RENDERED_MAX = 512
+"""Examples whose text is kept: the search makes one `Example` per finished unit and shows
+it again in every proposal from that parent (2% of a tool world's CPU rendered them anew)."""
+
+
+def _rendered(ex: Example) -> str:
+    known = _RENDERED.get(id(ex))
+    if known is not None and known[0] is ex:  # held here, so its id is not reused meanwhile
+        return known[1]
     template = optimizer_environment().get_template(EXAMPLE_TEMPLATE)
-    return {
-        f"example_{i}": template.render(ex=example_view(ex)).strip()
-        for i, ex in enumerate(examples, 1)
-    }
+    text = template.render(ex=example_view(ex)).strip()
+    if len(_RENDERED) >= RENDERED_MAX:
+        _RENDERED.clear()
+    _RENDERED[id(ex)] = (ex, text)
+    return text
 
 
 def render_prompt(
