@@ -23,8 +23,11 @@ REPEATS = 5
 
 def _cpu(argv: list[str], cwd: Path) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(argv, cwd=cwd, capture_output=True, check=False, env=child_env())
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, check=False, env=child_env())
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:  # a command that fails early would look fast
+        tail = (done.stderr or done.stdout).decode(errors="replace").strip()[-300:]
+        raise RuntimeError(f"{' '.join(argv[3:])} exited {done.returncode}: {tail}")
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
