@@ -36,6 +36,10 @@ def shipped_prices() -> dict[str, Price]:
     return {k.lower(): Price(**v) for k, v in json.loads(text)["models"].items()}
 
 
+FOUND_MAX = 1024
+"""Model names whose price (or its absence) a `PriceTable` remembers."""
+
+
 class PriceTable:
     """Shipped prices plus overrides; lookups are case-insensitive.
 
@@ -50,14 +54,22 @@ class PriceTable:
         self._prices = dict(shipped_prices()) if shipped else {}
         for name, price in (overrides or {}).items():
             self._prices[name.lower()] = price if isinstance(price, Price) else Price(**price)
+        self._found: dict[str, Price | None] = {}
+        """Each model name asked for, as found (every call asks for its model's price)."""
 
     def lookup(self, model: str) -> Price | None:
         """The price of `model`, of its snapshot family, or None when unknown."""
+        try:
+            return self._found[model]
+        except KeyError:
+            pass
         name = model.lower().rsplit("/", 1)[-1]
-        if name in self._prices:
-            return self._prices[name]
-        family = _SNAPSHOT_RE.sub("", name)
-        return self._prices.get(family)
+        found = self._prices.get(name)
+        if found is None and name not in self._prices:
+            found = self._prices.get(_SNAPSHOT_RE.sub("", name))
+        if len(self._found) < FOUND_MAX:
+            self._found[model] = found
+        return found
 
     def cost(self, models: Iterable[str], usage: Usage) -> float | None:
         """Cost of `usage` priced as the first of `models` the table knows (None: unknown)."""
