@@ -41,7 +41,7 @@ class Record(LazyModel):
 class SparseRecord(Record):
     """A record with keys added after its first version (`sparse` fields): while unset (None
     or False) they are left out of the file, so what an older version wrote is written again
-    byte for byte and an older reader never meets them.
+    with the same keys and values, and an older reader never meets them.
 
     Each such field says so itself (`exclude_if`): pydantic-core leaves it out as it writes.
     A model serializer that dropped the keys from the dump made every record of the tree a

@@ -52,6 +52,9 @@ from agentopt.models.cache_sql import (
 
 log = logging.getLogger("agentopt.models")
 
+Head = tuple[str, str, str, str]
+"""A row's key, kind, provider and model (a `Row` less its payload)."""
+
 
 class CacheSurface:
     """The cache surface `CallLayer` uses: one-key `get` and `put` over the batch reads and
@@ -80,20 +83,12 @@ class CacheSurface:
         """One row: its `payload`, or its `text` (the payload serialised), or both."""
         if payload is None and text is None:
             raise ValueError("a cache row needs its payload or its text")
-        await self._put_row(key, kind, provider, model, payload, text)
+        await self._put_row((key, kind, provider, model), payload, text)
 
-    async def _put_row(
-        self,
-        key: str,
-        kind: str,
-        provider: str,
-        model: str,
-        payload: dict[str, Any] | None,
-        text: str | None,
-    ) -> None:
+    async def _put_row(self, head: Head, payload: dict[str, Any] | None, text: str | None) -> None:
         """One row stored through `put_many`; a cache that can use `text` overrides this."""
         data = payload if payload is not None else json.loads(text or "null")
-        await self.put_many([(key, kind, provider, model, data)])
+        await self.put_many([(*head, data)])
 
 
 class ResponseCache(CacheSurface):
@@ -166,25 +161,18 @@ class ResponseCache(CacheSurface):
             self._index.add(key)
             writer.submit(Entry(key, kind, provider, model, payload_json(payload), now))
 
-    async def _put_row(
-        self,
-        key: str,
-        kind: str,
-        provider: str,
-        model: str,
-        payload: dict[str, Any] | None,
-        text: str | None,
-    ) -> None:
+    async def _put_row(self, head: Head, payload: dict[str, Any] | None, text: str | None) -> None:
         """`text`, when the caller has it, is the payload as stored (the call layer writes
         a response once, to scan it for secrets and to store it, and has no dump of it: a
         read before the writer commits parses the text)."""
         if text is None:
             assert payload is not None
-            await self.put_many([(key, kind, provider, model, payload)])
+            await self.put_many([(*head, payload)])
             return
         if self._disabled:
             return
         writer = self._writer_queue()
+        key, kind, provider, model = head
         self._unwritten[key] = payload if payload is not None else text
         self._index.add(key)
         writer.submit(Entry(key, kind, provider, model, text, time.time()))

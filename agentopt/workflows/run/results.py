@@ -46,9 +46,9 @@ def write_results(
         if not store.journal.exists():  # stopped before the first unit finished
             store.journal.touch()
         with os.fdopen(fd, "w", encoding="utf-8") as out, open(store.journal, "rb") as journal:
-            out.write(f'{{"schema_version": {SCHEMA_VERSION}, "run": {_masked(run)[1]}')
-            out.write(f',\n"summary": {_masked(summary)[1]}')
-            out.write(',\n"tasks": [')
+            out.write(f'{{"schema_version":{SCHEMA_VERSION},"run":{_masked(run)[1]}')
+            out.write(f',\n"summary":{_masked(summary)[1]}')
+            out.write(',\n"tasks":[')
             first = True
             for pos, task in enumerate(tasks):
                 journaled = store.repeat_offsets(pos)
@@ -88,6 +88,6 @@ RESULT_MODELS = (_RecordOnly, TaskOutcome)
 
 def _masked(record: R) -> tuple[R, str]:
     """The record with secrets masked (the same object when there were none: the task's own
-    fields come from the dataset, not the masked journal) and its line, in the layout every
-    agentopt JSON file uses."""
+    fields come from the dataset, not the masked journal) and its line, compact as the
+    journal's are (`redaction.model_line`)."""
     return masked_model_line(record)
