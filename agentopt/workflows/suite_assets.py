@@ -10,11 +10,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentopt.core.files.eval_yaml import EvalConfig
+from agentopt.core.errors import ConfigError
+from agentopt.core.files import bounded
+from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
 from agentopt.core.paths import REGISTRY_DIR
 from agentopt.registry import INDEX_FILE, Registry
 
 DATASET_SECTIONS = ("dataset", "validation_dataset", "test_dataset")
+
+
+def dataset_path(project: Path, ref: DatasetRef, where: str, key: str = "dataset") -> Path:
+    """The file a suite's dataset entry names: its `local_uri`, or the registered version of
+    its `name`. A `local_uri` with nothing there is an error naming the suite file and the
+    key (the loader would name only the path it was given)."""
+    if ref.local_uri is not None:
+        if not bounded.exists(ref.local_uri):
+            raise ConfigError.at(
+                where,
+                f"{key}.local_uri",
+                f"expected a dataset file or folder, found nothing at {ref.local_uri}",
+            )
+        return ref.local_uri
+    if ref.name:
+        return Registry(project).lookup("datasets", ref.name, ref.version)
+    raise ConfigError.at(where, key, "expected `local_uri` or `name` (and `version`)")
 
 
 def find_project_dir(config_path: Path) -> Path:

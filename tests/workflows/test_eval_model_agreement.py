@@ -74,3 +74,29 @@ def test_run_and_optimize_plan_the_same_judge(
     run_judge, optimize_judge = _planned(project, *(["--eval-model", flag] if flag else []))
     expected = flag or yaml_model or deployment or "gpt-4.1-mini"
     assert run_judge == optimize_judge == f"openai:{expected}@{SERVER}"
+
+
+@pytest.mark.parametrize("key", ["dataset", "validation_dataset", "test_dataset"])
+def test_a_dataset_path_with_nothing_there_names_eval_yaml_and_the_key(
+    tmp_path: Path, key: str
+) -> None:
+    """A `local_uri` that points nowhere (found by the structured fuzz: `tasks.jsonltasks.jsonl`)
+    is an exit-2 error naming eval.yaml and the key, in `eval run` and `optimize` alike: the
+    path alone did not say which file to fix."""
+    _project(tmp_path, None)
+    text = (tmp_path / "eval.yaml").read_text()
+    if key == "dataset":
+        text = text.replace("local_uri: datasets/tasks.jsonl", "local_uri: datasets/gone.jsonl")
+    else:
+        text += f"{key}:\n  local_uri: datasets/gone.jsonl\n"
+    (tmp_path / "eval.yaml").write_text(text)
+    runner = CliRunner()
+    where = f"{tmp_path / 'eval.yaml'}:{key}.local_uri: expected a dataset file or folder"
+    commands = [["optimize", "--dry-run"]]
+    if key == "dataset":
+        commands.append(["eval", "run", "--dry-run"])
+    for command in commands:
+        done = runner.invoke(app, ["-C", str(tmp_path), "--no-prompt", *command])
+        assert done.exit_code == 2, done.output
+        assert where in " ".join(done.output.split()), done.output
+        assert "gone.jsonl" in done.output

@@ -18,7 +18,6 @@ from agentopt.core.files.eval_yaml_load import load_eval_config
 from agentopt.datasets import load_dataset
 from agentopt.datasets.row_shape import shape_rows
 from agentopt.evaluators.base import EvaluatorUse
-from agentopt.registry import Registry
 from agentopt.workflows.azure_eval.suite import load_suite
 from agentopt.workflows.detect import DetectedTarget, detect_target
 from agentopt.workflows.eval_model import DEFAULT_MODEL
@@ -26,7 +25,7 @@ from agentopt.workflows.optimize.options import TARGETS, OptimizeOptions
 from agentopt.workflows.resolve_suite import OPTIMIZE, resolve_suite
 from agentopt.workflows.run.inputs import evaluator_uses
 from agentopt.workflows.run.matrix import start_from_best_variant
-from agentopt.workflows.suite_assets import verify_pinned_assets
+from agentopt.workflows.suite_assets import dataset_path, verify_pinned_assets
 from agentopt.workflows.suite_inputs import SuiteInputs
 
 Ask = Callable[[str, bool], bool]
@@ -86,13 +85,7 @@ def _config(
 def _load_ref(
     project: Path, ref: DatasetRef, key: str, where: str, rows: RowShape | None = None
 ) -> Dataset:
-    if ref.local_uri is not None:
-        path = ref.local_uri
-    elif ref.name:
-        path = Registry(project).lookup("datasets", ref.name, ref.version)
-    else:
-        raise ConfigError.at(where, key, "expected `local_uri` or `name` (and `version`)")
-    dataset = shape_rows(load_dataset(path), rows)
+    dataset = shape_rows(load_dataset(dataset_path(project, ref, where, key)), rows)
     return dataset.model_copy(update={"name": ref.name, "version": ref.version})
 
 

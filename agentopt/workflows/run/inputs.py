@@ -20,7 +20,7 @@ from agentopt.contracts.task import Dataset
 from agentopt.core.errors import AgentoptError, ConfigError, InputError, Problem
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.core.files.azd_env import load_azd_environment
-from agentopt.core.files.eval_yaml import DatasetRef, EvalConfig
+from agentopt.core.files.eval_yaml import EvalConfig
 from agentopt.core.files.toolkit_env import JUDGE_MODEL_VAR
 from agentopt.core.files.yaml_source import read_text
 from agentopt.datasets import (
@@ -34,12 +34,11 @@ from agentopt.datasets import (
 from agentopt.datasets.row_shape import shape_rows
 from agentopt.evaluators.base import EvaluatorUse
 from agentopt.evaluators.registry import lookup
-from agentopt.registry import Registry
 from agentopt.workflows.azure_eval.suite import load_suite, suite_home
 from agentopt.workflows.detect import DetectedTarget, detect_target, find_azure_yaml
 from agentopt.workflows.eval_model import DEFAULT_MODEL
 from agentopt.workflows.resolve_suite import RUN, resolve_suite
-from agentopt.workflows.suite_assets import verify_pinned_assets
+from agentopt.workflows.suite_assets import dataset_path, verify_pinned_assets
 from agentopt.workflows.suite_flags import SuiteFlags
 from agentopt.workflows.suite_inputs import SuiteInputs
 
@@ -143,14 +142,6 @@ def _deployed_only(detected: DetectedTarget, config: EvalConfig | None) -> Agent
         project_endpoint=detected.project_endpoint,
         source="deployed agent (--remote)",
     )
-
-
-def _registered_dataset(project: Path, ref: DatasetRef, where: str) -> Path:
-    if ref.local_uri is not None:
-        return ref.local_uri
-    if ref.name:
-        return Registry(project).lookup("datasets", ref.name, ref.version)
-    raise ConfigError.at(where, "dataset", "expected `local_uri` or `name` (and `version`)")
 
 
 def _config_path(opts: RunOptions, cwd: Path, notices: list[str]) -> Path | None:
@@ -378,7 +369,7 @@ def _dataset(
         return load_dataset(path, strict=opts.strict, upgrade=upgrade)
     if config is not None and config.dataset is not None:
         where = str(config.path or "eval.yaml")
-        path = _registered_dataset(project, config.dataset, where)
+        path = dataset_path(project, config.dataset, where)
         dataset = shape_rows(load_dataset(path, strict=opts.strict, upgrade=upgrade), config.rows)
         return dataset.model_copy(
             update={"name": config.dataset.name, "version": config.dataset.version}
