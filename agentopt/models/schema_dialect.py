@@ -46,6 +46,8 @@ import json
 from functools import lru_cache
 from typing import Any, Literal
 
+from agentopt.models.schema_check import surely_valid
+
 Dialect = Literal["bounded", "strict"]
 BOUNDED: Dialect = "bounded"
 STRICT: Dialect = "strict"
@@ -376,8 +378,13 @@ def keyed(schema: Any) -> Any:
 
 
 def reply_problems(value: Any, rich: dict[str, Any], *, limit: int = 3) -> list[str]:
-    """What in `value` breaks the rich schema (read `keyed`), in words a model can act on."""
-    validator = _validator(json.dumps(rich))
+    """What in `value` breaks the rich schema (read `keyed`), in words a model can act on.
+    A reply `schema_check` finds valid is not walked again by jsonschema (nor is jsonschema
+    imported for it)."""
+    text = json.dumps(rich)
+    if surely_valid(value, _keyed(text)):
+        return []
+    validator = _validator(text)
     if validator.is_valid(value):
         return []
     problems = []
@@ -390,11 +397,17 @@ def reply_problems(value: Any, rich: dict[str, Any], *, limit: int = 3) -> list[
 
 
 @lru_cache(maxsize=512)
+def _keyed(text: str) -> Any:
+    """The rich schema as replies are checked (`keyed`), once per schema."""
+    return keyed(json.loads(text))
+
+
+@lru_cache(maxsize=512)
 def _validator(text: str) -> Any:
     """One validator per rich schema (building it costs more than using it)."""
-    import jsonschema  # 0.1-0.3 s to import: only when a reply is checked
+    import jsonschema  # 0.1-0.3 s to import: only when a reply needs its check
 
-    return jsonschema.Draft202012Validator(keyed(json.loads(text)))
+    return jsonschema.Draft202012Validator(_keyed(text))
 
 
 def _describe(error: Any) -> str:
