@@ -46,7 +46,7 @@ from agentopt.evaluators.run_stats import RunTally
 
 UnitKey = tuple[int, int]
 """(task position, repeat)."""
-Usage = tuple[int, int, int]
+UnitUsage = tuple[int, int, int]
 """A unit's requests, input tokens and output tokens."""
 
 
@@ -143,7 +143,7 @@ class RunStore:
         record = (verdict.model_extra or {}).get("record") or {}
         self._add((verdict.task, verdict.repeat), verdict.score, _line_usage(record), text)
 
-    def _add(self, key: UnitKey, score: TaskScore, usage: Usage, text: str) -> int:
+    def _add(self, key: UnitKey, score: TaskScore, usage: UnitUsage, text: str) -> int:
         self._scan()
         assert self._units is not None
         line = (text + "\n").encode()
@@ -322,7 +322,7 @@ class RunStore:
         append_lines_fsync(self.answers, lines, fsync=False)  # whole lines, not fsync'd
 
 
-def _record_usage(record: RepeatOutcome) -> Usage:
+def _record_usage(record: RepeatOutcome) -> UnitUsage:
     """(requests, input tokens, output tokens) of a unit's record: a turn that answered or
     failed made a request."""
     if record.turns:
@@ -332,7 +332,7 @@ def _record_usage(record: RepeatOutcome) -> Usage:
     return calls, record.tokens.input, record.tokens.output
 
 
-def _line_usage(record: dict[str, Any]) -> Usage:
+def _line_usage(record: dict[str, Any]) -> UnitUsage:
     """`_record_usage` of a record as a journal line holds it."""
     turns = record.get("turns") or [record]
     calls = sum(1 for t in turns if t.get("response") or t.get("error"))
@@ -355,7 +355,7 @@ class _Units:
         self._usage: dict[int, array[int]] = {}
         """Per repeat: requests, input tokens, output tokens, three per position."""
 
-    def put(self, key: UnitKey, offset: int, score: TaskScore, counts: Usage) -> None:
+    def put(self, key: UnitKey, offset: int, score: TaskScore, counts: UnitUsage) -> None:
         pos, repeat = key
         offsets = self._offsets.get(repeat)
         if offsets is None:
