@@ -132,8 +132,9 @@ class ResponseCache(CacheSurface):
         if rest:
             found.update(self._read(rest))
         self.hits += len(found)
-        self.misses += len(set(keys)) - len(found)
-        self._pending_hits.update(found.keys())
+        self.misses += (len(keys) if len(keys) == 1 else len(set(keys))) - len(found)
+        if found:
+            self._pending_hits.update(found.keys())
         return found
 
     async def present(self, keys: list[str]) -> set[str]:

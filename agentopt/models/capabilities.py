@@ -22,9 +22,8 @@ Each change is said once per server as a notice ("llama: json_schema not support
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentopt.core.errors import ModelCallError
@@ -155,23 +154,31 @@ class ServerCapabilities:
         """One send in the current mode; None when a refusal was adapted to.
 
         The mode is read, and a refusal adapted to, under the probe gate: a call waiting
-        there sends in the mode the probe settled on."""
+        there sends in the mode the probe settled on. Once the mode is confirmed (or the
+        call asks for no structure) there is no gate to pass."""
         spec = structured_spec(request)
-        async with self._probe_gate(spec):
-            used, dialect = self.mode, self.dialect
-            wire = self._without_dropped(request)
-            if spec is not None:
-                wire = apply_mode(wire, self._in_dialect(spec, used), used)
-            wire = self._strict_tools(wire)
-            try:
-                response = await send(wire)
-            except ModelCallError as exc:
-                if exc.kind == "unsupported" and await self._fall_back(exc, request, used, dialect):
-                    return None
-                raise
-            if spec is not None and not self.confirmed:
-                await self._confirm()
-            return self._restored(request, spec, used, response)
+        if spec is None or self.confirmed:
+            return await self._send_shaped(request, spec, send)
+        async with self._lock:
+            return await self._send_shaped(request, spec, send)
+
+    async def _send_shaped(
+        self, request: ChatRequest, spec: StructuredSpec | None, send: Send
+    ) -> ChatResponse | None:
+        used, dialect = self.mode, self.dialect
+        wire = self._without_dropped(request)
+        if spec is not None:
+            wire = apply_mode(wire, self._in_dialect(spec, used), used)
+        wire = self._strict_tools(wire)
+        try:
+            response = await send(wire)
+        except ModelCallError as exc:
+            if exc.kind == "unsupported" and await self._fall_back(exc, request, used, dialect):
+                return None
+            raise
+        if spec is not None and not self.confirmed:
+            await self._confirm()
+        return self._restored(request, spec, used, response)
 
     def _in_dialect(self, spec: StructuredSpec, mode: Mode) -> StructuredSpec:
         """The spec as this server takes it: the strict form when it only takes that."""
@@ -232,14 +239,6 @@ class ServerCapabilities:
         if not update:
             return response
         return response.model_copy(update={"message": message.model_copy(update=update)})
-
-    @contextlib.asynccontextmanager
-    async def _probe_gate(self, spec: StructuredSpec | None) -> AsyncIterator[None]:
-        if spec is None or self.confirmed:
-            yield
-            return
-        async with self._lock:
-            yield
 
     def _without_dropped(self, request: ChatRequest) -> ChatRequest:
         drop = {p: None for p in self.dropped if getattr(request, p, None) is not None}

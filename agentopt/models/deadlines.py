@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import to_json
+
 from agentopt.models.call_progress import CallProgress
 from agentopt.models.providers.registry import capabilities_of
 from agentopt.models.settings import CallSettings
@@ -95,12 +97,16 @@ class CallWindows:
     long (`plain_window`)."""
 
 
+_TOOL_FRAME = len('{"type":"function","function":}')
+"""What a tool's JSON adds around its function (its bytes stand for its characters)."""
+
+
 def prompt_tokens(request: ChatRequest) -> int:
     chars = sum(
         len(m.content or "") if isinstance(m.content, str) else 200 for m in request.messages
     )
     if request.tools:
-        chars += sum(len(t.model_dump_json()) for t in request.tools)
+        chars += sum(_TOOL_FRAME + len(to_json(t.function)) for t in request.tools)
     return int(chars / CHARS_PER_TOKEN) + 8 * len(request.messages)
 
 

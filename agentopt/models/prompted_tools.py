@@ -110,8 +110,11 @@ def tool_calls_in_text(request: ChatRequest, response: ChatResponse) -> list[Too
         return []
     text = response.text.strip()
     fenced = _FENCE.match(text)
+    body = (fenced.group(1) if fenced else text).lstrip()
+    if body[:1] not in ("{", "["):  # no call can be written otherwise: a plain answer is not
+        return []  # parsed (a failed parse, an exception, on every answer of a native server)
     try:
-        data = json.loads(fenced.group(1) if fenced else text)
+        data = json.loads(body)
     except ValueError:
         return []
     if isinstance(data, dict) and isinstance(data.get("tool_calls"), list):

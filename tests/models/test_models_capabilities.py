@@ -20,9 +20,17 @@ import pytest
 from agentopt.evaluators.judges.judge_base import SCORE_EXAMPLE, SCORE_SCHEMA, ScoreReply
 from agentopt.evaluators.judges.judge_call import JUDGE_TEXT_CHARS, call_judge
 from agentopt.models import CallLayer, CallSettings, ProviderConfig
+from agentopt.models.prompted_tools import tool_calls_in_text
 from agentopt.models.providers.local_tools import capped_strings
 from agentopt.models.structured import schema_max_tokens
-from agentopt.models.types import ChatRequest, FunctionCall, Message, ToolCall, ToolDef
+from agentopt.models.types import (
+    ChatRequest,
+    ChatResponse,
+    FunctionCall,
+    Message,
+    ToolCall,
+    ToolDef,
+)
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, error, text, tool_calls
 from tests.models.helpers import fast_settings
 
@@ -277,6 +285,28 @@ def test_a_tool_call_written_as_text_is_read(project: Path, fake: FakeOpenAI) ->
     assert response.tool_calls[0].function.parsed_arguments() == {"city": "Paris"}
     assert caps["tools"] == "prompted"
     assert fake.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "read"),
+    [
+        ('  [{"name": "get_weather", "arguments": {"city": "Paris"}}]', True),
+        ('{"tool_calls": [{"name": "get_weather", "parameters": {"city": "Paris"}}]}', True),
+        ('```\n  {"name": "get_weather", "arguments": "{}"}\n```', True),
+        ("42", False),
+        ('"get_weather"', False),
+        ("", False),
+        ("Sunny. {not json}", False),
+        ('{"name": "set_alarm", "arguments": {}}', False),
+    ],
+)
+def test_only_a_call_to_an_offered_tool_is_read_from_text(answer: str, read: bool) -> None:
+    """A native server's plain answer is not taken for a call, whatever JSON it holds; a
+    call written as JSON text (bare, listed, fenced, indented) to a tool the request offered
+    is."""
+    response = ChatResponse(message=Message(role="assistant", content=answer))
+    calls = tool_calls_in_text(weather_request(), response)
+    assert [c.function.name for c in calls] == (["get_weather"] if read else [])
 
 
 def test_ignored_forced_tools_are_redone_prompted(project: Path, fake: FakeOpenAI) -> None:

@@ -21,6 +21,7 @@ from agentopt.evaluators.judges.judge_call import (
     JUDGE_TEXT_CHARS,
     call_judge,
     capped_reasons,
+    sent_schema,
 )
 from agentopt.evaluators.judges.prompt_judge import scale_schema
 from agentopt.evaluators.judges.prompty_judge import SCHEMA as PROMPTY_SCHEMA
@@ -36,6 +37,7 @@ from agentopt.models import CallLayer, ProviderConfig
 from agentopt.models.prompted_tools import prompted_request
 from agentopt.models.providers.local_tools import capped_strings
 from agentopt.models.schema_dialect import keyed, reply_problems, restore, to_strict
+from agentopt.models.structured import schema_max_tokens
 from agentopt.models.types import ChatRequest, Message, ToolDef
 from agentopt.workflows.generate.schemas import answers_schema, batch_schema, rubric_schema
 from agentopt.workflows.optimize.strategies.instructions import SCHEMA as INSTRUCTIONS_SCHEMA
@@ -86,8 +88,7 @@ def produced_schemas() -> dict[str, dict[str, Any]]:
             "simulator": SIMULATOR_SCHEMA,
         }
         for name, schema in judges.items():
-            sent = capped_reasons(schema)
-            out[f"judge.{name}.{tag}"] = capped_strings(sent, JUDGE_TEXT_CHARS) if bounded else sent
+            out[f"judge.{name}.{tag}"], _ = sent_schema(schema, grammar=bounded)
     out["optimize.instructions"] = INSTRUCTIONS_SCHEMA
     out["optimize.skill"] = SKILL_SCHEMA
     tools = real_tools()
@@ -354,3 +355,22 @@ def test_restore_and_keyed_read_the_rich_schema() -> None:
         "minItems": 2,
         "maxItems": 2,
     }
+
+
+def test_a_judge_sends_its_schema_worked_out_once_and_a_fresh_copy_each_call() -> None:
+    """What `call_judge` sends is the schema with its reasons capped (and, to a grammar-decoded
+    judge, every free string), and the bound of its reply; worked out once per schema, and
+    a copy the caller may change without changing the next call's."""
+    schema = _schema_for(CRITERIA, exact_count=True)
+    for grammar in (False, True):
+        expected = capped_reasons(schema)
+        if grammar:
+            expected = capped_strings(expected, JUDGE_TEXT_CHARS)
+        first, bound = sent_schema(schema, grammar=grammar)
+        assert first == expected and bound == schema_max_tokens(expected)
+        first["properties"].clear()
+        again, _ = sent_schema(schema, grammar=grammar)
+        assert again == expected
+    free = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
+    assert sent_schema(free, grammar=True)[0]["properties"]["note"]["maxLength"] == JUDGE_TEXT_CHARS
+    assert "maxLength" not in sent_schema(free, grammar=False)[0]["properties"]["note"]

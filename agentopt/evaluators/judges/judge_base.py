@@ -3,6 +3,7 @@ and the 1–5 reply shape."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
@@ -115,21 +116,26 @@ class JudgeEvaluator(EvaluatorBase):
         )
 
 
-def sample_texts(sample: EvalSample) -> dict[str, str | None]:
-    """The sample's texts as judge data blocks (None = absent)."""
-    return {
-        "query": sample.query or None,
-        "response": sample.response,
-        "history": format_history(sample.history) if sample.history else None,
-        "ground_truth": sample.ground_truth or None,
-        "context": sample.context or None,
-        "tool_calls": format_tool_calls(sample.tool_calls) if sample.tool_calls else None,
-        "tool_definitions": format_tool_definitions(sample.tool_definitions)
-        if sample.tool_definitions
-        else None,
-        "instructions": sample.instructions or None,
-        "goal": sample.goal if sample.scope == "conversation" and sample.goal else None,
-    }
+_TEXTS: dict[str, Callable[[EvalSample], str | None]] = {
+    "query": lambda s: s.query or None,
+    "response": lambda s: s.response,
+    "history": lambda s: format_history(s.history) if s.history else None,
+    "ground_truth": lambda s: s.ground_truth or None,
+    "context": lambda s: s.context or None,
+    "tool_calls": lambda s: format_tool_calls(s.tool_calls) if s.tool_calls else None,
+    "tool_definitions": lambda s: (
+        format_tool_definitions(s.tool_definitions) if s.tool_definitions else None
+    ),
+    "instructions": lambda s: s.instructions or None,
+    "goal": lambda s: s.goal if s.scope == "conversation" and s.goal else None,
+}
+
+
+def sample_texts(sample: EvalSample, only: tuple[str, ...] | None = None) -> dict[str, str | None]:
+    """The sample's texts as judge data blocks (None = absent); `only` these, when a judge
+    says which it shows (formatting the tool definitions for a judge that never shows them
+    was a tenth of its own work)."""
+    return {name: _TEXTS[name](sample) for name in (only or _TEXTS)}
 
 
 def scope_params(sample: EvalSample) -> dict[str, Any]:
@@ -143,5 +149,5 @@ def scoped(sample: EvalSample, data: dict[str, str | None]) -> dict[str, str | N
     judge shows them then, including those that look only at the answer for one turn)."""
     if sample.scope != "conversation":
         return data
-    texts = sample_texts(sample)
-    return {**data, "history": texts["history"], "goal": texts["goal"]}
+    texts = sample_texts(sample, ("history", "goal"))
+    return {**data, **texts}

@@ -35,7 +35,7 @@ from agentopt.core.errors import ModelCallError
 from agentopt.core.redaction import redact
 from agentopt.evaluators.judges.parsing import JudgeParseError, parse_reply
 from agentopt.models.providers.local_tools import capped_strings
-from agentopt.models.schema_dialect import reply_problems
+from agentopt.models.schema_dialect import reply_problems, schema_text
 from agentopt.models.structured import cut_off, schema_max_tokens
 from agentopt.models.types import ChatRequest, Message, Pool
 
@@ -121,7 +121,7 @@ def named_entries(
     bounds) also fixes the entries to one per name, in order (`pin_entries`). A fresh copy
     each call, built once (a judge asks for the same names every time)."""
     return json.loads(  # type: ignore[no-any-return]
-        _named_entries_text(json.dumps(schema), array, key, tuple(names), exact_count)
+        _named_entries_text(schema_text(schema), array, key, tuple(names), exact_count)
     )
 
 
@@ -134,7 +134,7 @@ def _named_entries_text(
     entries["items"]["properties"][key] = {"type": "string", "enum": list(names)}
     if exact_count:
         pin_entries(entries, key, list(names))
-    return json.dumps(out)
+    return schema_text(out)
 
 
 def pin_entries(array_schema: dict[str, Any], key: str, values: list[str]) -> None:
@@ -150,6 +150,28 @@ def pin_entries(array_schema: dict[str, Any], key: str, values: list[str]) -> No
         entries.append(entry)
     array_schema["prefixItems"] = entries
     array_schema["minItems"] = array_schema["maxItems"] = len(values)
+
+
+def sent_schema(schema: dict[str, Any], *, grammar: bool) -> tuple[dict[str, Any], int]:
+    """The schema a judge call sends (reasons capped; every free string too for a
+    grammar-decoded judge) and the most tokens its reply needs: a fresh copy each call, worked
+    out once per schema (a judge sends the same one on every call; the walks took ~20 µs a
+    call)."""
+    text, max_tokens = _sent_text(schema_text(schema), grammar)
+    return json.loads(text), max_tokens
+
+
+@lru_cache(maxsize=256)
+def _sent_text(schema: str, grammar: bool) -> tuple[str, int]:
+    sent, max_tokens = _sent(json.loads(schema), grammar)
+    return schema_text(sent), max_tokens
+
+
+def _sent(schema: dict[str, Any], grammar: bool) -> tuple[dict[str, Any], int]:
+    sent = capped_reasons(schema)
+    if grammar:
+        sent = capped_strings(sent, JUDGE_TEXT_CHARS)
+    return sent, schema_max_tokens(sent)
 
 
 def capped_reasons(schema: Any, limit: int = JUDGE_TEXT_CHARS) -> Any:
@@ -251,10 +273,7 @@ async def call_judge(
     """
     outcome: JudgeOutcome[M] = JudgeOutcome()
     conversation = list(messages)
-    schema = capped_reasons(schema)
-    if layer.grammar_decoded(model):
-        schema = capped_strings(schema, JUDGE_TEXT_CHARS)
-    max_tokens = schema_max_tokens(schema)
+    schema, max_tokens = sent_schema(schema, grammar=layer.grammar_decoded(model))
     for _ in range(1 + MAX_REASKS):
         request = ChatRequest(
             messages=conversation,

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 SYSTEM_TEMPLATE = "_system.j2"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _MARK = "\x00boundary\x00"
+_TEXT_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+"""`json.dumps(..., ensure_ascii=False, default=str)` without a new encoder per call (the
+prompt of every judge call writes a few)."""
 
 
 def judge_environment() -> Environment:
@@ -50,7 +53,7 @@ def _system_text() -> str:
 
 def make_boundary(data: Mapping[str, str]) -> str:
     """12 hex characters from the data's hash, re-drawn until no data value contains them."""
-    blob = json.dumps(dict(sorted(data.items())), ensure_ascii=False)
+    blob = _TEXT_JSON.encode(dict(sorted(data.items())))
     salt = 0
     while True:
         boundary = sha256_hex(f"{salt}:{blob}".encode())[:12]
@@ -149,7 +152,7 @@ def format_tool_calls(calls: list[Any], *, max_result_chars: int = 4000) -> str:
         if len(text) > max_result_chars:
             result = text[:max_result_chars] + f"… [cut: {len(text) - max_result_chars} more chars]"
         entry = {"call": i, "tool": call.name, "arguments": call.arguments, "result": result}
-        lines.append(json.dumps(entry, ensure_ascii=False, default=str))
+        lines.append(_TEXT_JSON.encode(entry))
     return "\n".join(lines)
 
 
@@ -159,7 +162,7 @@ def format_tool_definitions(definitions: list[dict[str, Any]]) -> str:
     for d in definitions:
         fn = d.get("function", d)
         entry = {k: fn.get(k) for k in ("name", "description", "parameters") if k in fn}
-        lines.append(json.dumps(entry, ensure_ascii=False, default=str))
+        lines.append(_TEXT_JSON.encode(entry))
     return "\n".join(lines)
 
 

@@ -53,6 +53,9 @@ SCHEMA = entries_schema(
     {"name": {"type": "string"}, "passed": {"type": "boolean"}, "reason": {"type": "string"}},
 )
 
+_SHOWN = ("query", "response", "history", "tool_calls", "instructions")
+"""The sample's texts this judge shows."""
+
 
 def _schema_for(names: list[str], *, exact_count: bool = False) -> dict[str, Any]:
     """SCHEMA with verdict names restricted to these criteria (`named_entries`)."""
@@ -211,14 +214,14 @@ class TaskAdherence(JudgeEvaluator):
         method = self._method(sample) if criteria else "judge"
         if method != "judge":
             return await self._model_free(sample, criteria, method)
-        texts = sample_texts(sample)
+        texts = sample_texts(sample, _SHOWN)
         if not criteria:
             if not sample.instructions:
                 return missing_input(self.name, "criteria or the agent's instructions")
             criteria = [INSTRUCTIONS_CRITERION]
         else:
             texts["instructions"] = None
-        data = {k: texts[k] for k in ("query", "response", "history", "tool_calls", "instructions")}
+        data = {k: texts[k] for k in _SHOWN}
         if not data["query"]:
             data["query"] = "(no query)"
         outcome = await call_judge(

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentopt.contracts.usage import Usage
 from agentopt.core import limits
 from agentopt.models.classify import answer_too_large, unusable_answer
-from agentopt.models.types import ChatRequest, ChatResponse, FunctionCall, Message, ToolCall
+from agentopt.models.types import ChatRequest, ChatResponse, Message
 
 
 def message_to_wire(message: Message, *, string_content: bool = False) -> dict[str, Any]:
@@ -79,7 +78,9 @@ def request_to_wire(
         ],
     }
     if request.tools:
-        body["tools"] = [t.model_dump() for t in request.tools]
+        # The definitions as they are (`model_dump` copied each deeply on every call): the
+        # body is written out, never changed in place.
+        body["tools"] = [{"type": t.type, "function": t.function} for t in request.tools]
         if request.tool_choice is not None:
             body["tool_choice"] = request.tool_choice
     if not reasoning:
@@ -123,14 +124,14 @@ def _response(
     data: dict[str, Any], choice: dict[str, Any], provider: str, model: str
 ) -> ChatResponse:
     raw = choice.get("message") or {}
-    calls = [
-        ToolCall(
-            id=str(tc.get("id") or f"call_{i}"),
-            function=FunctionCall(
-                name=str((tc.get("function") or {}).get("name") or ""),
-                arguments=str((tc.get("function") or {}).get("arguments") or "{}"),
-            ),
-        )
+    calls: list[dict[str, Any]] = [
+        {
+            "id": str(tc.get("id") or f"call_{i}"),
+            "function": {
+                "name": str((tc.get("function") or {}).get("name") or ""),
+                "arguments": str((tc.get("function") or {}).get("arguments") or "{}"),
+            },
+        }
         for i, tc in enumerate(raw.get("tool_calls") or [])
         if (tc.get("type") or "function") == "function"
     ]
@@ -138,18 +139,22 @@ def _response(
     if content is None and raw.get("refusal"):
         content = str(raw["refusal"])
     size = limits.oversize(content if isinstance(content, str) else None) or limits.oversize(
-        "".join(c.function.arguments for c in calls)
+        "".join(c["function"]["arguments"] for c in calls)
     )
     if size is not None:  # the SDK's path read it whole; it goes no further
         raise answer_too_large(provider, model, size)
     usage = data.get("usage") or {}
-    return ChatResponse(
-        message=Message(role="assistant", content=content, tool_calls=calls or None),
-        finish_reason=choice.get("finish_reason"),
-        usage=Usage(
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-        ),
-        model=str(data.get("model") or model),
-        provider=provider,
+    # One validation of the whole answer (a model per part, each validated on its own, took
+    # twice as long); a wrong type anywhere is a ValueError, as it was.
+    return ChatResponse.model_validate(
+        {
+            "message": {"role": "assistant", "content": content, "tool_calls": calls or None},
+            "finish_reason": choice.get("finish_reason"),
+            "usage": {
+                "input_tokens": int(usage.get("prompt_tokens") or 0),
+                "output_tokens": int(usage.get("completion_tokens") or 0),
+            },
+            "model": str(data.get("model") or model),
+            "provider": provider,
+        }
     )
