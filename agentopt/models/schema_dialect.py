@@ -403,7 +403,7 @@ def schema_text(schema: Any) -> str:
     writes it in a third of `json.dumps`'s time; what it refuses, json.dumps writes)."""
     try:
         return to_json(schema, inf_nan_mode="constants").decode()
-    except (PydanticSerializationError, UnicodeDecodeError):
+    except PydanticSerializationError:  # a lone surrogate
         return json.dumps(schema)
 
 
