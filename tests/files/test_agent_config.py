@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -331,3 +332,30 @@ def test_write_refuses_then_backs_up_existing_folder(tmp_path: Path) -> None:
     assert (saved / "instructions.md").read_text(encoding="utf-8") == "v1\n"
     assert load_agent_config(folder)[0].instructions == "v2"
     assert not list(folder.parent.glob(".baseline.*"))  # no temp folder left behind
+
+
+def test_a_write_that_fails_midway_leaves_the_old_folder_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files are written into a staging folder, each fsynced before the folder is renamed
+    into place; a failure on any file leaves the previous configuration as it was and no
+    staging folder behind."""
+    folder = tmp_path / ".agent_configs" / "baseline"
+    write_agent_config(folder, AgentDefinition(name="a", instructions="v1", tools=[TOOL]))
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        if len(synced) == 2:  # the second file (tools.json)
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OSError, match="No space left"):
+        write_agent_config(
+            folder, AgentDefinition(name="a", instructions="v2", tools=[TOOL]), overwrite=True
+        )
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert load_agent_config(folder)[0].instructions == "v1"
+    assert [p.name for p in folder.parent.iterdir()] == ["baseline"]

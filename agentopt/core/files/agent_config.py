@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentopt.core.atomic import free_aside_name, json_bytes, write_bytes_atomic
+from agentopt.core.atomic import free_aside_name, fsync_folder, json_bytes, write_staged_files
 from agentopt.core.errors import ConfigError, InputError, Problem
 from agentopt.core.files import bounded
 from agentopt.core.files.agent_definition import AgentDefinition, McpServer, Skill
@@ -161,12 +161,13 @@ def write_agent_config(
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        _write_into(tmp, files if files is not None else agent_config_files(defn))
+        write_staged_files(tmp, files if files is not None else agent_config_files(defn))
         saved = None
         if folder.exists():
             saved = free_aside_name(folder)
             folder.rename(saved)
         tmp.rename(folder)
+        fsync_folder(folder.parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -174,11 +175,6 @@ def write_agent_config(
         saved.rmdir()
         saved = None
     return saved
-
-
-def _write_into(folder: Path, files: dict[str, bytes]) -> None:
-    for name, data in files.items():
-        write_bytes_atomic(folder / name, data)
 
 
 def agent_config_files(defn: AgentDefinition) -> dict[str, bytes]:

@@ -194,16 +194,11 @@ async def _baseline(ctx: JobContext) -> None:
         created_at=ctx.job.started_at,
     )
     ctx.job.candidates.append(record)
-    # Its folder is written off the loop while it runs (as a screened candidate's is).
-    write = ctx.store.candidate_writer(BASELINE_ID, agent)
-    folder = asyncio.ensure_future(asyncio.to_thread(write))
+    ctx.write_folder(BASELINE_ID, agent)
     names = list(ctx.splits.validation.names)
     ctx.sink.status(f"baseline: evaluating on {len(names)} validation tasks")
-    try:
-        async with CandidateRun(ctx.eval, BASELINE_ID, agent) as run:
-            await run.evaluate(names)
-    finally:
-        await folder
+    async with CandidateRun(ctx.eval, BASELINE_ID, agent) as run:
+        await run.evaluate(names)
     validation = ctx.splits.validation.names
     _require_scores(ctx, validation)
     fill_validation(
@@ -297,6 +292,7 @@ async def _run_on(prepared: PreparedJob, sink: OptimizeSink, executor: Executor)
         ctx.count_calls("test", mark)
         if ctx.eval.stop_requested:
             raise _interrupted(ctx)
+        await ctx.folders_written()
         ctx.job.status = "completed"
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise _interrupted(ctx) from None
@@ -310,6 +306,7 @@ async def _run_on(prepared: PreparedJob, sink: OptimizeSink, executor: Executor)
         if handled:
             loop.remove_signal_handler(signal.SIGINT)
         try:
+            await ctx.folders_written(raise_error=False)  # no worker outlives the job
             if ctx.job.status == "completed":
                 _final_save(ctx)  # written with the journal's last batch by the close below
         finally:

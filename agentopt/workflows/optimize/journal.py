@@ -18,8 +18,6 @@ for both writers.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -188,16 +186,10 @@ class JobStore:
         def write() -> Path:
             if folder.is_dir():
                 return folder
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=f".{cand_id}.", dir=folder.parent))
-            try:
-                staged = tmp / cand_id
-                write_agent_config(staged, portable, files=files)
-                if module is not None and module.is_file():
-                    shutil.copy2(module, staged / module.name)
-                staged.rename(folder)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+            staged = files
+            if module is not None and module.is_file():
+                staged = {**files, module.name: module.read_bytes()}
+            write_agent_config(folder, portable, files=staged)
             return folder
 
         return write

@@ -3,8 +3,6 @@ validation race. Its own module so the loop reads as plan → propose → screen
 
 from __future__ import annotations
 
-import asyncio
-
 from agentopt.contracts.optimize_job import Outranked, Screening
 from agentopt.core.errors import BudgetExceeded
 from agentopt.workflows.optimize.evaluation import (
@@ -26,11 +24,7 @@ async def screen(ctx: JobContext, out: SlotOutcome) -> None:
     plan = out.plan
     assert out.cand_id is not None
     definition = ctx.definitions[out.cand_id]
-    # The folder (what `apply` copies) is written off the loop while the candidate is
-    # screened (awaited before the screening, its 5-10 ms of fsyncs held up each one).
-    folder = asyncio.ensure_future(
-        asyncio.to_thread(ctx.store.candidate_writer(out.cand_id, definition))
-    )
+    ctx.write_folder(out.cand_id, definition)
     try:
         async with CandidateRun(ctx.eval, out.cand_id, definition) as run:
             ctx.sink.status(f"{out.cand_id}: screening on {len(plan.minibatch)} train tasks")
@@ -71,5 +65,3 @@ async def screen(ctx: JobContext, out: SlotOutcome) -> None:
                     )  # fmt: skip
     except (BudgetExceeded, StopRequested) as exc:
         out.failure = exc
-    finally:
-        await folder
