@@ -46,6 +46,8 @@ def write_staged_files(folder: Path, files: Mapping[str, bytes]) -> None:
     folder, and took twice the fsyncs: ~16 ms a candidate folder in an optimize run."""
     folders = {folder}
     for name, data in files.items():
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise ValueError(f"{name!r} is not a path inside {folder}")
         path = folder / name
         try:
             if path.parent not in folders:

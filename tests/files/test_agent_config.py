@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentopt.core.atomic import write_staged_files
 from agentopt.core.errors import ConfigError
 from agentopt.core.files.agent_config import (
     compose_system_prompt,
@@ -359,3 +360,12 @@ def test_a_write_that_fails_midway_leaves_the_old_folder_whole(
     monkeypatch.setattr(os, "fsync", real_fsync)
     assert load_agent_config(folder)[0].instructions == "v1"
     assert [p.name for p in folder.parent.iterdir()] == ["baseline"]
+
+
+@pytest.mark.parametrize("name", ["../escaped.md", "skills/../../escaped.md", "/tmp/escaped.md"])
+def test_a_staged_file_never_lands_outside_its_folder(tmp_path: Path, name: str) -> None:
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with pytest.raises(ValueError, match="not a path inside"):
+        write_staged_files(staging, {"instructions.md": b"ok\n", name: b"x"})
+    assert not (tmp_path / "escaped.md").exists()

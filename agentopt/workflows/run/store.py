@@ -43,27 +43,26 @@ from agentopt.core.paths import inside_project, runs_dir
 from agentopt.core.redaction import current as current_redactor
 from agentopt.core.redaction import model_line, redact_data, redact_json
 from agentopt.evaluators.run_stats import RunTally
-from agentopt.workflows.run.unit_usage import RecordUsage, UnitUsage, line_usage, record_usage
+from agentopt.workflows.run.unit_usage import RecordUsage, UnitUsage, record_usage
 
 UnitKey = tuple[int, int]
 """(task position, repeat)."""
 
 
 class _Verdict(Record):
-    """The part of a journal line the scan reads (the record is read when results are)."""
+    """The part of a journal line the store reads: the verdict, and of the record only what
+    its requests and tokens are counted from (the record is read whole when results are;
+    here the rest of it is skipped by the parser, not built: 8 µs a replayed line, not 11)."""
+
+    model_config = ConfigDict(extra="ignore")
 
     task: int
     repeat: int
     score: TaskScore
-
-
-class _Replayed(_Verdict):
-    """A replayed line as `append_line` reads it: the verdict, and of the record only what
-    its usage needs (the rest is skipped, not built: 8 µs a line instead of 11)."""
-
-    model_config = ConfigDict(extra="ignore")
-
     record: RecordUsage | None = None
+
+    def usage(self) -> UnitUsage:
+        return self.record.usage() if self.record is not None else (0, 0, 0)
 
 
 @dataclass
@@ -147,9 +146,8 @@ class RunStore:
         finds something), parsed once for its verdict, then written."""
         if not current_redactor().json_text_clean(text):
             _, text = redact_json(json.loads(text))
-        verdict = _Replayed.model_validate_json(text)
-        usage = verdict.record.usage() if verdict.record is not None else (0, 0, 0)
-        self._add((verdict.task, verdict.repeat), verdict.score, usage, text)
+        verdict = _Verdict.model_validate_json(text)
+        self._add((verdict.task, verdict.repeat), verdict.score, verdict.usage(), text)
 
     def _add(self, key: UnitKey, score: TaskScore, usage: UnitUsage, text: str) -> int:
         self._scan()
@@ -305,7 +303,7 @@ class RunStore:
                 verdict = parse_record(_Verdict, data, source=source)
                 key = (verdict.task, verdict.repeat)
                 # A unit run again on --resume (it had failed) is journaled twice: last wins.
-                units.put(key, at, verdict.score, line_usage(data.get("record") or {}))
+                units.put(key, at, verdict.score, verdict.usage())
                 self._tally.add(key, verdict.score)
 
     def _journal_end(self) -> int:

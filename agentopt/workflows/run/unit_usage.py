@@ -1,6 +1,6 @@
-"""What a unit's journal line says it spent: its requests and tokens, read from the record
-object (`record_usage`), from a line parsed as JSON (`line_usage`, the `--resume` scan), or
-from a line validated for that alone (`RecordUsage`, a replayed unit)."""
+"""What a unit spent, its requests and tokens: read from its record as the run holds it
+(`record_usage`), or from its journal line (`RecordUsage`: what the `--resume` scan and a
+replayed unit validate of the record, and nothing more)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class Answered(LazyModel):
 
 
 class Tokens(LazyModel):
-    """A record's token counts (null in a line read as 0, as `line_usage` reads them)."""
+    """A record's token counts (null in an older line: 0)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -34,7 +34,7 @@ class Tokens(LazyModel):
 
 
 class RecordUsage(Answered):
-    """The part of a record `line_usage` reads."""
+    """The part of a journal line's record its usage is counted from."""
 
     turns: list[Answered] | None = None
     tokens: Tokens | None = None
@@ -53,11 +53,3 @@ def record_usage(record: RepeatOutcome) -> UnitUsage:
     else:
         calls = int(bool(record.response or record.error is not None))
     return calls, record.tokens.input, record.tokens.output
-
-
-def line_usage(record: dict[str, Any]) -> UnitUsage:
-    """`record_usage` of a record as a journal line holds it."""
-    turns = record.get("turns") or [record]
-    calls = sum(1 for t in turns if t.get("response") or t.get("error"))
-    tokens = record.get("tokens") or {}
-    return calls, int(tokens.get("input") or 0), int(tokens.get("output") or 0)
