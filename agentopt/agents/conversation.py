@@ -19,7 +19,7 @@ from typing import Any
 from agentopt.agents.base import RunConfig
 from agentopt.contracts.task import MAX_TURNS, Task
 from agentopt.contracts.transcript import TurnError, TurnResult
-from agentopt.core import limits
+from agentopt.core import alarms, limits
 from agentopt.core.errors import (
     AgentError,
     AgentoptError,
@@ -259,15 +259,40 @@ class _DeadlinePassed(Exception):
 
 
 async def _bounded(turn: Awaitable[TurnResult], config: RunConfig) -> TurnResult:
-    """Await the turn under the per-turn deadline, abandoning it if `config.cancel` is set."""
-    deadline = asyncio.timeout(config.turn_timeout_s)
+    """Await the turn under the per-turn deadline, abandoning it if `config.cancel` is set.
+
+    The deadline is a watch on the loop's one timer (`core.alarms`), where `asyncio.timeout`
+    armed and cancelled a timer of its own for every turn; it acts as `asyncio.timeout` does:
+    at the deadline the task is cancelled, and that cancellation, its own alone, ends the
+    turn as passed its deadline."""
+    limit = config.turn_timeout_s
+    if limit is None:
+        return await _cancellable(turn, config)
+    task = asyncio.current_task()
+    assert task is not None
+    cancelling = task.cancelling()
+    expired: list[bool] = []
+
+    def expire() -> None:
+        expired.append(True)
+        task.cancel()
+
+    key = alarms.watch(expire, limit)
     try:
-        async with deadline:
-            return await _cancellable(turn, config)
-    except TimeoutError:
-        if deadline.expired():
+        result = await _cancellable(turn, config)
+    except asyncio.CancelledError:
+        if expired and task.uncancel() <= cancelling:
             raise _DeadlinePassed from None
         raise
+    except BaseException:
+        if expired:
+            task.uncancel()
+        raise
+    finally:
+        alarms.unwatch(key)
+    if expired:  # the turn swallowed the cancellation and finished
+        task.uncancel()
+    return result
 
 
 async def _cancellable(turn: Awaitable[TurnResult], config: RunConfig) -> TurnResult:

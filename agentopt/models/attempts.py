@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from agentopt.core import alarms
 from agentopt.core.errors import AgentoptError, ModelCallError
 from agentopt.models.call_progress import CURRENT_PROGRESS, CallProgress
 from agentopt.models.calllog import log_failure
@@ -190,11 +191,11 @@ async def _watched(
     """`send()` awaited in this task under a watchdog that cuts it (raising `_Cut`) when a
     rule says so.
 
-    `send()` sees `progress` as the current call's (`CURRENT_PROGRESS`). The watchdog is one
-    timer that wakes when the nearest limit falls due and checks again (a token may have
-    moved it), and at a cut cancels this task. It was a task per attempt for `send()` and an
-    `asyncio.wait` per wake: a task, two futures and a loop round trip more for every call
-    (as turns paid before `conversation._cancellable`)."""
+    `send()` sees `progress` as the current call's (`CURRENT_PROGRESS`). The watchdog is a
+    watch on the loop's one timer (`core.alarms`): asked when the nearest limit falls due, it
+    checks again (a token may have moved it), and at a cut cancels this task. It was a task
+    per attempt for `send()` and an `asyncio.wait` per wake, then a timer of its own per
+    attempt."""
     progress.new_attempt()
     started, queued_before = clock(), progress.waiting_s(clock())
 
@@ -227,25 +228,20 @@ async def _watched(
         raise _Cut(rule, window)
     task = asyncio.current_task()
     assert task is not None
-    loop = asyncio.get_running_loop()
     fired: list[_Cut] = []
-    timer: list[asyncio.TimerHandle] = []
+    # A stream may start, or stop, at any moment: it is looked at every so often.
+    every = None if windows.stall_s is None else max(0.01, min(1.0, windows.stall_s / 8))
 
-    def arm(wait: float) -> None:
-        if windows.stall_s is not None:  # a stream may start, or stop, at any moment
-            wait = min(wait, max(0.01, min(1.0, windows.stall_s / 8)))
-        timer[:] = [loop.call_later(wait, check)]
-
-    def check() -> None:
+    def check() -> float | None:
         wait, rule, window = due()
         if wait > 0:
-            arm(wait)
-            return
+            return wait if every is None else min(wait, every)
         fired.append(_Cut(rule, window))
         progress.cancelled.set()
         task.cancel()
+        return None
 
-    arm(wait)
+    watched = alarms.watch(check, wait if every is None else min(wait, every))
     token = CURRENT_PROGRESS.set(progress)
     try:
         value = await send()
@@ -259,7 +255,7 @@ async def _watched(
             raise  # the caller cancelled too
         raise fired[0] from None
     finally:
-        timer[0].cancel()
+        alarms.unwatch(watched)
         CURRENT_PROGRESS.reset(token)
     if fired:  # the attempt swallowed the cut's cancellation and finished anyway
         task.uncancel()
