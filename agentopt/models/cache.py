@@ -272,10 +272,11 @@ class ResponseCache(CacheSurface):
         created here but by the writer thread with its first batch (its creation took 7 ms
         of fsyncs on the loop's thread at the start of a run): until then there is nothing
         to read, and the index is empty."""
-        if not self._index.loaded and not self.path.exists():
-            self._index.load_empty()
+        if not self.path.exists():
+            if not self._index.loaded:
+                self._index.load_empty()
             return False
-        result = self._guard("open", lambda: connect(self.path))
+        result = self._guard("open", lambda: connect(self.path, reader=True))
         if result is not None and not self._index.loaded:
             self._guard("read", lambda: self._index.load(result))
             if self._disabled:  # the index could not be read
