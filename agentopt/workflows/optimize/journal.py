@@ -27,7 +27,7 @@ from agentopt.contracts.record import read_journal
 from agentopt.core.atomic import (
     append_lines_fsync,
     json_bytes,
-    write_bytes_atomic,
+    write_files_atomic,
     write_json_atomic,
 )
 from agentopt.core.batch_writer import LINGER_S, BatchWriter
@@ -156,9 +156,7 @@ class JobStore:
     @staticmethod
     def _write_files(files: Sequence[tuple[Path, bytes]]) -> None:
         """The files' writer thread: the latest contents of each file queued so far."""
-        latest = dict(files)
-        for path, data in latest.items():
-            write_bytes_atomic(path, data)
+        write_files_atomic(dict(files))
 
     def entries(self) -> Iterator[OptimizeEntry]:
         """Journal entries in order (what was appended is flushed first); a torn last line
