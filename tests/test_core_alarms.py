@@ -62,3 +62,24 @@ def test_many_watches_in_flight_share_one_timer() -> None:
         return during, len(keys)
 
     assert asyncio.run(main()) == (1, 100)
+
+
+def test_a_check_that_fails_is_reported_and_the_other_watches_still_fire() -> None:
+    asked: list[str] = []
+    reported: list[str] = []
+
+    def broken() -> float | None:
+        raise ValueError("broken check")
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(
+            lambda _loop, context: reported.append(str(context["exception"]))
+        )
+        alarms.watch(broken, 0.01)
+        done = loop.create_future()
+        alarms.watch(lambda: asked.append("after") or done.set_result(None), 0.01)  # type: ignore[func-returns-value]
+        await asyncio.wait_for(done, 2)
+
+    asyncio.run(main())
+    assert (asked, reported) == (["after"], ["broken check"])

@@ -57,7 +57,13 @@ class _Alarms:
         for key, (at, check) in list(self.watches.items()):
             if at > now or key not in self.watches:
                 continue  # not due, or a check before it ended this watch
-            wait = check()
+            try:
+                wait = check()
+            except Exception as exc:  # reported as a failed loop callback is; the rest go on
+                loop.call_exception_handler(
+                    {"message": "a watch's check failed; the watch ends", "exception": exc}
+                )
+                wait = None
             if wait is None:
                 self.watches.pop(key, None)
             else:
