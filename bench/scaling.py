@@ -59,8 +59,8 @@ def run(sizes: tuple[int, ...] = SIZES, rerun: bool = False) -> list[dict[str, A
                     {
                         "bench": "scaling",
                         "case": f"{n:,} tasks again, every call cached",
-                        "value": f"CPU ×{again.cpu_s / m.cpu_s:.2f} the first run's",
-                        "detail": f"cpu {again.cpu_s:.1f} s vs {m.cpu_s:.1f} s, wall "
+                        "value": f"CPU ×{again.cpu_s / m.cpu_s:.3f} the first run's",
+                        "detail": f"cpu {again.cpu_s:.2f} s vs {m.cpu_s:.2f} s, wall "
                         f"{again.wall_s:.1f} s, peak {again.peak_mb:.0f} MB, requests "
                         f"{srv.count()}, exit {again.exit_code}, load {os.getloadavg()[0]:.1f}",
                     }
