@@ -139,7 +139,10 @@ class ResponseCache(CacheSurface):
 
     async def present(self, keys: list[str]) -> set[str]:
         """Which of `keys` are cached, their answers not read (a replayed unit does not use
-        them again); each counts as a hit of its row, as a read would."""
+        them again); each counts as a hit of its row, as a read would. The key index answers
+        when it holds the whole file (a cached rerun of 10,000 units spent 31 ms of SQL
+        here): a row another process deletes during the run is then still counted, the race
+        any lookup has with a delete that follows it."""
         if self._disabled or not keys:
             return set()
         found = {key for key in keys if key in self._unwritten}
@@ -261,6 +264,8 @@ class ResponseCache(CacheSurface):
             assert reader is not None
             self._guard("read", lambda: index.refresh(reader))
         keys = [key for key in keys if index.may_hold(key)]
+        if not payloads and index.whole:
+            return {key: {} for key in keys}
         if not keys or self._disabled or (self._reader is None and not self._open_reader()):
             return {}
         reader = self._reader

@@ -181,6 +181,57 @@ def test_the_index_holds_what_it_took_and_nothing_else_in_16_bytes_a_key() -> No
     assert len(table._slots) * 8 <= 32 * len(taken)
 
 
+def test_hashes_taken_at_once_are_held_as_one_by_one_and_in_the_same_room() -> None:
+    """A file's keys are loaded in one call with the room made ahead (`reserve`, then
+    `add_many`): the same hashes held, collisions, duplicates and 0 included, and the table
+    no larger than adding them one by one makes it."""
+    import random
+
+    from agentopt.models.cache_index import _HashTable
+
+    rng = random.Random(5)
+    taken = [rng.getrandbits(64) - 2**63 for _ in range(20_000)]
+    taken += [0, 1024, 2048, -1024, taken[0], taken[1]]  # a slot's collisions, 0, repeats
+    bulk, single = _HashTable(), _HashTable()
+    bulk.reserve(len(taken))
+    bulk.add_many(taken)
+    bulk.add_many(taken[:5000])  # a refresh that brings rows already held grows nothing
+    for h in taken:
+        single.add(h)
+    assert all(bulk.holds(h) for h in taken)
+    others = {rng.getrandbits(64) - 2**63 for _ in range(20_000)} - set(taken)
+    assert not any(bulk.holds(h) for h in others)
+    assert bulk._used == single._used and len(bulk._slots) == len(single._slots)
+
+
+def test_presence_is_told_by_the_index_without_sql_and_a_row_deleted_before_is_absent(
+    tmp_path: Path,
+) -> None:
+    """A replayed unit asks only whether its answers are still cached: the key index, which
+    holds the whole file, answers with no statement run; a row deleted before the index was
+    loaded (`cache clear`, another run's prune) is absent, so its unit is played."""
+    db = tmp_path / "c.sqlite"
+    for name in ("kept", "deleted"):
+        add_row(db, key(name))
+    conn = connect(db)
+    conn.execute("DELETE FROM entries WHERE key = ?", (key("deleted"),))
+    conn.close()
+
+    async def main() -> tuple[set[str], list[str], int]:
+        cache = ResponseCache(db)
+        await cache.get(key("kept"))  # opens the reader, loads the index
+        seen = selects(cache)
+        there = await cache.present([key("kept"), key("deleted"), key("never")])
+        hits = cache.hits
+        await cache.aclose()
+        return there, seen, hits
+
+    there, seen, hits = asyncio.run(main())
+    assert there == {key("kept")}
+    assert seen == []
+    assert hits == 2  # the read, and the presence: each counts as a hit of its row
+
+
 def test_the_event_loops_reader_opens_a_whole_file_without_waiting_for_the_writer(
     tmp_path: Path,
 ) -> None:

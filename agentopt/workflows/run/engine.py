@@ -313,7 +313,7 @@ class RunEngine:
                 progress.counts = store.tally.counts
                 self.sink.update(progress, f"{count} units replayed from the cache")
 
-            replayable = replay.playable(pending, store.append_line, self.layer.ledger, replayed)
+            replayable = replay.playable(pending, store.append_lines, self.layer.ledger, replayed)
         played = store.played()
         sim = self.spec.simulator
         lock = asyncio.Lock()

@@ -79,10 +79,22 @@ def task_record(
 ) -> TaskOutcome:
     """Merge the repeats of one task into its results.json entry (the first repeat's
     transcript is shown; every repeat is kept under `repeats` when there are several)."""
-    ordered = sorted(repeats, key=lambda r: r.repeat)
-    first = ordered[0]
-    scores = [r.score for r in ordered if r.score is not None]
-    mean = (sum(scores) / len(scores)) if scores else None
+    first = repeats[0]
+    if len(repeats) == 1:  # nearly every task: its repeat's own figures, nothing to merge
+        ordered: Sequence[RepeatOutcome] = repeats
+        mean, status, tokens = first.score, first.status, first.tokens
+        latency = round(first.latency_s, 4)
+    else:
+        ordered = sorted(repeats, key=lambda r: r.repeat)
+        first = ordered[0]
+        scores = [r.score for r in ordered if r.score is not None]
+        mean = (sum(scores) / len(scores)) if scores else None
+        status = worst(r.status for r in ordered)
+        latency = round(sum(r.latency_s for r in ordered) / len(ordered), 4)
+        tokens = TokenCount(
+            input=sum(r.tokens.input for r in ordered),
+            output=sum(r.tokens.output for r in ordered),
+        )
     return TaskOutcome(
         name=task.name,
         index=task.index,
@@ -93,21 +105,18 @@ def task_record(
         response=first.response,
         tool_calls=first.tool_calls,
         citations=first.citations,
-        status=worst(r.status for r in ordered),
+        status=status,
         score=mean,
         evaluators=first.evaluators,
         error=first.error,
         turns=first.turns,
-        repeats=ordered if len(ordered) > 1 else None,
+        repeats=list(ordered) if len(ordered) > 1 else None,
         mean=stats.mean if stats else mean,
         std=stats.std if stats else None,
         pass_fraction=stats.pass_fraction if stats else None,
         flaky=bool(stats.flaky) if stats else False,
-        latency_s=round(sum(r.latency_s for r in ordered) / len(ordered), 4),
-        tokens=TokenCount(
-            input=sum(r.tokens.input for r in ordered),
-            output=sum(r.tokens.output for r in ordered),
-        ),
+        latency_s=latency,
+        tokens=tokens,
         simulation=first.simulation,
         evaluation_level=first.evaluation_level,
         description=task.description,

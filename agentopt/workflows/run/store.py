@@ -140,14 +140,16 @@ class RunStore:
         text = model_line(entry)  # the write boundary: once
         return text, self._add(entry.key, entry.score, record_usage(entry.record), text)
 
-    def append_line(self, text: str) -> None:
-        """A unit replayed from an earlier run's line (`unit_replay`), renumbered: masked
-        again (a secret known now may not have been then: one scan, a walk only when it
-        finds something), parsed once for its verdict, then written."""
-        if not current_redactor().json_text_clean(text):
-            _, text = redact_json(json.loads(text))
-        verdict = _Verdict.model_validate_json(text)
-        self._add((verdict.task, verdict.repeat), verdict.score, verdict.usage(), text)
+    def append_lines(self, lines: list[str]) -> None:
+        """Units replayed from an earlier run's lines (`unit_replay`), renumbered: each
+        masked again (a secret known now may not have been then: one scan, a walk only when
+        it finds something), parsed once for its verdict, then written."""
+        redactor = current_redactor()
+        for text in lines:
+            if not redactor.json_text_clean(text):
+                _, text = redact_json(json.loads(text))
+            verdict = _Verdict.model_validate_json(text)
+            self._add((verdict.task, verdict.repeat), verdict.score, verdict.usage(), text)
 
     def _add(self, key: UnitKey, score: TaskScore, usage: UnitUsage, text: str) -> int:
         self._scan()

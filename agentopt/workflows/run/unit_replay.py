@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
@@ -150,29 +151,45 @@ class UnitReplay:
     async def playable(
         self,
         units: Iterator[Unit],
-        append: Callable[[str], None],
+        append: Callable[[list[str]], None],
         usage: Ledger,
         on_replayed: Callable[[int], None],
     ) -> AsyncIterator[Unit]:
-        """`units` less those replayed: each of those is given to `append` as its journal
-        line, its cache hits counted in `usage` (the run's ledger), and `on_replayed(n)`
-        is told after each chunk."""
+        """`units` less those replayed: those are given to `append` as their journal lines,
+        the replayed units between two played ones at once (one redactor lookup and one
+        ledger update for them, not one a unit), their cache hits counted in `usage` (the
+        run's ledger), and `on_replayed(n)` is told of each such batch."""
         while chunk := list(islice(units, CHUNK)):
             lines = await self._found(chunk) if self.read else {}
-            done = 0
+            replayed: list[str] = []
+            hits: Counter[str] = Counter()
             for i, unit in enumerate(chunk):
                 found = lines.get(i)
                 if found is None:
+                    if replayed:  # journaled in the units' order, before the one played
+                        self._replayed(replayed, hits, append, usage, on_replayed)
+                        replayed, hits = [], Counter()
                     yield unit
                     continue
-                line, hits = found
-                append(_renumbered(line, unit[0], unit[1]))
-                for pool, count in hits.items():
-                    usage.record_hit(pool, count)
-                done += 1
-            if done:
-                self.replayed += done
-                on_replayed(done)
+                line, used = found
+                replayed.append(_renumbered(line, unit[0], unit[1]))
+                hits.update(used)
+            if replayed:
+                self._replayed(replayed, hits, append, usage, on_replayed)
+
+    def _replayed(
+        self,
+        lines: list[str],
+        hits: Counter[str],
+        append: Callable[[list[str]], None],
+        usage: Ledger,
+        on_replayed: Callable[[int], None],
+    ) -> None:
+        append(lines)
+        for pool, count in hits.items():
+            usage.record_hit(pool, count)
+        self.replayed += len(lines)
+        on_replayed(len(lines))
 
     async def _found(self, chunk: list[Unit]) -> dict[int, tuple[str, dict[str, int]]]:
         """Chunk index → (journal line, cache hits per pool) of the units to replay."""
