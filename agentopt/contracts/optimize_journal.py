@@ -61,6 +61,9 @@ class ProposalEntry(Record):
     leaks: int = 0
     """Lines of a reflection reply dropped because they quoted a task, when no proposal came
     of it (a proposal counts its own in `mutation.leaks_dropped`); written only when set."""
+    empty: bool = False
+    """The optimization model's reply changed nothing (the same text, or only lines quoting
+    a task), so a resumed job counts it as the first session did; written only when set."""
 
     @model_serializer(mode="wrap")
     def _one_outcome(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -74,6 +77,8 @@ class ProposalEntry(Record):
                 data.pop("merge_with", None)
             if not self.leaks:
                 data.pop("leaks", None)
+            if not self.empty:
+                data.pop("empty", None)
         return data
 
 

@@ -12,7 +12,13 @@ from agentopt.contracts.optimize_job import CandidateRecord, JobRecord, Screenin
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task_record import RepeatOutcome, UnitResult
 from agentopt.workflows.optimize.evaluation import UnitBook
-from agentopt.workflows.optimize.perfect import RESIST_LIMIT, nothing_to_learn, resisted
+from agentopt.workflows.optimize.perfect import (
+    RESIST_LIMIT,
+    Barren,
+    nothing_new_to_ask,
+    nothing_to_learn,
+    resisted,
+)
 from tests.optimize.conftest import Models, make_project, optimize, task
 
 
@@ -129,3 +135,60 @@ def test_a_minibatch_of_resisted_failures_and_passes_has_nothing_new_to_teach() 
     assert nothing_to_learn("cand_05", passes, frozenset()).startswith(
         "nothing to learn from: cand_05 passed all 1"
     )
+
+
+def test_a_reflection_that_came_back_unchanged_twice_is_not_asked_again_on_the_same_failures(
+    tmp_path: Path, models: Models
+) -> None:
+    """The optimization model gives the instructions back unchanged: no child, nothing
+    screened, so the failures it was shown never counted as resisting, and it was asked again
+    from the same parent on the same failures (in the bench's `tool-routing` world, a third
+    of the reflection requests). After `RESIST_LIMIT` such replies it is not asked again while
+    the minibatch holds no failure it has not been shown; the rules proposer still is."""
+    instructions = "You are the store's support assistant. Answer briefly."
+    reflect = models.add(
+        "opt_same", lambda req: json.dumps({"instructions": instructions, "rationale": "x"})
+    )
+    models.add("opt_mute", lambda req: "I cannot help with that.")
+    project = make_project(
+        tmp_path,
+        [task(f"tr{i}", "refund window") for i in range(6)],
+        validation=[task(f"va{i}", "refund window") for i in range(4)],
+        instructions=instructions,
+        model="mock:opt_mute",
+        options={"optimization_model": "mock:opt_same"},
+    )
+    outcome = optimize(project, targets=["instructions"], max_stalls=3, seed=4)
+    entries = [json.loads(line) for line in outcome.store.journal.read_text().splitlines()]
+    reflections = [
+        e for e in entries if e["kind"] == "proposal" and e["strategy"] == "instructions:reflect"
+    ]
+    assert len(reflect.requests) == RESIST_LIMIT  # before: one for every reflection slot (4)
+    assert [e.get("empty", False) for e in reflections[:RESIST_LIMIT]] == [True, True]
+    later = reflections[RESIST_LIMIT:]
+    assert later and all(
+        e["reason"].startswith("nothing new to ask instructions:reflect: its replies from "
+        "baseline came back unchanged 2 times") and "empty" not in e
+        for e in later
+    )  # fmt: skip
+    rules = [
+        e for e in entries if e["kind"] == "proposal" and e["strategy"] == "instructions:rules"
+    ]
+    assert rules and all("proposal" in e for e in rules)  # the other proposer goes on
+
+
+def test_a_strategy_that_came_back_empty_is_asked_about_a_failure_it_was_not_shown() -> None:
+    barren = Barren()
+    barren.record("cand_05", "tools", ["t04", "t10"])
+    assert barren.of("cand_05", "tools") == frozenset()  # one empty reply: still asked
+    barren.record("cand_05", "tools", ["t04"])
+    assert barren.of("cand_05", "tools") == {"t04", "t10"}
+    assert barren.of("cand_05", "instructions:reflect") == frozenset()  # another strategy
+    assert barren.of("baseline", "tools") == frozenset()  # another parent
+    shown = {"t04": _unit("t04", 0.0), "t02": _unit("t02", 1.0)}
+    why = nothing_new_to_ask("tools", "cand_05", shown, barren.of("cand_05", "tools"))
+    assert why.endswith("came back unchanged 2 times, on failures that included t04")
+    new = {"t04": _unit("t04", 0.0), "t13": _unit("t13", 0.5)}
+    assert nothing_new_to_ask("tools", "cand_05", new, barren.of("cand_05", "tools")) == ""
+    passes = {"t02": _unit("t02", 1.0)}  # nothing failed: left to `nothing_to_learn`
+    assert nothing_new_to_ask("tools", "cand_05", passes, barren.of("cand_05", "tools")) == ""

@@ -1,5 +1,5 @@
 """When the search has nothing left to learn: a perfect minibatch, failures that resisted
-proposals, and the validation ceiling.
+proposals, failures a strategy has nothing to say about, and the validation ceiling.
 
 All three save calls that could not change the outcome. A parent whose weakest train tasks all
 passed with the top score leaves no failure to reflect on (GEPA skips such a minibatch too),
@@ -11,6 +11,15 @@ minibatch holding only such tasks and passed ones has nothing new to teach. And 
 candidate passes every validation task with the top score, no candidate can rank above it on
 quality, while screening admits only a child that beats its parent, never one that merely
 ties at a lower cost: the search is over.
+
+A strategy whose reply changed nothing (the reflection model gave the same tool description or
+text back, or only lines quoting a task) produced no child, so nothing was screened and the
+failures it was shown never counted as resisting. It was asked again from the same parent, on
+the same failures, and answered the same: in one `tool-routing` bench run, 6 of 36 reflection
+requests' proposals came back unchanged after the first two had (3 requests each, one a
+tool). Once it came back empty `RESIST_LIMIT` times from a parent (`Barren`), a minibatch whose
+failures it has all been shown is not put to it again; one with a failure it has not seen is,
+and the other strategies still are.
 """
 
 from __future__ import annotations
@@ -80,6 +89,44 @@ def resisted(job: JobRecord, book: UnitBook, parent: str) -> frozenset[str]:
             if (theirs.score.score or 0.0) <= (mine.score.score or 0.0) + SCORE_EPS:
                 counts[name] = counts.get(name, 0) + 1
     return frozenset(n for n, k in counts.items() if k >= RESIST_LIMIT)
+
+
+class Barren:
+    """Per (parent, strategy): the strategy's empty replies (`NoProposal.empty`) and the
+    parent's failures they were shown, recorded as slots are applied, in slot order."""
+
+    def __init__(self) -> None:
+        self._empty: dict[tuple[str, str], tuple[int, frozenset[str]]] = {}
+
+    def record(self, parent: str, strategy: str, failures: Iterable[str]) -> None:
+        count, shown = self._empty.get((parent, strategy), (0, frozenset()))
+        self._empty[(parent, strategy)] = (count + 1, shown | frozenset(failures))
+
+    def of(self, parent: str, strategy: str) -> frozenset[str]:
+        """The failures `strategy` was shown from `parent`, once it came back empty
+        `RESIST_LIMIT` times from it (none before)."""
+        count, shown = self._empty.get((parent, strategy), (0, frozenset()))
+        return shown if count >= RESIST_LIMIT else frozenset()
+
+
+def failures(units: dict[str, UnitResult]) -> list[str]:
+    """The tasks of `units` not passed with the top score, by name."""
+    return sorted(n for n, u in units.items() if not perfect(u))
+
+
+def nothing_new_to_ask(
+    strategy: str, parent: str, units: dict[str, UnitResult], barren: frozenset[str]
+) -> str:
+    """Why `strategy` would have nothing new to say on this minibatch (it came back empty
+    `RESIST_LIMIT` times from `parent`, and was shown every failure of this one), or "" when
+    it may."""
+    failed = failures(units)
+    if failed and all(n in barren for n in failed):
+        return (
+            f"nothing new to ask {strategy}: its replies from {parent} came back unchanged "
+            f"{RESIST_LIMIT} times, on failures that included {', '.join(failed)}"
+        )
+    return ""
 
 
 def nothing_to_learn(parent: str, units: dict[str, UnitResult], stuck: frozenset[str]) -> str:

@@ -39,7 +39,14 @@ from agentopt.workflows.optimize.merge import (
     pick_pair,
 )
 from agentopt.workflows.optimize.minibatch import weakest_tasks
-from agentopt.workflows.optimize.perfect import FROM_FAILURES, nothing_to_learn, resisted
+from agentopt.workflows.optimize.perfect import (
+    FROM_FAILURES,
+    Barren,
+    failures,
+    nothing_new_to_ask,
+    nothing_to_learn,
+    resisted,
+)
 from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.rotation import Rotation
@@ -92,6 +99,7 @@ class Search:
         }
         self.empty = 0
         """Proposals in a row that gave no candidate to screen (nothing new, duplicates)."""
+        self.barren = Barren()
         self.known: set[tuple[str, str]] = set()
         """The units in the book when the current round started."""
         splits = ctx.splits
@@ -131,6 +139,7 @@ class Search:
             if model is not None:
                 reserved.add(model)
         stuck = resisted(job, self.ctx.book, parent)
+        barren = self.barren.of(parent, strategy.name)
         minibatch = weakest_tasks(self.ctx, parent, rng, taken.setdefault(parent, set()), stuck)
         saved = self.replay.get(number)
         if saved is not None:
@@ -141,7 +150,7 @@ class Search:
             else:
                 del self.replay[number]
         taken[parent].update(minibatch)
-        return SlotPlan(number, parent, strategy, minibatch, tried, stuck=stuck)
+        return SlotPlan(number, parent, strategy, minibatch, tried, stuck=stuck, barren=barren)
 
     # -- phase A: propose ------------------------------------------------------------------------
     async def propose(self, plan: SlotPlan) -> SlotOutcome:
@@ -160,7 +169,7 @@ class Search:
                 )
             else:
                 out.reason, out.exhausted = saved.reason, saved.exhausted
-                out.leaks = saved.leaks
+                out.leaks, out.empty = saved.leaks, saved.empty
             return out
         if plan.merge is not None:
             made = merge_proposal(self.ctx.definitions, plan.merge)
@@ -177,7 +186,9 @@ class Search:
             async with CandidateRun(ctx.eval, plan.parent, parent_def) as run:
                 units = await run.evaluate(plan.minibatch)
             if plan.strategy.target in FROM_FAILURES:
-                why = nothing_to_learn(plan.parent, units, plan.stuck)
+                why = nothing_to_learn(plan.parent, units, plan.stuck) or nothing_new_to_ask(
+                    plan.strategy.name, plan.parent, units, plan.barren
+                )
                 if why:
                     raise NoProposal(why)
             examples = sorted(
@@ -218,6 +229,7 @@ class Search:
             out.proposal = await plan.strategy.propose(pctx)
         except NoProposal as exc:
             out.reason, out.exhausted, out.leaks = exc.reason, exc.exhausted, exc.leaks
+            out.empty = exc.empty
         except (BudgetExceeded, StopRequested) as exc:
             out.failure = exc
             return out
@@ -244,6 +256,7 @@ class Search:
             )
         else:
             entry.reason, entry.exhausted, entry.leaks = out.reason, out.exhausted, out.leaks
+            entry.empty = out.empty
         ctx.store.append(entry)
         self.replay[plan.number] = entry
 
@@ -305,6 +318,9 @@ class Search:
                 self.rotation.record(plan.strategy.name, success=False)
                 if out.exhausted:
                     self.rotation.exhausted.add(plan.strategy.name)
+                if out.empty:
+                    shown = ctx.book_units(plan.parent, plan.minibatch)
+                    self.barren.record(plan.parent, plan.strategy.name, failures(shown))
             ctx.sink.stalled(plan.number, label, out.reason)
             return
         self.empty = 0

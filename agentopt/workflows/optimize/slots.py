@@ -25,6 +25,9 @@ class SlotPlan:
     stuck: frozenset[str] = frozenset()
     """The parent's failures that resisted its proposals when the slot was planned
     (`perfect.resisted`)."""
+    barren: frozenset[str] = frozenset()
+    """The parent's failures on which this slot's strategy came back empty `RESIST_LIMIT`
+    times when the slot was planned (`perfect.barren`)."""
 
     @property
     def label(self) -> str:
@@ -42,5 +45,7 @@ class SlotOutcome:
     outranked: Outranked | None = None
     leaks: int = 0
     """Reply lines dropped for quoting a task when no proposal came of them (counted)."""
+    empty: bool = False
+    """The strategy's reply changed nothing (`NoProposal.empty`)."""
     failure: AgentoptError | None = None
     """BudgetExceeded or StopRequested: the slot stopped early (its finished units are kept)."""

@@ -90,14 +90,20 @@ class Proposal:
 class NoProposal(Exception):
     """The strategy has nothing (new) to propose for this parent; counted as a stall."""
 
-    def __init__(self, reason: str, *, exhausted: bool = False, leaks: int = 0) -> None:
+    def __init__(
+        self, reason: str, *, exhausted: bool = False, leaks: int = 0, empty: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.exhausted = exhausted
-        self.leaks = leaks
-        """Lines of the reply dropped because they quoted a task (`leak.py`), counted."""
         """True when no parent will ever give this strategy something to do (e.g. every
         model of the search space was tried): the loop stops asking it."""
+        self.leaks = leaks
+        """Lines of the reply dropped because they quoted a task (`leak.py`), counted."""
+        self.empty = empty
+        """The optimization model was asked and its reply changed nothing (the same text,
+        or only lines quoting a task): counted against the parent's failures it was shown
+        (`perfect.barren`)."""
 
 
 class MutationRejected(NoProposal):

@@ -87,5 +87,5 @@ async def rewrite_text(
     text, leaks = scrub(ctx, str(getattr(answer, reply.field)).strip(), start)
     text = text.strip()
     if text == current.strip() or not text:
-        raise NoProposal(f"{all_leaked} ({leaks})" if leaks else unchanged, leaks=leaks)
+        raise NoProposal(f"{all_leaked} ({leaks})" if leaks else unchanged, leaks=leaks, empty=True)
     return Rewritten(text, answer.rationale, leaks)

@@ -248,7 +248,7 @@ class RewriteTool:
         reason = f"the descriptions of tool {names} came back unchanged"
         if leaks:
             reason += f" once the lines quoting a task were dropped ({leaks})"
-        raise NoProposal("; ".join([reason, *refused]), leaks=leaks)
+        raise NoProposal("; ".join([reason, *refused]), leaks=leaks, empty=not refused)
 
     async def _with_partner(
         self, ctx: ProposalContext, tool_name: str, first: _Rewrite, others: list[str]
