@@ -1,7 +1,7 @@
 """When the search has nothing left to learn: a perfect minibatch, failures that resisted
 proposals, failures a strategy has nothing to say about, and the validation ceiling.
 
-All three save calls that could not change the outcome. A parent whose weakest train tasks all
+All of them save calls that could not change the outcome. A parent whose weakest train tasks all
 passed with the top score leaves no failure to reflect on (GEPA skips such a minibatch too),
 so a proposal written from failures would spend a reflection call and a screening on a child
 that can at best tie. A task the parent fails on which `RESIST_LIMIT` of its children, written
@@ -15,11 +15,11 @@ ties at a lower cost: the search is over.
 A strategy whose reply changed nothing (the reflection model gave the same tool description or
 text back, or only lines quoting a task) produced no child, so nothing was screened and the
 failures it was shown never counted as resisting. It was asked again from the same parent, on
-the same failures, and answered the same: in one `tool-routing` bench run, 6 of 36 reflection
-requests' proposals came back unchanged after the first two had (3 requests each, one a
-tool). Once it came back empty `RESIST_LIMIT` times from a parent (`Barren`), a minibatch whose
-failures it has all been shown is not put to it again; one with a failure it has not seen is,
-and the other strategies still are.
+the same failures, and answered the same: in one `tool-routing` bench run, six tool
+proposals from one parent came back unchanged, three reflection requests each (one a tool),
+18 of the run's 36. Once it came back empty `RESIST_LIMIT` times from a parent (`Barren`), a
+minibatch whose failures it has all been shown is not put to it again; one with a failure it
+has not seen is, and the other strategies still are.
 """
 
 from __future__ import annotations
