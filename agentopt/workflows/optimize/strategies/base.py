@@ -103,7 +103,7 @@ class NoProposal(Exception):
         self.empty = empty
         """The optimization model was asked and its reply changed nothing (the same text,
         or only lines quoting a task): counted against the parent's failures it was shown
-        (`perfect.barren`)."""
+        (`perfect.Barren`)."""
 
 
 class MutationRejected(NoProposal):
