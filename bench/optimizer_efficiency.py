@@ -17,8 +17,10 @@ over the suite as the mean over seeds with its 95% t interval, with a paired sig
 of agentopt − GEPA over seeds. Each system runs in its own process (`gepa_peer/run_agentopt.py`,
 `gepa_peer/run_gepa.py`) beside the server's, interleaved seed by seed with who goes first
 alternating, and the load average is recorded before and after, so their wall-time ratio
-comes from the same conditions; each one's `seconds` excludes its interpreter's imports, and
-each meets the server as the first run did (`_fresh`: what earlier runs left is dropped).
+comes from the same conditions; each one's `seconds` excludes its interpreter's imports (as
+does its process CPU over the same span, shown beside the wall: a system that waits on the
+server spends less CPU than wall, one that computes all the time about as much), and each
+meets the server as the first run did (`_fresh`: what earlier runs left is dropped).
 Beside gain per call the table shows the final test pass rate (stopping early is not rewarded
 by the ratio alone), agentopt's leak refusals, and how many winners (and agentopt's evaluated
 candidates) carry a task's question verbatim (`gepa_peer/leakscan.py`, the bench's own scan).
@@ -82,6 +84,9 @@ class Result:
     refused: int
     """Agent + judge requests past the budget (refused, never served)."""
     seconds: float
+    cpu_seconds: float
+    """The system's process CPU (all its threads) over the same span as `seconds`: near
+    `seconds` when the system computes all the time, below it when it waits on the server."""
     stop: str
     candidates: int
     """Candidates fully evaluated on validation (baseline not counted)."""
@@ -178,6 +183,7 @@ def run_agentopt(srv: FakeOpenAI, world: World, seed: int, root: Path) -> Result
         requests=dict(script.counts),
         refused=sum(script.refused.values()),
         seconds=out["seconds"],
+        cpu_seconds=out["cpu_seconds"],
         stop=out["stop"],
         candidates=out["candidates"],
         best_words=words(out["best_instructions"]) - words(BASE_INSTRUCTIONS),
@@ -240,6 +246,7 @@ def run_gepa(peer: Peer, srv: FakeOpenAI, world: World, seed: int, root: Path) -
         requests=dict(script.counts),
         refused=sum(script.refused.values()),
         seconds=out["seconds"],
+        cpu_seconds=out["cpu_seconds"],
         stop=stop,
         candidates=out["candidates"] - 1,
         best_words=words(best.get("instructions", "")) - words(BASE_INSTRUCTIONS),

@@ -22,6 +22,7 @@ class Run(Protocol):
     requests: dict[str, int]
     refused: int
     seconds: float
+    cpu_seconds: float
     stop: str
     candidates: int
     best_words: int
@@ -72,6 +73,7 @@ def _row(world: str, system: str, runs: list[Run], wall_ratio: str, diff: str) -
         f"{_mean([r.candidates for r in runs]):.1f}",
         f"{_mean([r.best_words for r in runs]):.0f}",
         f"{_mean([r.seconds for r in runs]):.2f}",
+        f"{_mean([r.cpu_seconds for r in runs]):.2f}",
         wall_ratio,
         diff,
         leak,
@@ -83,7 +85,7 @@ def _row(world: str, system: str, runs: list[Run], wall_ratio: str, diff: str) -
 HEADER = (
     "| world | system | val gain /100 calls [95% CI] | test gain /100 calls [95% CI] | "
     "test pass rate base → best | calls/run agent / judge / reflect | refused | candidates "
-    "| words added | wall s/run | wall ratio | agentopt − GEPA test /100 [95% CI], p "
+    "| words added | wall s/run | CPU s/run | wall ratio | agentopt − GEPA test /100 [95% CI], p "
     "| leaks refused / leaking winners / leaking evaluated | stop |"
 )
 
@@ -148,7 +150,8 @@ def _suite_rows(ours: list[Run], theirs: list[Run], n_worlds: int) -> list[str]:
                 f"- {name}: test gain per 100 calls {mean_ci(list(per_seed.values())).show()}, "
                 f"validation {_mean([r.per_100('val') for r in runs]):+.3f}, final test pass "
                 f"rate {_mean([r.test_best for r in runs]):.2f}, "
-                f"wall {_mean([r.seconds for r in runs]):.2f} s/run"
+                f"wall {_mean([r.seconds for r in runs]):.2f} s/run "
+                f"(CPU {_mean([r.cpu_seconds for r in runs]):.2f} s/run)"
             )
     if ours and theirs:
         seeds = sorted(set(a) & set(b))

@@ -3,7 +3,8 @@ neither system shares the interpreter with the scripted server that answers both
 
     python -m bench.gepa_peer.run_agentopt config.json result.json
 
-`seconds` covers `prepare_optimize` + `run_optimize` (search and test split), after the
+`seconds` (wall) and `cpu_seconds` (this process's CPU, its threads included) cover
+`prepare_optimize` + `run_optimize` (search and test split), after the
 imports, as GEPA's covers its compile and test split after importing dspy and gepa. agentopt
 imports on first use what dspy has loaded by its import: numpy and numpy.random (the
 bootstrap), jinja2 (the prompts), ruamel.yaml (the YAML reader), jsonschema (a judge reply's
@@ -125,14 +126,14 @@ def main(config_path: str, result_path: str) -> int:
     heap.enable()  # as the console entry point does: this process ends with the job
     cfg = json.loads(Path(config_path).read_text(encoding="utf-8"))
     project = write_project(Path(cfg["root"]), cfg)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     opts = OptimizeOptions(
         budget_calls=cfg["budget"],
         max_candidates=cfg["max_candidates"],
         seed=cfg["seed"],
     )
     outcome = run_optimize(prepare_optimize(opts, project, None), NullOptimizeSink())
-    seconds = time.perf_counter() - t0
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     job = outcome.job
     base = job.baseline
     best = job.candidate(job.best) if job.best else base
@@ -147,6 +148,7 @@ def main(config_path: str, result_path: str) -> int:
         "test_baseline": rate(job.test.baseline_score),
         "test_best": rate(job.test.best_score),
         "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
         "stop": str(job.termination_reason),
         "candidates": sum(1 for c in job.candidates if c.validation is not None) - 1,
         "best_instructions": outcome.instructions.get(best.id, ""),

@@ -287,10 +287,11 @@ def main(config_path: str, result_path: str) -> int:
     runner: Callable[[dict[str, Any], BudgetStop], dict[str, Any]] = (
         run_tools if cfg.get("tools") else run_dspy
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = runner(cfg, stop)
     result.update(
         seconds=time.perf_counter() - t0,
+        cpu_seconds=time.process_time() - c0,
         dspy_version=dspy.__version__,
         stopped_by_budget=stop.stopped,
         trusted_candidates=stop.trusted,
