@@ -309,3 +309,47 @@ def test_validate_returns_errors_and_warnings_without_raising(write):
         ("warning", "line 1"),
         ("error", "line 2"),
     ]
+
+
+PLAIN_ROWS = [
+    {"name": "refund", "query": "Can I return shoes?", "ground_truth": "Within 30 days."},
+    {"query": "Where is my order?"},
+    {"ground_truth": "", "query": "Say nothing", "name": "t-2"},
+    {"name": "ünïcode", "query": "Grüße — 你好", "ground_truth": "☃"},
+]
+
+
+def test_plain_records_load_as_the_general_reader_loads_them(write, jsonl, monkeypatch):
+    """The reader's short road for {name, query, ground_truth} rows gives the very tasks the
+    general one gives: same fields, same fields set (a unit replay keys on their JSON)."""
+    from agentopt.contracts.packed_tasks import task_json
+    from agentopt.datasets import foundry
+
+    path = write("tasks.jsonl", jsonl(*PLAIN_ROWS))
+    fast = load_dataset(path).tasks
+    monkeypatch.setattr(foundry, "_plain_task", lambda *_: None)
+    general = load_dataset(path).tasks
+    assert [t.name for t in fast] == ["refund", "task_2", "t-2", "ünïcode"]
+    assert [task_json(t) for t in fast] == [task_json(t) for t in general]
+    assert [t.model_dump() for t in fast] == [t.model_dump() for t in general]
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"name": "  ", "query": "q"}, "expected a non-empty task name"),
+        ({"name": "a", "query": ""}, "expected non-empty text"),
+        ({"name": "a", "query": "q", "ground_truth": 42}, None),
+        ({"name": "a", "query": "q", "ground_truth": ["x"]}, "expected text, found"),
+    ],
+)
+def test_plain_looking_records_the_short_road_refuses_are_checked_in_full(
+    write, jsonl, row, message
+):
+    path = write("tasks.jsonl", jsonl(row))
+    if message is None:  # a number as the expected answer is taken as its text
+        assert load_dataset(path).tasks[0].ground_truth == "42"
+        return
+    with pytest.raises(Exception, match=message) as info:
+        load_dataset(path)
+    assert "line 1" in str(info.value)
