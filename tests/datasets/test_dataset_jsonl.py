@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentopt.core.errors import InputError
 from agentopt.datasets import Criterion, EvaluatorRef, load_dataset, validate_dataset
 
 
@@ -339,7 +340,6 @@ def test_plain_records_load_as_the_general_reader_loads_them(write, jsonl, monke
     [
         ({"name": "  ", "query": "q"}, "expected a non-empty task name"),
         ({"name": "a", "query": ""}, "expected non-empty text"),
-        ({"name": "a", "query": "q", "ground_truth": 42}, None),
         ({"name": "a", "query": "q", "ground_truth": ["x"]}, "expected text, found"),
     ],
 )
@@ -347,9 +347,11 @@ def test_plain_looking_records_the_short_road_refuses_are_checked_in_full(
     write, jsonl, row, message
 ):
     path = write("tasks.jsonl", jsonl(row))
-    if message is None:  # a number as the expected answer is taken as its text
-        assert load_dataset(path).tasks[0].ground_truth == "42"
-        return
-    with pytest.raises(Exception, match=message) as info:
+    with pytest.raises(InputError, match=message) as info:
         load_dataset(path)
     assert "line 1" in str(info.value)
+
+
+def test_a_number_as_the_expected_answer_is_still_read_as_its_text(write, jsonl):
+    path = write("tasks.jsonl", jsonl({"name": "a", "query": "q", "ground_truth": 42}))
+    assert load_dataset(path).tasks[0].ground_truth == "42"
