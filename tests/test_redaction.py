@@ -188,6 +188,39 @@ def test_a_json_line_is_masked_exactly_as_the_walked_data_is(
     assert (masked is data) == (walked is data)
 
 
+def test_every_credential_word_in_json_text_sends_the_line_to_the_walk() -> None:
+    """The scan looks for each credential word only in a text holding "api", "bearer" or
+    "authorization": a word without one of them would never be found. Each word, in any case,
+    inside a value or as a key, makes the line walk; the same line without it does not."""
+    from agentopt.core.redaction import _JSON_WORDS
+
+    matcher = Redactor([])
+    for word in _JSON_WORDS:
+        for spelled in (word, word.upper(), word.title()):
+            assert not matcher.json_text_clean(json.dumps({"h": {spelled: "x"}})), spelled
+            assert not matcher.json_text_clean(json.dumps({"t": f"send {spelled} here"}))
+    assert matcher.json_text_clean(json.dumps({"t": "send the tracking link", "h": {"a": 1}}))
+
+
+@settings(max_examples=300, deadline=None)
+@example(data=["s3cr3t", "Bearer x1"], secrets=[], later=["s3cr3t"])  # a secret added since
+@example(data={"x-api-key": "API_KEY=k9 sk-abcdefgh123"}, secrets=["abc"], later=[])
+@given(data=_JSON_DATA, secrets=_SECRETS, later=_SECRETS)
+def test_a_masked_line_is_masked_again_only_for_a_secret_value_it_holds(
+    data: object, secrets: list[str], later: list[str]
+) -> None:
+    # A replayed journal line was masked when it was written; a rerun checks it only for the
+    # secret values known now (`masked_json_clean`). That is right only if masking a masked
+    # text again, with any secrets, changes nothing unless one of their values is in it.
+    written = json.loads(Redactor(secrets).json_line(data)[1])
+    now = Redactor(later)
+    line = json.dumps(written, ensure_ascii=False)
+    if now.masked_json_clean(line):
+        assert now.data(written) == written
+    else:
+        assert not now._json_scannable or any(s in line for s in now.secrets)
+
+
 def test_a_line_whose_sk_follows_a_word_character_is_not_walked() -> None:
     """Task names like `task-0001` hold `sk-` inside a word, which `\\bsk-` never matches:
     the line is clean and comes back as it was, without a walk of every string."""

@@ -373,9 +373,11 @@ class ResponseCache(CacheSurface):
                 conn = self._writer_connection()
                 conn.execute("BEGIN IMMEDIATE")
                 try:
+                    # In key order: the updates walk the key index from one end to the
+                    # other (a cached rerun of 10,000 units: 50 ms, 66 in the order of use).
                     conn.executemany(
                         "UPDATE entries SET hits = hits + ?, last_hit_at = ? WHERE key = ?",
-                        [(n, now, key) for key, n in hits.items()],
+                        [(hits[key], now, key) for key in sorted(hits)],
                     )
                     for name, value in (("hits", sum(hits.values())), ("misses", misses)):
                         conn.execute(

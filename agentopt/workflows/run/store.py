@@ -141,12 +141,13 @@ class RunStore:
         return text, self._add(entry.key, entry.score, record_usage(entry.record), text)
 
     def append_lines(self, lines: list[str]) -> None:
-        """Units replayed from an earlier run's lines (`unit_replay`), renumbered: each
-        masked again (a secret known now may not have been then: one scan, a walk only when
-        it finds something), parsed once for its verdict, then written."""
+        """Units replayed from an earlier run's lines (`unit_replay`: lines this code wrote,
+        masked, then renumbered): each masked again for the secrets known now (one may be
+        new: a look for each value, a walk only when one is there), parsed once for its
+        verdict, then written."""
         redactor = current_redactor()
         for text in lines:
-            if not redactor.json_text_clean(text):
+            if not redactor.masked_json_clean(text):
                 _, text = redact_json(json.loads(text))
             verdict = _Verdict.model_validate_json(text)
             self._add((verdict.task, verdict.repeat), verdict.score, verdict.usage(), text)
