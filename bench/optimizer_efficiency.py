@@ -20,10 +20,12 @@ alternating, and the load average is recorded before and after, so their wall-ti
 comes from the same conditions; each one's `seconds` excludes its interpreter's imports (as
 does its process CPU over the same span, shown beside the wall: a system that waits on the
 server spends less CPU than wall, one that computes all the time about as much), and each
-meets the server as the first run did (`_fresh`: what earlier runs left is dropped).
-Beside gain per call the table shows the final test pass rate (stopping early is not rewarded
-by the ratio alone), agentopt's leak refusals, and how many winners (and agentopt's evaluated
-candidates) carry a task's question verbatim (`gepa_peer/leakscan.py`, the bench's own scan).
+meets the server as the first run did (`_fresh`: what earlier runs left is dropped). The
+wall ratio comes with the paired difference in seconds a run, its 95% interval and sign-flip
+p: a ratio near 1 may be the machine's noise between runs. Beside gain per call the table
+shows the final test pass rate (stopping early is not rewarded by the ratio alone),
+agentopt's leak refusals, and how many winners (and agentopt's evaluated candidates) carry a
+task's question verbatim (`gepa_peer/leakscan.py`, the bench's own scan).
 Raw results go to `~/.cache/agentopt/bench-results/optimizer_efficiency.json`.
 
     python -m bench optimizer_efficiency
