@@ -123,3 +123,72 @@ def test_a_criterion_that_only_restates_the_question_teaches_no_rule() -> None:
     )  # fmt: skip
     with pytest.raises(Exception, match="no failed check teaches a rule"):
         asyncio.run(make_strategy("instructions:rules").propose(ctx))
+
+
+TOOLS = {"order": "order_status", "policy": "search_policies", "tracking": "track_parcel"}
+"""Each kind of question and the tool that answers it."""
+
+
+def routed(name: str, kind: str, used: str) -> Example:
+    """A question answered with the wrong tool, the judge naming the tool it needed."""
+    need = {"order": "the order status", "tracking": "the parcel's location"}.get(
+        kind, "the policy on returns"
+    )
+    questions = {
+        "order": "Has my order shipped yet?",
+        "tracking": "Where is my parcel right now?",
+        "policy": "Can I send back a lamp I bought?",
+    }
+    query = f"[{name}] {questions[kind]}"
+    criterion = f"The response gives {need}."
+    verdict = {
+        "name": "routing",
+        "instruction": criterion,
+        "passed": False,
+        "reason": f"does not give {need}: the agent used {used}, and {kind} questions need "
+        f"{TOOLS[kind]}",
+    }
+    record = {
+        "response": "Here is what I found: nothing useful.",
+        "tool_calls": [{"name": used, "arguments": {}}],
+        "evaluators": [
+            {
+                "evaluator": "builtin.task_adherence",
+                "status": "fail",
+                "details": {"verdicts": [verdict]},
+            }
+        ],
+    }
+    task = Task(
+        name=name,
+        turns=[Turn(query=query, criteria=[Criterion(name="routing", instruction=criterion)])],
+    )
+    return Example(task, 0.0, "fail", record)
+
+
+def test_a_tool_the_judge_says_was_needed_becomes_a_rule_to_call_it() -> None:
+    """A judge's "tracking questions need track_parcel" asks for a tool call, not for the
+    tool's name in the answer: the rule says to call the tool, under the group's condition,
+    and never names the wrong tool the agent used as the one to call."""
+    wrong = {"order": "search_policies", "policy": "order_status", "tracking": "order_status"}
+    train = [routed(f"t{i:02d}", kind, wrong[kind]) for i, kind in enumerate(list(TOOLS) * 3)]
+    tools = [
+        {"type": "function", "function": {"name": n, "description": "Looks something up."}}
+        for n in TOOLS.values()
+    ]
+    parent = AgentDefinition(name="store", model="mock:x", instructions="Answer.", tools=tools)
+    ctx = ProposalContext(
+        number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
+        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
+    )  # fmt: skip
+    proposal = asyncio.run(make_strategy("instructions:rules").propose(ctx))
+    written = proposal.mutation["rules_added"]
+    scope = {"order": "order status", "policy": "returns", "tracking": "parcel"}
+    for kind, tool in TOOLS.items():
+        rule = next((r for r in written if f"call the {tool} tool" in r), None)
+        assert rule is not None, (tool, written)  # the tool its questions need
+        assert rule.startswith(f"On {scope[kind]}"), rule  # under their condition
+        assert not any(t in rule for t in TOOLS.values() if t != tool), rule
+    for rule in written:
+        assert "wording" not in rule and "mention" not in rule, rule  # not a name to say
+        assert "agent used" not in rule, rule

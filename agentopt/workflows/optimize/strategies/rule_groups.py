@@ -18,6 +18,11 @@ an answer lacked (a ground truth, a required pattern). For each group:
 - **the rule**: "On returns for business customers: mention 'invoice credit'." An expected
   fact becomes the criterion that states it when a task has one, else "state '45 days'" under
   the condition; never a task's question with its answer (`leak.py` refuses those anyway).
+  What is missing may be one of the agent's tools: when most of a group's reasons name a tool
+  its answers did not call ("the agent used order_status, and tracking questions need
+  track_parcel"), the rule says to call it ("On parcel tracking: call the track_parcel
+  tool."), not to write its name in the answer. The record's tool calls, not the wording,
+  tell the tool needed from the one used.
 
 Rules that say the same thing are merged; a criterion that says nothing the query does not
 ("follows the store's policy on returns") is never restated as a rule.
@@ -250,8 +255,11 @@ def _criterion_stating(group: Group, fact: str) -> str:
     return ""
 
 
-def group_rules(group: Group, groups: list[Group], train: list[Example]) -> list[Rule]:
-    """The rules one group teaches (none when it says nothing the agent could act on)."""
+def group_rules(
+    group: Group, groups: list[Group], train: list[Example], tools: frozenset[str] = frozenset()
+) -> list[Rule]:
+    """The rules one group teaches (none when it says nothing the agent could act on);
+    `tools`: the agent's tool names."""
     names = tuple(sorted(ex.task.name for ex in group.tasks))
     first = group.failed[0]
     if group.key.startswith("habit:"):
@@ -263,15 +271,35 @@ def group_rules(group: Group, groups: list[Group], train: list[Example]) -> list
             mention(fact) if first.pattern else f"state {_quote(fact)}"
         )
         return [Rule(_scoped(where, action), norm(fact), names)]
+    tool = _needed_tool(group, tools)
+    if tool is not None:
+        action = f"call the {tool} tool"
+        return [Rule(_scoped(_apart(where, norm(tool)), action), norm(action), names)]
     others = [g for g in groups if g is not group and g.key.startswith("criterion:")]
     found = missing_phrases(group, others)
     if found:
-        return [Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names) for p, q in found]
+        return [
+            Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names)
+            for p, q in found
+            if not any(_has(p, norm(t)) for t in tools)  # a tool's name is not to be said
+        ]
     instruction = first.instruction
     if not instruction or _restates(instruction, group):
         return []
     text = criterion_rule(instruction)
     return [Rule(text, norm(text), names)] if text else []
+
+
+def _needed_tool(group: Group, tools: frozenset[str]) -> str | None:
+    """The one tool of the agent that most of the group's reasons name and their answers did
+    not call: the tool the routing missed (None: no such tool, or more than one)."""
+    named: Counter[str] = Counter()
+    for v in group.failed:
+        reason = norm(v.reason)
+        called = {c.name for c in v.example.record.tool_calls}
+        named.update(t for t in tools if t not in called and _has(reason, norm(t)))
+    most = [t for t, n in named.items() if 2 * n > len(group.failed)]
+    return most[0] if len(most) == 1 else None
 
 
 def _apart(condition: str, phrase: str) -> str:
@@ -312,11 +340,14 @@ def merge(rules: list[Rule]) -> list[Rule]:
     return out
 
 
-def rules_from(examples: list[Example], train: list[Example]) -> list[Rule]:
-    """Every rule the failures of `examples` teach, the largest groups first."""
+def rules_from(
+    examples: list[Example], train: list[Example], tools: frozenset[str] = frozenset()
+) -> list[Rule]:
+    """Every rule the failures of `examples` teach, the largest groups first (`tools`: the
+    agent's tool names)."""
     groups = all_groups(examples)
     found: list[Rule] = []
     for g in groups:
         if g.failed:
-            found += group_rules(g, groups, train)
+            found += group_rules(g, groups, train, tools)
     return merge(found)

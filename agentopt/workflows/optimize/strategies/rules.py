@@ -21,6 +21,7 @@ from agentopt.workflows.optimize.strategies.base import (
     register_strategy,
 )
 from agentopt.workflows.optimize.strategies.failure_groups import norm
+from agentopt.workflows.optimize.strategies.instructions import function_names
 from agentopt.workflows.optimize.strategies.rule_groups import Rule, rules_from
 
 HEADING = "## Rules learned from evaluation"
@@ -103,12 +104,14 @@ def new_rules(
     train: list[Example] | None = None,
     blocked: frozenset[str] = frozenset(),
     first: set[str] | None = None,
+    tools: frozenset[str] = frozenset(),
 ) -> list[Rule]:
     """Rules the failures of `examples` teach that the instructions do not hold yet: those of
-    the tasks in `first` (the screening minibatch) before the others."""
+    the tasks in `first` (the screening minibatch) before the others (`tools`: the agent's
+    tool names, which a rule asks to call rather than to mention)."""
     keys = existing_rule_keys(instructions)
     said = normalized(instructions)
-    found = rules_from(examples, train if train is not None else examples)
+    found = rules_from(examples, train if train is not None else examples, tools)
     if first:
         found.sort(key=lambda r: not (set(r.tasks) & first))
     chosen: list[Rule] = []
@@ -135,7 +138,8 @@ class RuleProposer:
         weakest = {e.task.name for e in ctx.examples if e.status != "pass"}
         known = {e.task.name: e for e in [*ctx.examples, *ctx.train]}
         source = sorted(known.values(), key=lambda e: (e.task.name not in weakest, e.task.name))
-        rules = new_rules(current, source, blocked=ctx.harmful, first=weakest)
+        tools = frozenset(function_names(ctx.parent.tools))
+        rules = new_rules(current, source, blocked=ctx.harmful, first=weakest, tools=tools)
         if not rules and not removed:
             raise NoProposal("no failed check teaches a rule the instructions do not hold yet")
         used = sorted({t for r in rules for t in r.tasks})
