@@ -192,3 +192,62 @@ def test_a_tool_the_judge_says_was_needed_becomes_a_rule_to_call_it() -> None:
     for rule in written:
         assert "wording" not in rule and "mention" not in rule, rule  # not a name to say
         assert "agent used" not in rule, rule
+
+
+def judged(name: str, topic: str, answer: str, passed: bool, why: str) -> Example:
+    criterion = f"The response follows the store's policy on {topic}."
+    query = f"[{name}] A question about {topic}."
+    task = Task(
+        name=name,
+        turns=[Turn(query=query, criteria=[Criterion(name="policy", instruction=criterion)])],
+    )
+    verdict = {"name": "policy", "instruction": criterion, "passed": passed, "reason": why}
+    record = {
+        "response": answer,
+        "evaluators": [
+            {
+                "evaluator": "builtin.task_adherence",
+                "status": "pass" if passed else "fail",
+                "details": {"verdicts": [verdict]},
+            }
+        ],
+    }
+    return Example(task, 1.0 if passed else 0.0, "pass" if passed else "fail", record)
+
+
+def test_the_judges_words_around_a_quote_of_the_answer_are_not_a_missing_phrase() -> None:
+    """ "offers 'store credit', which the policy on returns does not allow" is about what the
+    answer said: "allow" is the judge's word, not something to mention. Other topics' usual
+    reasons give the words to compare with."""
+    train = [
+        judged(
+            f"ret{i}",
+            "returns",
+            "You will get store credit.",
+            False,
+            "offers 'store credit', which the policy on returns does not allow",
+        )
+        for i in range(3)
+    ]
+    for topic, phrase in (("shipping", "tracking link"), ("privacy", "data export")):
+        train += [
+            judged(
+                f"{topic[:3]}{i}",
+                topic,
+                "Thanks for asking.",
+                False,
+                f"does not mention '{phrase}', which the policy on {topic} requires",
+            )
+            for i in range(2)
+        ]
+    parent = AgentDefinition(name="store", model="mock:x", instructions="Answer.")
+    ctx = ProposalContext(
+        number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
+        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
+    )  # fmt: skip
+    proposal = asyncio.run(make_strategy("instructions:rules").propose(ctx))
+    written = list(proposal.mutation["rules_added"])
+    assert any("tracking link" in r for r in written), written  # the others still teach
+    for rule in written:
+        assert "allow" not in rule and "offers" not in rule, rule
+        assert "store credit" not in rule, rule

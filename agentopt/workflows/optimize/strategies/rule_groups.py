@@ -10,8 +10,10 @@ an answer lacked (a ground truth, a required pattern). For each group:
   failing answers do not contain, are what the answers lacked ("refund window"). A span the
   judge quoted counts whole. Reasons of passed verdicts of the same criterion support a
   phrase; a reason whose answer already holds the phrase counts against it (the judge
-  objected to it being there). The phrasing of the reasons does not matter — "does not
-  mention 'X', which …", "Left out: X (…)" and a paragraph read the same.
+  objected to it being there), and the other words of a reason that quotes only what its
+  answer says ("offers 'store credit', which the policy does not allow") are the judge's, not
+  something missing. The phrasing of the reasons does not matter — "does not mention 'X',
+  which …", "Left out: X (…)" and a paragraph read the same.
 - **when it applies**: the condition the group's tasks share and the others do not — the
   words that set its criterion apart ("returns for business customers"), else a category,
   else the words its queries share ("When asked about return or refund").
@@ -124,9 +126,15 @@ def missing_phrases(group: Group, others: list[Group], limit: int = 2) -> list[t
     quoted: set[str] = set()
     for v in [*group.failed, *group.passed]:
         answer = _answer(v.example)
+        spans = {" ".join(t) for t, q in _segments(v.reason) if q}
+        # A reason that quotes only what the answer says ("offers 'store credit', which the
+        # policy does not allow") is about that quote; its other words are the judge's.
+        echoed = bool(spans) and all(_has(answer, x) for x in spans)
         for phrase in _phrases(v.reason, generic, topic, bool(other_words)):
-            if any(" ".join(t) == phrase for t, q in _segments(v.reason) if q):
+            if phrase in spans:
                 quoted.add(phrase)
+            elif echoed:
+                continue
             there = _has(answer, phrase)
             if v.passed:
                 score[phrase] += 1 if there else 0
