@@ -251,3 +251,31 @@ def test_the_judges_words_around_a_quote_of_the_answer_are_not_a_missing_phrase(
     for rule in written:
         assert "allow" not in rule and "offers" not in rule, rule
         assert "store credit" not in rule, rule
+
+
+def test_words_about_a_tool_are_not_a_phrase_to_mention() -> None:
+    """The agent called the right tool and still failed: "(tracking questions need
+    track_parcel)" names a tool, so its words are about the tool's use, and no rule asks the
+    agent to mention "tracking"."""
+    train = []
+    for i in range(3):
+        ex = routed(f"t{i:02d}", "tracking", "track_parcel")  # the right tool, a bad answer
+        verdict = ex.record.evaluators[0].details["verdicts"][0]
+        verdict["reason"] = (
+            "does not give the parcel's location (tracking questions need track_parcel)"
+        )
+        train.append(ex)
+    train += [routed(f"o{i:02d}", "order", "search_policies") for i in range(3)]
+    tools = [
+        {"type": "function", "function": {"name": n, "description": "Looks something up."}}
+        for n in TOOLS.values()
+    ]
+    parent = AgentDefinition(name="store", model="mock:x", instructions="Answer.", tools=tools)
+    ctx = ProposalContext(
+        number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
+        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
+    )  # fmt: skip
+    written = asyncio.run(make_strategy("instructions:rules").propose(ctx)).mutation["rules_added"]
+    assert any("call the order_status tool" in r for r in written), written
+    for rule in written:
+        assert "mention the tracking" not in rule and "track_parcel" not in rule, rule

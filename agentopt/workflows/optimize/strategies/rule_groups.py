@@ -81,13 +81,19 @@ def _segments(reason: str) -> list[tuple[list[str], bool]]:
     return [(t, q) for t, q in out if t]
 
 
-def _phrases(reason: str, generic: set[str], topic: set[str], contrast: bool) -> set[str]:
+def _phrases(
+    reason: str, generic: set[str], topic: set[str], contrast: bool, tools: frozenset[str]
+) -> set[str]:
     """Runs of words only this group's reasons use (a topic word may extend a run; function
     words may sit inside one). Without other groups to compare with (`contrast` False) only
-    quoted spans count: any word would look specific."""
+    quoted spans count: any word would look specific. A part of the reason that names one of
+    the agent's `tools` (normalised) is about the tool's use ("tracking questions need
+    track_parcel"), not about what to say."""
     found: set[str] = set()
     for words, quoted in _segments(reason):
         if not quoted and not contrast:
+            continue
+        if tools and any(_has(" ".join(words), t) for t in tools):
             continue
         if quoted:
             telling = any(stem(w) not in generic and w not in topic and content(w) for w in words)
@@ -111,8 +117,11 @@ def _phrases(reason: str, generic: set[str], topic: set[str], contrast: bool) ->
     return found
 
 
-def missing_phrases(group: Group, others: list[Group], limit: int = 2) -> list[tuple[str, bool]]:
-    """What this group's failing answers lacked, best supported first: (phrase, quoted)."""
+def missing_phrases(
+    group: Group, others: list[Group], limit: int = 2, tools: frozenset[str] = frozenset()
+) -> list[tuple[str, bool]]:
+    """What this group's failing answers lacked, best supported first: (phrase, quoted);
+    `tools`: the agent's tool names."""
     other_words = [{w for v in g.failed + g.passed for w in tokens(v.reason)} for g in others]
     other_words = [words for words in other_words if words]
     if not other_words and not any(_QUOTED.search(v.reason) for v in group.failed):
@@ -124,13 +133,14 @@ def missing_phrases(group: Group, others: list[Group], limit: int = 2) -> list[t
     topic |= {w for ex in group.tasks for w in tokens(ex.task.query)}
     score: Counter[str] = Counter()
     quoted: set[str] = set()
+    named = frozenset(norm(t) for t in tools)
     for v in [*group.failed, *group.passed]:
         answer = _answer(v.example)
         spans = {" ".join(t) for t, q in _segments(v.reason) if q}
         # A reason that quotes only what the answer says ("offers 'store credit', which the
         # policy does not allow") is about that quote; its other words are the judge's.
         echoed = bool(spans) and all(_has(answer, x) for x in spans)
-        for phrase in _phrases(v.reason, generic, topic, bool(other_words)):
+        for phrase in _phrases(v.reason, generic, topic, bool(other_words), named):
             if phrase in spans:
                 quoted.add(phrase)
             elif echoed:
@@ -284,13 +294,9 @@ def group_rules(
         action = f"call the {tool} tool"
         return [Rule(_scoped(_apart(where, norm(tool)), action), norm(action), names)]
     others = [g for g in groups if g is not group and g.key.startswith("criterion:")]
-    found = missing_phrases(group, others)
+    found = missing_phrases(group, others, tools=tools)
     if found:
-        return [
-            Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names)
-            for p, q in found
-            if not any(_has(p, norm(t)) for t in tools)  # a tool's name is not to be said
-        ]
+        return [Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names) for p, q in found]
     instruction = first.instruction
     if not instruction or _restates(instruction, group):
         return []
