@@ -129,6 +129,24 @@ TOOLS = {"order": "order_status", "policy": "search_policies", "tracking": "trac
 """Each kind of question and the tool that answers it."""
 
 
+def rules_learned(train: list[Example], *, tools: bool = False) -> list[str]:
+    """The rules the model-free proposer adds from `train` (its first three as the screening
+    minibatch), for an agent with the three tools of `TOOLS` or none."""
+    functions = [
+        {"type": "function", "function": {"name": n, "description": "Looks something up."}}
+        for n in TOOLS.values()
+    ]
+    parent = AgentDefinition(
+        name="store", model="mock:x", instructions="Answer.", tools=functions if tools else []
+    )
+    ctx = ProposalContext(
+        number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
+        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
+    )  # fmt: skip
+    proposal = asyncio.run(make_strategy("instructions:rules").propose(ctx))
+    return list(proposal.mutation["rules_added"])
+
+
 def routed(name: str, kind: str, used: str) -> Example:
     """A question answered with the wrong tool, the judge naming the tool it needed."""
     need = {"order": "the order status", "tracking": "the parcel's location"}.get(
@@ -172,17 +190,7 @@ def test_a_tool_the_judge_says_was_needed_becomes_a_rule_to_call_it() -> None:
     and never names the wrong tool the agent used as the one to call."""
     wrong = {"order": "search_policies", "policy": "order_status", "tracking": "order_status"}
     train = [routed(f"t{i:02d}", kind, wrong[kind]) for i, kind in enumerate(list(TOOLS) * 3)]
-    tools = [
-        {"type": "function", "function": {"name": n, "description": "Looks something up."}}
-        for n in TOOLS.values()
-    ]
-    parent = AgentDefinition(name="store", model="mock:x", instructions="Answer.", tools=tools)
-    ctx = ProposalContext(
-        number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
-        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
-    )  # fmt: skip
-    proposal = asyncio.run(make_strategy("instructions:rules").propose(ctx))
-    written = proposal.mutation["rules_added"]
+    written = rules_learned(train, tools=True)
     scope = {"order": "order status", "policy": "returns", "tracking": "parcel"}
     for kind, tool in TOOLS.items():
         rule = next((r for r in written if f"call the {tool} tool" in r), None)
@@ -240,13 +248,7 @@ def test_the_judges_words_around_a_quote_of_the_answer_are_not_a_missing_phrase(
             )
             for i in range(2)
         ]
-    parent = AgentDefinition(name="store", model="mock:x", instructions="Answer.")
-    ctx = ProposalContext(
-        number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
-        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
-    )  # fmt: skip
-    proposal = asyncio.run(make_strategy("instructions:rules").propose(ctx))
-    written = list(proposal.mutation["rules_added"])
+    written = rules_learned(train)
     assert any("tracking link" in r for r in written), written  # the others still teach
     for rule in written:
         assert "allow" not in rule and "offers" not in rule, rule
@@ -266,16 +268,7 @@ def test_words_about_a_tool_are_not_a_phrase_to_mention() -> None:
         )
         train.append(ex)
     train += [routed(f"o{i:02d}", "order", "search_policies") for i in range(3)]
-    tools = [
-        {"type": "function", "function": {"name": n, "description": "Looks something up."}}
-        for n in TOOLS.values()
-    ]
-    parent = AgentDefinition(name="store", model="mock:x", instructions="Answer.", tools=tools)
-    ctx = ProposalContext(
-        number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
-        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
-    )  # fmt: skip
-    written = asyncio.run(make_strategy("instructions:rules").propose(ctx)).mutation["rules_added"]
+    written = rules_learned(train, tools=True)
     assert any("call the order_status tool" in r for r in written), written
     for rule in written:
         assert "mention the tracking" not in rule and "track_parcel" not in rule, rule
