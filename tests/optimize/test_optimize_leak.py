@@ -72,7 +72,29 @@ def test_skills_and_tool_descriptions_are_checked_too() -> None:
     ] == ["a"]
 
 
-def test_a_tool_rewrite_that_quotes_a_task_is_dropped_and_counted() -> None:
+class QuotingLayer:
+    """An optimization model that rewrites `get_order` by quoting the task's question, and
+    (`learns`) writes it in general words once told why a quotation is refused."""
+
+    def __init__(self, learns: bool) -> None:
+        self.learns = learns
+        self.requests: list[ChatRequest] = []
+
+    async def complete(self, model: str, request: ChatRequest, **kw: Any) -> Any:
+        self.requests.append(request)
+        told = "quotes a task is refused" in (request.messages[-1].content or "")
+        description = "Looks up an order's status." if told and self.learns else f'For "{QUERY}"'
+        tool = {"name": "get_order", "description": description}
+
+        class Reply:
+            text = json.dumps({"tool": tool, "rationale": "rewrite"})
+            finish_reason = "stop"
+            usage = None
+
+        return Reply()
+
+
+def tool_context(layer: QuotingLayer) -> ProposalContext:
     start = AgentDefinition(
         name="s",
         model="mock:opt_tool_reflect",
@@ -84,29 +106,37 @@ def test_a_tool_rewrite_that_quotes_a_task_is_dropped_and_counted() -> None:
     )
     record = {"response": "no", "evaluators": [], "tool_calls": [{"name": "get_order"}]}
     ex = Example(task, 0.0, "fail", record)
-
-    class Layer:
-        async def complete(self, model: str, request: ChatRequest, **kw: Any) -> Any:
-            tool = {"name": "get_order", "description": f'Use it for "{QUERY}"'}
-
-            class Reply:
-                text = json.dumps({"tool": tool, "rationale": "quote"})
-                finish_reason = "stop"
-                usage = None
-
-            return Reply()
-
-    ctx = ProposalContext(
+    return ProposalContext(
         number=1, parent_id="baseline", parent=start, examples=[ex], train=[ex],
-        tried_models=set(), search_space=[], layer=Layer(), optimization_model="m", seed=0,  # type: ignore[arg-type]
+        tried_models=set(), search_space=[], layer=layer, optimization_model="m", seed=0,  # type: ignore[arg-type]
         leaks=LeakCheck.of([task]), start=start,
     )  # fmt: skip
+
+
+def test_a_tool_rewrite_that_quotes_a_task_is_dropped_and_counted() -> None:
+    """A model that quotes the task again when asked again: both replies' lines are dropped
+    and counted, and nothing is proposed."""
+    layer = QuotingLayer(learns=False)
     try:
-        asyncio.run(make_strategy("tools").propose(ctx))
+        asyncio.run(make_strategy("tools").propose(tool_context(layer)))
     except NoProposal as exc:
-        assert exc.leaks == 1 and "quoting a task were dropped" in exc.reason
+        assert exc.leaks == 2 and "quoting a task were dropped" in exc.reason
     else:
         raise AssertionError("a description that only quotes a task was proposed")
+    assert len(layer.requests) == 2  # asked once more, not again and again
+
+
+def test_a_tool_rewrite_that_only_quoted_a_task_is_asked_again_with_the_reason() -> None:
+    """The first reply only quoted the task (dropped, counted); the model is told why and
+    asked once more, and its general description is the proposal."""
+    layer = QuotingLayer(learns=True)
+    proposal = asyncio.run(make_strategy("tools").propose(tool_context(layer)))
+    assert proposal.mutation["description"] == "Looks up an order's status."
+    assert proposal.mutation["leaks_dropped"] == 1
+    assert len(layer.requests) == 2
+    again = layer.requests[1].messages
+    assert again[-2].role == "assistant" and QUERY in (again[-2].content or "")
+    assert "in general words" in (again[-1].content or "")
 
 
 def rows(prefix: str, n: int) -> list[dict[str, Any]]:

@@ -27,6 +27,12 @@ from agentopt.workflows.optimize.strategies.traces import example_view
 
 M = TypeVar("M", bound=BaseModel)
 MAX_REASKS = 2
+LEAK_REASK = (
+    "What you wrote quoted questions from the tasks, and a text that quotes a task is refused: "
+    "it fits those questions only. Write it again in general words: say which kinds of "
+    "questions it is for, with no task's question or answer in it. Reply with the same JSON "
+    "object as before."
+)
 REFLECTION_TEMPERATURE = 0.7
 REFLECTION_STRING_TOKENS = 1500
 """Tokens allowed per text of a reflection reply unless the caller knows better."""
@@ -94,6 +100,17 @@ def scrub(ctx: ProposalContext, text: str, start: str) -> tuple[str, int]:
         return text, 0
     kept, dropped = ctx.leaks.scrub(text, start)
     return kept, len(dropped)
+
+
+def leak_reask(messages: list[Message], reply: BaseModel) -> list[Message]:
+    """The conversation asked again after a reply whose every new line quoted a task (and
+    was dropped): the reply, then why it could not be used. A new prompt, so a new answer
+    (the same prompt would be answered from the cache as before)."""
+    return [
+        *messages,
+        Message(role="assistant", content=reply.model_dump_json()),
+        Message(role="user", content=LEAK_REASK),
+    ]
 
 
 async def reflect(

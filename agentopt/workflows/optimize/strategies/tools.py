@@ -36,6 +36,7 @@ from agentopt.workflows.optimize.strategies.instructions import (
     reflection_examples,
 )
 from agentopt.workflows.optimize.strategies.prompts import (
+    leak_reask,
     reflect,
     render_examples,
     render_prompt,
@@ -304,24 +305,30 @@ class RewriteTool:
                 "count": len(examples),
             },
         )
-        reply = await reflect(
-            ctx,
-            messages,
-            schema_name="tool_description",
-            schema=None,
-            reply_model=ToolReply,
-            example=EXAMPLE,
-        )
-        proposed = reply.tool.get("function", reply.tool)
-        problems = structure_problems(original, proposed)
-        if problems:
-            raise MutationRejected(
-                f"tool '{tool_name}' rewrite rejected: "
-                + "; ".join(problems)
-                + " (only descriptions may change)"
+        leaks = 0
+        for attempt in range(2):  # a reply that only quoted tasks is asked again, once
+            reply = await reflect(
+                ctx,
+                messages,
+                schema_name="tool_description",
+                schema=None,
+                reply_model=ToolReply,
+                example=EXAMPLE,
             )
-        updated = apply_descriptions(original, proposed)
-        leaks = _scrub_descriptions(ctx, updated, original)
+            proposed = reply.tool.get("function", reply.tool)
+            problems = structure_problems(original, proposed)
+            if problems:
+                raise MutationRejected(
+                    f"tool '{tool_name}' rewrite rejected: "
+                    + "; ".join(problems)
+                    + " (only descriptions may change)"
+                )
+            updated = apply_descriptions(original, proposed)
+            dropped = _scrub_descriptions(ctx, updated, original)
+            leaks += dropped
+            if attempt or updated != original or not dropped:
+                break
+            messages = leak_reask(messages, reply)
         if updated == original:
             if leaks:
                 raise NoProposal(f"the rewrite of tool '{tool_name}' quoted a task", leaks=leaks)
