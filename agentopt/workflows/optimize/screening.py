@@ -3,7 +3,7 @@ validation race. Its own module so the loop reads as plan → propose → screen
 
 from __future__ import annotations
 
-from agentopt.contracts.optimize_job import Outranked, Screening
+from agentopt.contracts.optimize_job import CandidateRecord, Outranked, Screening
 from agentopt.core.errors import BudgetExceeded
 from agentopt.workflows.optimize.evaluation import (
     CandidateRun,
@@ -65,3 +65,25 @@ async def screen(ctx: JobContext, out: SlotOutcome) -> None:
                     )  # fmt: skip
     except (BudgetExceeded, StopRequested) as exc:
         out.failure = exc
+
+
+def tied(ctx: JobContext, record: CandidateRecord) -> bool:
+    """A tool rewrite screened out on a minibatch where it scored as its parent on every
+    task: the minibatch (the parent's weakest tasks) need not have asked for that tool, so
+    the tie is no evidence against the rewrite. It may be proposed again from the parent and
+    screened once more (`Search._screen_again`); one that lost a task may not. Instructions
+    and rules are written from the very tasks they are screened on: their tie is evidence."""
+    screening, parent = record.screening, record.parent
+    if not record.strategy.startswith("tools:"):
+        return False
+    if screening is None or screening.accepted or record.status != "screened_out":
+        return False
+    if parent is None or not screening.tasks:
+        return False
+    for name in screening.tasks:
+        mine, theirs = ctx.book.get(record.id, name), ctx.book.get(parent, name)
+        if mine is None or theirs is None:
+            return False
+        if abs((mine.score.score or 0.0) - (theirs.score.score or 0.0)) > _EPS:
+            return False
+    return True

@@ -50,7 +50,7 @@ from agentopt.workflows.optimize.perfect import (
 from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.ranking import sample_parent
 from agentopt.workflows.optimize.rotation import Rotation
-from agentopt.workflows.optimize.screening import screen
+from agentopt.workflows.optimize.screening import screen, tied
 from agentopt.workflows.optimize.slots import SlotOutcome, SlotPlan
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.stop import StopRule
@@ -92,6 +92,8 @@ class Search:
         self.ctx = ctx
         self.rotation = rotation
         self.hashes = {config_hash(d): cid for cid, d in ctx.definitions.items()}
+        self.screened_again: set[str] = set()
+        """Configurations given a second screening after a tie (`_screen_again`)."""
         self.examples: dict[int, tuple[UnitResult, Example]] = {}
         self.replay: dict[int, ProposalEntry] = ctx.replay
         self.merged: set[frozenset[str]] = {
@@ -216,7 +218,11 @@ class Search:
                 optimization_model=ctx.optimization_model,
                 seed=ctx.settings.seed,
                 rng=random.Random(f"{ctx.settings.seed}:{plan.number}:propose"),
-                tried=[c.strategy for c in ctx.job.candidates if c.parent == plan.parent],
+                tried=[
+                    c.strategy
+                    for c in ctx.job.candidates
+                    if c.parent == plan.parent and not tied(ctx, c)
+                ],
                 harmful=self.harmful,
                 leaks=self.leaks,
                 start=ctx.definitions[BASELINE_ID],
@@ -278,7 +284,7 @@ class Search:
         digest = config_hash(proposal.definition)
         meaning = f"{plan.parent}:{proposal.signature}" if proposal.signature else None
         same = self.hashes.get(digest) or (self.hashes.get(meaning) if meaning else None)
-        if same is not None:
+        if same is not None and not self._screen_again(same, plan.parent, digest):
             out.reason = f"same change as {same}"
             out.proposal = None
             return
@@ -354,6 +360,18 @@ class Search:
             self.stopper.new_best()
         self.harmful = self.harm.lines(ctx)
         ctx.sink.candidate(ctx.job, record)
+
+    def _screen_again(self, same: str, parent: str, digest: str) -> bool:
+        """A change proposed again from the same parent is screened once more, on this slot's
+        minibatch, when its first screening tied on every task (`screening.tied`: no
+        evidence against it); never a third time."""
+        record = self.ctx.job.candidate(same)
+        if record is None or record.parent != parent or digest in self.screened_again:
+            return False
+        if not tied(self.ctx, record):
+            return False
+        self.screened_again.add(digest)
+        return True
 
     def _moved(self, child: str, plan: SlotPlan) -> bool:
         """The child beat its parent on at least one minibatch task."""
