@@ -71,15 +71,32 @@ def failures(style: str) -> list[Example]:
     return out
 
 
-def rules(style: str) -> list[str]:
-    train = failures(style)
-    parent = AgentDefinition(name="store", model="mock:x", instructions="Answer briefly.")
+TOOLS = {"order": "order_status", "policy": "search_policies", "tracking": "track_parcel"}
+"""Each kind of question and the tool that answers it."""
+
+
+def rules_learned(
+    train: list[Example], *, tools: bool = False, instructions: str = "Answer."
+) -> list[str]:
+    """The rules the model-free proposer adds from `train` (its first three as the screening
+    minibatch), for an agent with the three tools of `TOOLS` or none."""
+    functions = [
+        {"type": "function", "function": {"name": n, "description": "Looks something up."}}
+        for n in TOOLS.values()
+    ]
+    parent = AgentDefinition(
+        name="store", model="mock:x", instructions=instructions, tools=functions if tools else []
+    )
     ctx = ProposalContext(
         number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
         tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
     )  # fmt: skip
     proposal = asyncio.run(make_strategy("instructions:rules").propose(ctx))
     return list(proposal.mutation["rules_added"])
+
+
+def rules(style: str) -> list[str]:
+    return rules_learned(failures(style), instructions="Answer briefly.")
 
 
 @pytest.mark.parametrize("style", ["present", "terse", "free text"])
@@ -123,28 +140,6 @@ def test_a_criterion_that_only_restates_the_question_teaches_no_rule() -> None:
     )  # fmt: skip
     with pytest.raises(Exception, match="no failed check teaches a rule"):
         asyncio.run(make_strategy("instructions:rules").propose(ctx))
-
-
-TOOLS = {"order": "order_status", "policy": "search_policies", "tracking": "track_parcel"}
-"""Each kind of question and the tool that answers it."""
-
-
-def rules_learned(train: list[Example], *, tools: bool = False) -> list[str]:
-    """The rules the model-free proposer adds from `train` (its first three as the screening
-    minibatch), for an agent with the three tools of `TOOLS` or none."""
-    functions = [
-        {"type": "function", "function": {"name": n, "description": "Looks something up."}}
-        for n in TOOLS.values()
-    ]
-    parent = AgentDefinition(
-        name="store", model="mock:x", instructions="Answer.", tools=functions if tools else []
-    )
-    ctx = ProposalContext(
-        number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
-        tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
-    )  # fmt: skip
-    proposal = asyncio.run(make_strategy("instructions:rules").propose(ctx))
-    return list(proposal.mutation["rules_added"])
 
 
 def routed(name: str, kind: str, used: str) -> Example:
