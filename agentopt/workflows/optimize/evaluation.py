@@ -14,7 +14,7 @@ in-flight units finish, no new one starts once the budget cannot hold it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -35,7 +35,7 @@ from agentopt.workflows.events import NullSink
 from agentopt.workflows.executor import Executor, LocalExecutor
 from agentopt.workflows.optimize.budget import CallBudget
 from agentopt.workflows.optimize.journal import JobStore
-from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
+from agentopt.workflows.optimize.race import Race
 from agentopt.workflows.optimize.splits import Splits
 from agentopt.workflows.run.engine import EngineSpec, RunEngine, UnitRunner
 from agentopt.workflows.run.simulated_user import Simulation
@@ -75,51 +75,6 @@ class UnitBook:
 
 class StopRequested(Interrupted):
     """Ctrl-C was pressed: no new unit starts; units in flight finish and are journaled."""
-
-
-class _Skipped(Exception):
-    """A unit its race no longer needed (never started, nothing spent)."""
-
-
-@dataclass
-class Race:
-    """A candidate's validation against the score it must reach (racing, as in F-Race or
-    successive halving, with a bound instead of a statistic): once the tasks it failed put
-    even "every remaining task scores 1" below `bar()`, the candidate cannot be ranked best,
-    and its units that have not started are not started. Units in flight finish and are
-    kept. No bound is drawn while any unit ended in an error (its mean would leave it out).
-
-    `bar` returns (the best candidate's id, its validation score), or None for no bar."""
-
-    n: int
-    bar: Callable[[], tuple[str, float] | None]
-    scores: list[float] = field(default_factory=list)
-    errors: int = 0
-    stopped: tuple[str, float, float] | None = None
-    """(best, its score, the most this candidate could reach) once it is out of the race."""
-
-    def add(self, unit: UnitResult) -> None:
-        if unit.score.errors() or unit.score.score is None:
-            self.errors += 1
-        else:
-            self.scores.append(unit.score.score)
-
-    def at_most(self) -> float:
-        """The highest mean the candidate can still reach (task scores are at most 1)."""
-        return (sum(self.scores) + self.n - len(self.scores)) / self.n
-
-    def lost(self) -> bool:
-        """True once the candidate cannot reach the bar (checked before each unit starts)."""
-        if self.stopped is not None:
-            return True
-        bar = self.bar()
-        if self.errors or bar is None:
-            return False
-        best, score = bar
-        at_most = self.at_most()
-        if at_most < score - _EPS:
-            self.stopped = (best, score, at_most)
-        return self.stopped is not None
 
 
 def agent_cost(layer: CallLayer, model: str | None, tokens: TokenCount) -> float:
@@ -211,15 +166,12 @@ class CandidateRun:
             self._engines[key] = engine
         return engine
 
-    async def unit(self, name: str, *, final: bool = False, race: Race | None = None) -> UnitResult:
-        """The candidate on one task: from the book, a run in flight, or a new run (not
-        started, `_Skipped`, when `race` is lost by the time it gets an agent slot)."""
+    async def unit(self, name: str, *, final: bool = False) -> UnitResult:
+        """The candidate on one task: from the book, a run in flight, or a new run."""
         ctx = self.ctx
         key = (self.cand_id, name)
         known = ctx.book.get(*key)
         if known is not None:
-            if race is not None:
-                race.add(known)
             return known
         pending = ctx.inflight.get(key)
         if pending is not None:
@@ -232,8 +184,6 @@ class CandidateRun:
             async with ctx.layer.slot("agent"):
                 if ctx.stop_requested:
                     raise StopRequested("interrupted: no new evaluation was started")
-                if race is not None and race.lost():
-                    raise _Skipped(name)
                 task, dataset = ctx.splits.task(name)
                 runner = self._engine(dataset).runner
                 unit = await self._admitted(runner, task, final)
@@ -244,8 +194,6 @@ class CandidateRun:
                         unit = await self._admitted(runner, task, final)
                     except BudgetExceeded:
                         break  # no room for a second try: the error stays (and is counted)
-                if race is not None:
-                    race.add(unit)  # before the slot goes to the next unit, which checks it
             ctx.store.append(UnitEntry.of(self.cand_id, name, unit))
             ctx.book.put(*key, unit)
             future.set_result(unit)
@@ -276,16 +224,19 @@ class CandidateRun:
         return dict(zip(names, results, strict=True))
 
     async def race(self, names: Sequence[str], race: Race) -> dict[str, UnitResult]:
-        """Like `evaluate`, but tasks that have not started when `race` is lost are skipped:
-        the result holds the tasks that ran."""
+        """Like `evaluate`, but tasks that `race` no longer admits are skipped: the result
+        holds the tasks that ran."""
 
-        async def one(name: str) -> UnitResult | None:
+        async def one(index: int, name: str) -> UnitResult | None:
+            unit = None
             try:
-                return await self.unit(name, race=race)
-            except _Skipped:
-                return None
+                if await race.admits(index):
+                    unit = await self.unit(name)
+                return unit
+            finally:
+                race.settle(index, unit)
 
-        results = await gather_settled([one(n) for n in names])
+        results = await gather_settled([one(i, n) for i, n in enumerate(names)])
         return {n: u for n, u in zip(names, results, strict=True) if u is not None}
 
 

@@ -7,11 +7,11 @@ from agentopt.contracts.optimize_job import CandidateRecord, Outranked, Screenin
 from agentopt.core.errors import BudgetExceeded
 from agentopt.workflows.optimize.evaluation import (
     CandidateRun,
-    Race,
     StopRequested,
     mean_without_errors,
 )
 from agentopt.workflows.optimize.merge import merge_verdict
+from agentopt.workflows.optimize.race import Race
 from agentopt.workflows.optimize.ranking import SCORE_EPS as _EPS
 from agentopt.workflows.optimize.slots import SlotOutcome
 from agentopt.workflows.optimize.state import JobContext
@@ -55,7 +55,7 @@ async def screen(ctx: JobContext, out: SlotOutcome) -> None:
             if accepted:
                 names = ctx.splits.validation.names
                 ctx.sink.status(f"{out.cand_id}: evaluating on {len(names)} validation tasks")
-                race = Race(len(names), ctx.best_score)
+                race = Race(len(names), ctx.best_score, window=ctx.eval.layer.limit("agent"))
                 ran = await run.race(names, race)
                 if race.stopped is not None:
                     best, score, at_most = race.stopped
