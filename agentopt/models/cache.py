@@ -47,6 +47,7 @@ from agentopt.models.cache_sql import (
     connect,
     inserts,
     key_chunks,
+    open_reader,
     payload_json,
 )
 
@@ -281,7 +282,11 @@ class ResponseCache(CacheSurface):
             if not self._index.loaded:
                 self._index.load_empty()
             return False
-        result = self._guard("open", lambda: connect(self.path, reader=True))
+        result = self._guard("open", lambda: open_reader(self.path))
+        if result is None and not self._disabled:  # the writer is creating the file
+            if not self._index.loaded:
+                self._index.load_empty()
+            return False
         if result is not None and not self._index.loaded:
             self._guard("read", lambda: self._index.load(result))
             if self._disabled:  # the index could not be read

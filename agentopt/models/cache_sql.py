@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -61,22 +62,15 @@ def payload_json(payload: dict[str, Any]) -> str:
         return json.dumps(payload, sort_keys=True, separators=(",", ":"))
 
 
-def connect(path: Path, *, reader: bool = False) -> sqlite3.Connection:
-    """Open (creating if needed) a cache database in WAL mode with a busy timeout.
-
-    A `reader` (the event loop's connection) of a file that already has every table takes
-    no write lock: creating the schema in a write transaction waited for the writer thread's
-    batch in progress, 2.4-9 ms on the event loop's thread at the first model calls of a
-    bench run, while the writer created the file."""
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) a cache database in WAL mode with a busy timeout."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(
         str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
     )
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if reader and _names(conn) >= _SCHEMA_NAMES:
-            return conn
-        conn.execute("PRAGMA journal_mode = WAL")
+        _wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("BEGIN IMMEDIATE")
         for statement in filter(None, (s.strip() for s in SCHEMA.split(";"))):
@@ -86,6 +80,46 @@ def connect(path: Path, *, reader: bool = False) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def open_reader(path: Path) -> sqlite3.Connection | None:
+    """A connection for the event loop's reads, or None while the file has no table yet:
+    the writer thread is creating it, and there is nothing to read.
+
+    It takes no write lock on a file that has every table: creating the schema in a write
+    transaction waited for the writer thread's batch in progress (2.4-9 ms on the event
+    loop's thread at the first model calls of a bench run). Nor does it switch a new file to
+    WAL while the writer does: of two connections doing so at once, SQLite answered one
+    "database is locked" at once, busy timeout or not (10 of 500 tries), and that turned the
+    cache off for the whole run. A file of an older version, with some of the tables, is
+    completed as `connect` does."""
+    conn = sqlite3.connect(
+        str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        names = _names(conn)
+    except BaseException:
+        conn.close()
+        raise
+    if names >= _SCHEMA_NAMES:
+        return conn
+    conn.close()
+    return connect(path) if names else None
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, waiting out another connection switching the same new file: SQLite
+    answers that one "database is locked" at once, without calling the busy handler."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 def _names(conn: sqlite3.Connection) -> set[str]:

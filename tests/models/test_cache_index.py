@@ -241,23 +241,25 @@ def test_the_event_loops_reader_opens_a_whole_file_without_waiting_for_the_write
     import sqlite3
     import threading
 
-    from agentopt.models.cache_sql import connect
+    from agentopt.models.cache_sql import connect, open_reader
 
     db = tmp_path / "c.sqlite"
     connect(db).close()
     writer = sqlite3.connect(str(db), isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")  # the writer thread's batch in progress
-    opened: list[sqlite3.Connection] = []
-    thread = threading.Thread(target=lambda: opened.append(connect(db, reader=True)), daemon=True)
+    opened: list[sqlite3.Connection | None] = []
+    thread = threading.Thread(target=lambda: opened.append(open_reader(db)), daemon=True)
     thread.start()
     thread.join(timeout=5)
     writer.execute("COMMIT")
     assert opened, "the reader waited for the writer's lock"
-    assert opened[0].execute("SELECT count(*) FROM entries").fetchone() == (0,)
-    opened[0].close()
+    reader = opened[0]
+    assert reader is not None
+    assert reader.execute("SELECT count(*) FROM entries").fetchone() == (0,)
+    reader.close()
 
     writer.execute("DROP TABLE units")  # a file of an older version
-    reader = connect(db, reader=True)
-    assert reader.execute("SELECT count(*) FROM units").fetchone() == (0,)
+    reader = open_reader(db)
+    assert reader is not None and reader.execute("SELECT count(*) FROM units").fetchone() == (0,)
     reader.close()
     writer.close()
