@@ -253,7 +253,7 @@ def test_the_judges_words_around_a_quote_of_the_answer_are_not_a_missing_phrase(
 def test_words_about_a_tool_are_not_a_phrase_to_mention() -> None:
     """The agent called the right tool and still failed: "(tracking questions need
     track_parcel)" names a tool, so its words are about the tool's use, and no rule asks the
-    agent to mention "tracking"."""
+    agent to mention "tracking", nor restates the criterion ("Give the parcel's location.")."""
     train = []
     for i in range(3):
         ex = routed(f"t{i:02d}", "tracking", "track_parcel")  # the right tool, a bad answer
@@ -267,3 +267,4 @@ def test_words_about_a_tool_are_not_a_phrase_to_mention() -> None:
     assert any("call the order_status tool" in r for r in written), written
     for rule in written:
         assert "mention the tracking" not in rule and "track_parcel" not in rule, rule
+        assert "location" not in rule, rule
