@@ -217,7 +217,9 @@ def test_who_holds_an_agent_slot() -> None:
             ):
                 semaphores.append(m.rel)
     assert sorted(slots) == ["agents/conversation.py", "workflows/optimize/evaluation.py"]
-    assert sized == ["workflows/run/engine.py"]
+    # The run engine sizes its workers by the agent limit; an optimize validation race
+    # decides each unit on those that ran that many units before it.
+    assert sorted(sized) == ["workflows/optimize/evaluation.py", "workflows/run/engine.py"]
     assert semaphores == []
 
 

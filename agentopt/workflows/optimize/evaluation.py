@@ -166,6 +166,11 @@ class CandidateRun:
             self._engines[key] = engine
         return engine
 
+    @property
+    def window(self) -> int:
+        """How many of its units run at once: each holds an agent slot (`Race.window`)."""
+        return self.ctx.layer.limit("agent")
+
     async def unit(self, name: str, *, final: bool = False) -> UnitResult:
         """The candidate on one task: from the book, a run in flight, or a new run."""
         ctx = self.ctx

@@ -36,6 +36,9 @@ class Race:
     """(best, its score, the most this candidate could reach) for the first unit it lost at."""
     _first_lost: int | None = None
     _settled: list[asyncio.Event] = field(init=False, repr=False)
+    _prefix: list[tuple[float, int, bool]] = field(default_factory=lambda: [(0.0, 0, False)])
+    """At k: (the scores' sum, how many ran, whether one ended in an error) of units 0 … k − 1,
+    so each unit's decision costs one step, not a pass over the units before it."""
 
     def __post_init__(self) -> None:
         self._settled = [asyncio.Event() for _ in range(self.n)]
@@ -58,13 +61,28 @@ class Race:
         bar = self.bar()
         if bar is None:
             return False
-        ran = [self.units[i] for i in range(seen) if i in self.units]
-        if any(u.score.errors() or u.score.score is None for u in ran):
+        total, ran, error = self._totals(seen)
+        if error:
             return False
-        at_most = (sum(u.score.score or 0.0 for u in ran) + self.n - len(ran)) / self.n
+        at_most = (total + self.n - ran) / self.n
         best, score = bar
         if at_most >= score - _EPS:
             return False
         if self._first_lost is None or seen < self._first_lost:
             self._first_lost, self.stopped = seen, (best, score, at_most)
         return True
+
+    def _totals(self, seen: int) -> tuple[float, int, bool]:
+        """`_prefix` at `seen`, extended over units 0 … seen − 1 (all settled by then)."""
+        prefix = self._prefix
+        while len(prefix) <= seen:
+            total, ran, error = prefix[-1]
+            unit = self.units.get(len(prefix) - 1)
+            if unit is not None:
+                ran += 1
+                if unit.score.errors() or unit.score.score is None:
+                    error = True
+                else:
+                    total += unit.score.score
+            prefix.append((total, ran, error))
+        return prefix[seen]

@@ -55,7 +55,7 @@ async def screen(ctx: JobContext, out: SlotOutcome) -> None:
             if accepted:
                 names = ctx.splits.validation.names
                 ctx.sink.status(f"{out.cand_id}: evaluating on {len(names)} validation tasks")
-                race = Race(len(names), ctx.best_score, window=ctx.eval.layer.limit("agent"))
+                race = Race(len(names), ctx.best_score, window=run.window)
                 ran = await run.race(names, race)
                 if race.stopped is not None:
                     best, score, at_most = race.stopped
