@@ -34,9 +34,11 @@ class Race:
     """Settled units by their position in the validation split (skipped ones are absent)."""
     stopped: tuple[str, float, float] | None = None
     """(best, its score, the most this candidate could reach) for the first unit it lost at."""
-    _first_lost: int | None = None
+    _first_lost: int | None = field(default=None, init=False, repr=False)
     _settled: list[asyncio.Event] = field(init=False, repr=False)
-    _prefix: list[tuple[float, int, bool]] = field(default_factory=lambda: [(0.0, 0, False)])
+    _prefix: list[tuple[float, int, bool]] = field(
+        default_factory=lambda: [(0.0, 0, False)], init=False, repr=False
+    )
     """At k: (the scores' sum, how many ran, whether one ended in an error) of units 0 … k − 1,
     so each unit's decision costs one step, not a pass over the units before it."""
 
