@@ -10,6 +10,7 @@ import asyncio
 import pytest
 
 from agentopt.contracts.task import Criterion, Task, Turn
+from agentopt.contracts.task_record import RepeatOutcome
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.workflows.optimize.leak import LeakCheck
 from agentopt.workflows.optimize.strategies import Example, ProposalContext, make_strategy
@@ -35,30 +36,59 @@ def reason(style: str, phrase: str, topic: str, group: str) -> str:
     )
 
 
-def example(name: str, topic: str, group: str, phrase: str, style: str) -> Example:
-    query = f"[{name}] A {group} customer writes in with a question about {topic} today."
-    criterion = f"The response follows the store's policy on {topic} for {group} customers."
+def judged_example(
+    name: str,
+    query: str,
+    criterion: str,
+    answer: str,
+    reason: str,
+    *,
+    passed: bool = False,
+    criterion_name: str = "policy",
+    tool_calls: tuple[str, ...] = (),
+) -> Example:
+    """A task with one criterion, the agent's answer (and tool calls), and the judge's verdict
+    on it with its reason: what every example of these tests is."""
     task = Task(
         name=name,
-        turns=[Turn(query=query, criteria=[Criterion(name="policy", instruction=criterion)])],
+        turns=[Turn(query=query, criteria=[Criterion(name=criterion_name, instruction=criterion)])],
     )
-    verdict = {
-        "name": "policy",
-        "instruction": criterion,
-        "passed": False,
-        "reason": reason(style, phrase, topic, group),
-    }
-    record = {
-        "response": f"Thanks for asking about {topic}. We are happy to help.",
+    verdict = {"name": criterion_name, "instruction": criterion, "passed": passed, "reason": reason}
+    record: dict[str, object] = {
+        "response": answer,
         "evaluators": [
             {
                 "evaluator": "builtin.task_adherence",
-                "status": "fail",
+                "status": "pass" if passed else "fail",
                 "details": {"verdicts": [verdict]},
             }
         ],
     }
-    return Example(task, 0.0, "fail", record)
+    if tool_calls:
+        record["tool_calls"] = [{"name": t, "arguments": {}} for t in tool_calls]
+    outcome = RepeatOutcome.model_validate(record)
+    return Example(task, 1.0 if passed else 0.0, "pass" if passed else "fail", outcome)
+
+
+def judged(name: str, topic: str, answer: str, passed: bool, why: str) -> Example:
+    return judged_example(
+        name,
+        f"[{name}] A question about {topic}.",
+        f"The response follows the store's policy on {topic}.",
+        answer,
+        why,
+        passed=passed,
+    )
+
+
+def example(name: str, topic: str, group: str, phrase: str, style: str) -> Example:
+    return judged_example(
+        name,
+        f"[{name}] A {group} customer writes in with a question about {topic} today.",
+        f"The response follows the store's policy on {topic} for {group} customers.",
+        f"Thanks for asking about {topic}. We are happy to help.",
+        reason(style, phrase, topic, group),
+    )
 
 
 def failures(style: str) -> list[Example]:
@@ -152,31 +182,15 @@ def routed(name: str, kind: str, used: str) -> Example:
         "tracking": "Where is my parcel right now?",
         "policy": "Can I send back a lamp I bought?",
     }
-    query = f"[{name}] {questions[kind]}"
-    criterion = f"The response gives {need}."
-    verdict = {
-        "name": "routing",
-        "instruction": criterion,
-        "passed": False,
-        "reason": f"does not give {need}: the agent used {used}, and {kind} questions need "
-        f"{TOOLS[kind]}",
-    }
-    record = {
-        "response": "Here is what I found: nothing useful.",
-        "tool_calls": [{"name": used, "arguments": {}}],
-        "evaluators": [
-            {
-                "evaluator": "builtin.task_adherence",
-                "status": "fail",
-                "details": {"verdicts": [verdict]},
-            }
-        ],
-    }
-    task = Task(
-        name=name,
-        turns=[Turn(query=query, criteria=[Criterion(name="routing", instruction=criterion)])],
+    return judged_example(
+        name,
+        f"[{name}] {questions[kind]}",
+        f"The response gives {need}.",
+        "Here is what I found: nothing useful.",
+        f"does not give {need}: the agent used {used}, and {kind} questions need {TOOLS[kind]}",
+        criterion_name="routing",
+        tool_calls=(used,),
     )
-    return Example(task, 0.0, "fail", record)
 
 
 def test_a_tool_the_judge_says_was_needed_becomes_a_rule_to_call_it() -> None:
@@ -195,27 +209,6 @@ def test_a_tool_the_judge_says_was_needed_becomes_a_rule_to_call_it() -> None:
     for rule in written:
         assert "wording" not in rule and "mention" not in rule, rule  # not a name to say
         assert "agent used" not in rule, rule
-
-
-def judged(name: str, topic: str, answer: str, passed: bool, why: str) -> Example:
-    criterion = f"The response follows the store's policy on {topic}."
-    query = f"[{name}] A question about {topic}."
-    task = Task(
-        name=name,
-        turns=[Turn(query=query, criteria=[Criterion(name="policy", instruction=criterion)])],
-    )
-    verdict = {"name": "policy", "instruction": criterion, "passed": passed, "reason": why}
-    record = {
-        "response": answer,
-        "evaluators": [
-            {
-                "evaluator": "builtin.task_adherence",
-                "status": "pass" if passed else "fail",
-                "details": {"verdicts": [verdict]},
-            }
-        ],
-    }
-    return Example(task, 1.0 if passed else 0.0, "pass" if passed else "fail", record)
 
 
 def test_the_judges_words_around_a_quote_of_the_answer_are_not_a_missing_phrase() -> None:
