@@ -106,10 +106,15 @@ TOOLS = {"order": "order_status", "policy": "search_policies", "tracking": "trac
 
 
 def rules_learned(
-    train: list[Example], *, tools: bool = False, instructions: str = "Answer."
+    train: list[Example],
+    *,
+    tools: bool = False,
+    instructions: str = "Answer.",
+    seen: list[Example] | None = None,
 ) -> list[str]:
     """The rules the model-free proposer adds from `train` (its first three as the screening
-    minibatch), for an agent with the three tools of `TOOLS` or none."""
+    minibatch), for an agent with the three tools of `TOOLS` or none; `seen`: the job's other
+    train runs (any candidate's)."""
     functions = [
         {"type": "function", "function": {"name": n, "description": "Looks something up."}}
         for n in TOOLS.values()
@@ -120,6 +125,7 @@ def rules_learned(
     ctx = ProposalContext(
         number=1, parent_id="baseline", parent=parent, examples=train[:3], train=train,
         tried_models=set(), search_space=[], layer=None, optimization_model=None, seed=0,
+        seen=seen or [],
     )  # fmt: skip
     proposal = asyncio.run(make_strategy("instructions:rules").propose(ctx))
     return list(proposal.mutation["rules_added"])
@@ -261,3 +267,36 @@ def test_words_about_a_tool_are_not_a_phrase_to_mention() -> None:
     for rule in written:
         assert "mention the tracking" not in rule and "track_parcel" not in rule, rule
         assert "location" not in rule, rule
+
+
+def paragraph(topic: str, phrase: str) -> str:
+    return (
+        f"The reply talks about {topic} in general terms but never brings up the {phrase}; a "
+        f"customer asking about {topic} has to be told about it, so the answer falls short."
+    )
+
+
+def test_a_judges_prose_is_read_across_the_jobs_runs() -> None:
+    """One failure written as a paragraph, beside passes in other styles: the minibatch alone
+    has nothing to tell the judge's prose from the missing fact. The job's earlier train runs
+    (other candidates') hold the same prose for other topics, so "falls short" and "has to be
+    told" are the judge's words and the rule asks for the data export."""
+    train = [
+        judged("prv0", "privacy", "We care about privacy.", False, paragraph("privacy", "data export")),
+        judged("ord0", "orders", "Your order number is 12.", True, "Covered: order number."),
+        judged("dlv0", "delivery", "Signature on delivery applies.", True,
+               "mentions 'signature on delivery', as the policy on delivery requires"),
+    ]  # fmt: skip
+    seen = [
+        judged(f"{topic[:3]}9", topic, "Happy to help.", False, paragraph(topic, phrase))
+        for topic, phrase in (
+            ("shipping", "tracking link"),
+            ("returns", "refund window"),
+            ("payments", "secure checkout"),
+        )
+    ]
+    written = rules_learned(train, seen=seen)
+    assert any("data export" in r for r in written), written
+    for rule in written:
+        assert "short" not in rule and "told" not in rule and "general terms" not in rule, rule
+        assert "tracking" not in rule and "refund" not in rule, rule  # nothing of the others'

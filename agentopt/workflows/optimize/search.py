@@ -104,12 +104,22 @@ class Search:
         self.barren = Barren()
         self.known: set[tuple[str, str]] = set()
         """The units in the book when the current round started."""
+        self.seen: list[Example] = []
+        """Their train runs, any candidate's, in a fixed order (`ProposalContext.seen`)."""
         splits = ctx.splits
         every = [*splits.train.tasks, *splits.validation.tasks]
         self.leaks = LeakCheck.of(every + (splits.test.tasks if splits.test else []))
         self.harm = HarmTracker()
         self.harmful: frozenset[str] = frozenset()
         self.stopper = StopRule(ctx)
+
+    def _seen(self) -> list[Example]:
+        train = set(self.ctx.splits.train.names)
+        return [
+            _example(self.ctx, name, unit, self.examples)
+            for cand, name in sorted(self.known)
+            if name in train and (unit := self.ctx.book.get(cand, name)) is not None
+        ]
 
     # -- planning ------------------------------------------------------------------------------
     def plan_merge(self) -> SlotPlan | None:
@@ -226,6 +236,7 @@ class Search:
                 harmful=self.harmful,
                 leaks=self.leaks,
                 start=ctx.definitions[BASELINE_ID],
+                seen=self.seen,
             )
             if plan.strategy.needs_model and ctx.optimization_model:
                 ctx.sink.status(
@@ -426,6 +437,7 @@ class Search:
                 ctx.job.stop_detail = "no target has anything left to propose"
                 return "completed"
             self.known = set(ctx.book.units)
+            self.seen = self._seen()
             outcomes = await asyncio.gather(*(self.propose(p) for p in plans))
             for out in outcomes:
                 if out.failure is None:

@@ -70,6 +70,9 @@ class ProposalContext:
     lines that quote a task are dropped before the proposal is made."""
     start: AgentDefinition | None = None
     """The starting configuration: text it already holds is the user's own (never a leak)."""
+    seen: list[Example] = field(default_factory=list)
+    """Every train task any candidate had run when the round started: the rules strategy
+    reads the judges' phrasing across them (`rule_groups.judge_words`), never their answers."""
 
 
 @dataclass

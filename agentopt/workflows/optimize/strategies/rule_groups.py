@@ -4,16 +4,9 @@ the results rather than from one judge's wording.
 Failures are grouped by what they share: the criterion a judge failed, or the expected fact
 an answer lacked (a ground truth, a required pattern). For each group:
 
-- **what is missing**: a judged group's reasons are compared with the other groups' reasons.
-  Words every group's reasons use ("does not mention", "which the policy requires", "Left
-  out:") are the judge's phrasing; the words only this group's reasons use, and that the
-  failing answers do not contain, are what the answers lacked ("refund window"). A span the
-  judge quoted counts whole. Reasons of passed verdicts of the same criterion support a
-  phrase; a reason whose answer already holds the phrase counts against it (the judge
-  objected to it being there), and the other words of a reason that quotes only what its
-  answer says ("offers 'store credit', which the policy does not allow") are the judge's, not
-  something missing. The phrasing of the reasons does not matter — "does not mention 'X',
-  which …", "Left out: X (…)" and a paragraph read the same.
+- **what is missing**: the words only this group's reasons use, and that its failing answers
+  do not contain ("refund window"), whatever the judge's phrasing: "does not mention 'X',
+  which …", "Left out: X (…)" and a paragraph read the same (`rule_phrases`).
 - **when it applies**: the condition the group's tasks share and the others do not — the
   words that set its criterion apart ("returns for business customers"), else a category,
   else the words its queries share ("When asked about return or refund").
@@ -34,8 +27,8 @@ called, is never restated as a rule.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentopt.workflows.optimize.strategies.base import Example
@@ -45,8 +38,13 @@ from agentopt.workflows.optimize.strategies.failure_groups import (
     all_groups,
     content,
     norm,
-    stem,
     tokens,
+)
+from agentopt.workflows.optimize.strategies.rule_phrases import (
+    has_words,
+    judge_words,
+    missing_phrases,
+    reason_words,
 )
 from agentopt.workflows.optimize.strategies.rule_text import (
     criterion_rule,
@@ -54,119 +52,6 @@ from agentopt.workflows.optimize.strategies.rule_text import (
 )
 
 MAX_SCOPE_WORDS = 5
-MAX_PHRASE_WORDS = 8
-_BREAK = re.compile(r"[,;:()\[\]{}!?\n]|\.(?:\s|$)|\s[-–—]\s")
-_QUOTED = re.compile(r"(?<!\w)['‘\"“`]([^'’\"”`\n]{2,80}?)['’\"”`](?!\w)")
-
-
-def _has(haystack: str, phrase: str) -> bool:
-    """`phrase` occurs in `haystack` as whole words (both normalised)."""
-    return bool(phrase) and f" {phrase} " in f" {haystack} "
-
-
-def _answer(ex: Example) -> str:
-    record = ex.record
-    parts = [record.response]
-    parts += [t.response for t in record.turns or []]
-    return norm(" ".join(parts))
-
-
-# -- what is missing ------------------------------------------------------------------------------
-
-
-def _segments(reason: str) -> list[tuple[list[str], bool]]:
-    """The reason cut at punctuation into word runs, plus each quoted span (flag True)."""
-    out: list[tuple[list[str], bool]] = [(tokens(q), True) for q in _QUOTED.findall(reason)]
-    unquoted = _QUOTED.sub(" , ", reason)
-    out += [(tokens(part), False) for part in _BREAK.split(unquoted)]
-    return [(t, q) for t, q in out if t]
-
-
-def _phrases(
-    reason: str, generic: set[str], topic: set[str], contrast: bool, tools: frozenset[str]
-) -> set[str]:
-    """Runs of words only this group's reasons use (a topic word may extend a run; function
-    words may sit inside one). Without other groups to compare with (`contrast` False) only
-    quoted spans count: any word would look specific. A part of the reason that names one of
-    the agent's `tools` (normalised) is about the tool's use ("tracking questions need
-    track_parcel"), not about what to say."""
-    found: set[str] = set()
-    for words, quoted in _segments(reason):
-        if not quoted and not contrast:
-            continue
-        if tools and any(_has(" ".join(words), t) for t in tools):
-            continue
-        if quoted:
-            telling = any(stem(w) not in generic and w not in topic and content(w) for w in words)
-            if telling and len(words) <= MAX_PHRASE_WORDS:
-                found.add(" ".join(words))
-            continue
-        run: list[str] = []
-        for w in [*words, ""]:
-            common = stem(w) in generic
-            specific = w and not common and w not in STOP and w not in topic
-            inside = w and (w in STOP or (w in topic and not common))
-            if specific or (run and inside):
-                run.append(w)
-                continue
-            while run and (run[-1] in STOP):
-                run.pop()
-            telling = any(content(x) and x not in topic for x in run)
-            if telling and len(run) <= MAX_PHRASE_WORDS:
-                found.add(" ".join(run))
-            run = []
-    return found
-
-
-def missing_phrases(
-    group: Group, others: list[Group], limit: int = 2, tools: frozenset[str] = frozenset()
-) -> list[tuple[str, bool]]:
-    """What this group's failing answers lacked, best supported first: (phrase, quoted);
-    `tools`: the agent's tool names."""
-    other_words = [{w for v in g.failed + g.passed for w in tokens(v.reason)} for g in others]
-    other_words = [words for words in other_words if words]
-    if not other_words and not any(_QUOTED.search(v.reason) for v in group.failed):
-        return []
-    need = max(1, math.ceil(0.25 * len(other_words)))
-    df = Counter(x for words in other_words for x in {stem(w) for w in words})
-    generic = {w for w, n in df.items() if n >= need}
-    topic = {w for v in group.failed for w in tokens(v.instruction)}
-    topic |= {w for ex in group.tasks for w in tokens(ex.task.query)}
-    score: Counter[str] = Counter()
-    quoted: set[str] = set()
-    named = frozenset(norm(t) for t in tools)
-    for v in [*group.failed, *group.passed]:
-        answer = _answer(v.example)
-        spans = {" ".join(t) for t, q in _segments(v.reason) if q}
-        # A reason that quotes only what the answer says ("offers 'store credit', which the
-        # policy does not allow") is about that quote; its other words are the judge's.
-        echoed = bool(spans) and all(_has(answer, x) for x in spans)
-        for phrase in _phrases(v.reason, generic, topic, bool(other_words), named):
-            if phrase in spans:
-                quoted.add(phrase)
-            elif echoed:
-                continue
-            there = _has(answer, phrase)
-            if v.passed:
-                score[phrase] += 1 if there else 0
-            else:
-                score[phrase] += -1 if there else 1
-    # A judge that quotes is quoting what it missed: its quoted spans first, the rest only
-    # when it quoted nothing usable.
-    live = [p for p in score if score[p] > 0]
-    if any(p in quoted for p in live):
-        live = [p for p in live if p in quoted]
-    ranked = sorted(live, key=lambda p: (-score[p], -len(p), p))
-    chosen: list[tuple[str, bool]] = []
-    for phrase in ranked:
-        if len(chosen) >= limit:
-            break
-        if chosen and score[phrase] < max(2, score[chosen[0][0]] / 2):
-            break
-        if any(_has(phrase, c) or _has(c, phrase) for c, _ in chosen):
-            continue
-        chosen.append((phrase, phrase in quoted))
-    return chosen
 
 
 # -- when it applies ------------------------------------------------------------------------------
@@ -269,16 +154,21 @@ def _criterion_stating(group: Group, fact: str) -> str:
     for ex in group.tasks:
         for turn in ex.task.turns:
             for c in turn.criteria:
-                if _has(norm(c.instruction), norm(fact)):
+                if has_words(norm(c.instruction), norm(fact)):
                     return criterion_rule(c.instruction) or ""
     return ""
 
 
 def group_rules(
-    group: Group, groups: list[Group], train: list[Example], tools: frozenset[str] = frozenset()
+    group: Group,
+    groups: list[Group],
+    train: list[Example],
+    tools: frozenset[str] = frozenset(),
+    phrasing: frozenset[str] = frozenset(),
 ) -> list[Rule]:
     """The rules one group teaches (none when it says nothing the agent could act on);
-    `tools`: the agent's tool names."""
+    `tools`: the agent's tool names; `phrasing`: the judges' words for other criteria across
+    the job (`judge_words`)."""
     names = tuple(sorted(ex.task.name for ex in group.tasks))
     first = group.failed[0]
     if group.key.startswith("habit:"):
@@ -295,7 +185,7 @@ def group_rules(
         action = f"call the {tool} tool"
         return [Rule(_scoped(_apart(where, norm(tool)), action), norm(action), names)]
     others = [g for g in groups if g is not group and g.key.startswith("criterion:")]
-    found = missing_phrases(group, others, tools=tools)
+    found = missing_phrases(group, others, tools=tools, phrasing=phrasing)
     if found:
         return [Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names) for p, q in found]
     instruction = first.instruction
@@ -312,7 +202,7 @@ def _needed_tool(group: Group, tools: frozenset[str]) -> str | None:
     for v in group.failed:
         reason = norm(v.reason)
         called = {c.name for c in v.example.record.tool_calls}
-        named.update(t for t in tools if t not in called and _has(reason, norm(t)))
+        named.update(t for t in tools if t not in called and has_words(reason, norm(t)))
     most = [t for t, n in named.items() if 2 * n > len(group.failed)]
     return most[0] if len(most) == 1 else None
 
@@ -327,7 +217,7 @@ def _tool_misused(group: Group, tools: frozenset[str]) -> bool:
     for v in group.failed:
         reason = norm(v.reason)
         called = {c.name for c in v.example.record.tool_calls} & tools
-        named += any(_has(reason, norm(t)) for t in called)
+        named += any(has_words(reason, norm(t)) for t in called)
     return 2 * named > len(group.failed)
 
 
@@ -370,13 +260,18 @@ def merge(rules: list[Rule]) -> list[Rule]:
 
 
 def rules_from(
-    examples: list[Example], train: list[Example], tools: frozenset[str] = frozenset()
+    examples: list[Example],
+    train: list[Example],
+    tools: frozenset[str] = frozenset(),
+    seen: Sequence[Example] = (),
 ) -> list[Rule]:
     """Every rule the failures of `examples` teach, the largest groups first (`tools`: the
-    agent's tool names)."""
+    agent's tool names; `seen`: every train run of the job, any candidate's, read for the
+    judges' phrasing only)."""
     groups = all_groups(examples)
+    words = reason_words([*groups, *all_groups(seen)])
     found: list[Rule] = []
     for g in groups:
         if g.failed:
-            found += group_rules(g, groups, train, tools)
+            found += group_rules(g, groups, train, tools, judge_words(g.key, words))
     return merge(found)

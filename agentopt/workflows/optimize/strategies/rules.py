@@ -12,6 +12,7 @@ carry its words) is taken out of the parent and never written again.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from agentopt.workflows.optimize.strategies.base import (
     Example,
@@ -105,13 +106,15 @@ def new_rules(
     blocked: frozenset[str] = frozenset(),
     first: set[str] | None = None,
     tools: frozenset[str] = frozenset(),
+    seen: Sequence[Example] = (),
 ) -> list[Rule]:
     """Rules the failures of `examples` teach that the instructions do not hold yet: those of
     the tasks in `first` (the screening minibatch) before the others (`tools`: the agent's
-    tool names, which a rule asks to call rather than to mention)."""
+    tool names, which a rule asks to call rather than to mention; `seen`: the job's train
+    runs, for the judges' phrasing)."""
     keys = existing_rule_keys(instructions)
     said = normalized(instructions)
-    found = rules_from(examples, train if train is not None else examples, tools)
+    found = rules_from(examples, train if train is not None else examples, tools, seen)
     if first:
         found.sort(key=lambda r: not (set(r.tasks) & first))
     chosen: list[Rule] = []
@@ -139,7 +142,9 @@ class RuleProposer:
         known = {e.task.name: e for e in [*ctx.examples, *ctx.train]}
         source = sorted(known.values(), key=lambda e: (e.task.name not in weakest, e.task.name))
         tools = frozenset(function_names(ctx.parent.tools))
-        rules = new_rules(current, source, blocked=ctx.harmful, first=weakest, tools=tools)
+        rules = new_rules(
+            current, source, blocked=ctx.harmful, first=weakest, tools=tools, seen=ctx.seen
+        )
         if not rules and not removed:
             raise NoProposal("no failed check teaches a rule the instructions do not hold yet")
         used = sorted({t for r in rules for t in r.tasks})

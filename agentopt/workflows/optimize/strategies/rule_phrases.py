@@ -1,0 +1,224 @@
+"""What a group's failing answers lacked, read from its judges' reasons (`rule_groups`
+writes the rules).
+
+A judged group's reasons are compared with the other groups' reasons. Words every group's
+reasons use ("does not mention", "which the policy requires", "Left out:") are the judge's
+phrasing; the words only this group's reasons use, and that the failing answers do not
+contain, are what the answers lacked ("refund window"). A span the judge quoted counts whole.
+A phrase is supported by every reason that names it, whatever its style, and reasons of
+passed verdicts of the same criterion support it too; a reason whose answer already holds the
+phrase counts against it (the judge objected to it being there), and the other words of a
+reason that quotes only what its answer says ("offers 'store credit', which the policy does
+not allow") are the judge's, not something missing.
+
+A proposal's own failures may show a style once ("… never brings up the data export; a
+customer asking about privacy has to be told about it, so the answer falls short"), with
+nothing beside it to tell the judge's prose from the fact. The reasons of every train run the
+job has seen, any candidate's, give the words a judge uses whatever the criterion
+(`judge_words`); they are read for their phrasing only, and no rule takes their content. When
+a single reason is all there is and several of its phrases could be the fact, no phrase is
+chosen: a guess would be a rule to mention "the answer falls short".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from agentopt.workflows.optimize.strategies.base import Example
+from agentopt.workflows.optimize.strategies.failure_groups import (
+    STOP,
+    Group,
+    Verdict,
+    content,
+    norm,
+    stem,
+    tokens,
+)
+
+MAX_PHRASE_WORDS = 8
+_BREAK = re.compile(r"[,;:()\[\]{}!?\n]|\.(?:\s|$)|\s[-–—]\s")
+_QUOTED = re.compile(r"(?<!\w)['‘\"“`]([^'’\"”`\n]{2,80}?)['’\"”`](?!\w)")
+
+
+def has_words(haystack: str, phrase: str) -> bool:
+    """`phrase` occurs in `haystack` as whole words (both normalised)."""
+    return bool(phrase) and f" {phrase} " in f" {haystack} "
+
+
+def _answer(ex: Example) -> str:
+    record = ex.record
+    parts = [record.response]
+    parts += [t.response for t in record.turns or []]
+    return norm(" ".join(parts))
+
+
+def _segments(reason: str) -> list[tuple[list[str], bool]]:
+    """The reason cut at punctuation into word runs, plus each quoted span (flag True)."""
+    out: list[tuple[list[str], bool]] = [(tokens(q), True) for q in _QUOTED.findall(reason)]
+    unquoted = _QUOTED.sub(" , ", reason)
+    out += [(tokens(part), False) for part in _BREAK.split(unquoted)]
+    return [(t, q) for t, q in out if t]
+
+
+def _phrases(
+    reason: str,
+    generic: set[str],
+    topic: set[str],
+    contrast: bool,
+    tools: frozenset[str],
+    phrasing: frozenset[str] = frozenset(),
+) -> set[str]:
+    """Runs of words only this group's reasons use (a topic word may extend a run; function
+    words may sit inside one). Without other groups to compare with (`contrast` False) only
+    quoted spans count: any word would look specific. A part of the reason that names one of
+    the agent's `tools` (normalised) is about the tool's use ("tracking questions need
+    track_parcel"), not about what to say. `phrasing`: the judges' own words across the job
+    (`judge_words`), which end an unquoted run too; a quoted span is read as today."""
+    found: set[str] = set()
+    for words, quoted in _segments(reason):
+        if not quoted and not contrast:
+            continue
+        if tools and any(has_words(" ".join(words), t) for t in tools):
+            continue
+        if quoted:
+            telling = any(stem(w) not in generic and w not in topic and content(w) for w in words)
+            if telling and len(words) <= MAX_PHRASE_WORDS:
+                found.add(" ".join(words))
+            continue
+        run: list[str] = []
+        for w in [*words, ""]:
+            common = stem(w) in generic or stem(w) in phrasing
+            specific = w and not common and w not in STOP and w not in topic
+            inside = w and (w in STOP or (w in topic and not common))
+            if specific or (run and inside):
+                run.append(w)
+                continue
+            while run and (run[-1] in STOP):
+                run.pop()
+            telling = any(content(x) and x not in topic for x in run)
+            if telling and len(run) <= MAX_PHRASE_WORDS:
+                found.add(" ".join(run))
+            elif telling:  # prose too long to be a phrase: its pieces between function words
+                found |= _pieces(run, topic)
+            run = []
+    return found
+
+
+def _pieces(run: list[str], topic: set[str]) -> set[str]:
+    """ "reply talks about privacy in general terms but never brings up the data export" →
+    "reply talks", "general terms", "never brings", "data export": a long run holds the
+    missing phrase somewhere, and the other reasons that name it say which piece it is."""
+    out: set[str] = set()
+    piece: list[str] = []
+    for w in [*run, ""]:
+        if w and w not in STOP:
+            piece.append(w)
+            continue
+        if any(content(x) and x not in topic for x in piece) and len(piece) <= MAX_PHRASE_WORDS:
+            out.add(" ".join(piece))
+        piece = []
+    return out
+
+
+def reason_words(groups: Sequence[Group]) -> dict[str, frozenset[str]]:
+    """Per criterion, the stems of its reasons, passed and failed (`judge_words` reads them)."""
+    by_key: dict[str, set[str]] = {}
+    for g in groups:
+        if g.key.startswith("criterion:"):
+            words = by_key.setdefault(g.key, set())
+            words.update(stem(w) for v in g.failed + g.passed for w in tokens(v.reason))
+    return {key: frozenset(words) for key, words in by_key.items() if words}
+
+
+def judge_words(key: str, words: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The stems a judge uses for the criteria other than `key`, in the reasons of at least
+    two of them and a quarter of them: its phrasing ("talks about … in general terms but never
+    brings up …, so the answer falls short"), whatever the criterion. `words` come from the
+    job's groups, the reasons of every candidate's train runs: a proposal's own few failures
+    may hold one paragraph-style reason where the job has seen that style for every topic."""
+    sets = [w for k, w in words.items() if k != key]
+    need = max(2, math.ceil(0.25 * len(sets)))
+    counts = Counter(w for stems in sets for w in stems)
+    return frozenset(w for w, n in counts.items() if n >= need)
+
+
+def _spoken(reason: str, tools: frozenset[str]) -> str:
+    """The reason's words as phrases are looked for in it: segment by segment (a phrase never
+    spans a break), less the parts that name one of the agent's `tools`."""
+    parts = [" ".join(words) for words, _ in _segments(reason)]
+    return " | ".join(p for p in parts if not any(has_words(p, t) for t in tools))
+
+
+def missing_phrases(
+    group: Group,
+    others: list[Group],
+    limit: int = 2,
+    tools: frozenset[str] = frozenset(),
+    phrasing: frozenset[str] = frozenset(),
+) -> list[tuple[str, bool]]:
+    """What this group's failing answers lacked, best supported first: (phrase, quoted);
+    `tools`: the agent's tool names; `phrasing`: the judges' words across the job
+    (`judge_words`)."""
+    other_words = [{w for v in g.failed + g.passed for w in tokens(v.reason)} for g in others]
+    other_words = [words for words in other_words if words]
+    contrast = bool(other_words or phrasing)
+    if not contrast and not any(_QUOTED.search(v.reason) for v in group.failed):
+        return []
+    need = max(1, math.ceil(0.25 * len(other_words)))
+    df = Counter(x for words in other_words for x in {stem(w) for w in words})
+    generic = {w for w, n in df.items() if n >= need}
+    topic = {w for v in group.failed for w in tokens(v.instruction)}
+    topic |= {w for ex in group.tasks for w in tokens(ex.task.query)}
+    score: Counter[str] = Counter()
+    quoted: set[str] = set()
+    named = frozenset(norm(t) for t in tools)
+    read: list[tuple[Verdict, str, set[str], bool, str]] = []
+    found: dict[str, None] = {}
+    for v in [*group.failed, *group.passed]:
+        answer = _answer(v.example)
+        spans = {" ".join(t) for t, q in _segments(v.reason) if q}
+        # A reason that quotes only what the answer says ("offers 'store credit', which the
+        # policy does not allow") is about that quote; its other words are the judge's.
+        echoed = bool(spans) and all(has_words(answer, x) for x in spans)
+        mine = _phrases(v.reason, generic, topic, contrast, named, phrasing)
+        quoted |= mine & spans
+        found.update(dict.fromkeys(sorted(mine)))
+        read.append((v, answer, spans, echoed, _spoken(v.reason, named)))
+    # A phrase is supported by every reason that names it, whatever its style: "Left out:
+    # order number (…)" and "… never brings up the order number; …" both name the order
+    # number, while each style's own prose is in that style's reasons only.
+    for v, answer, spans, echoed, spoken in read:
+        for phrase in found:
+            if not has_words(spoken, phrase) or (echoed and phrase not in spans):
+                continue
+            there = has_words(answer, phrase)
+            if v.passed:
+                score[phrase] += 1 if there else 0
+            else:
+                score[phrase] += -1 if there else 1
+    # A judge that quotes is quoting what it missed: its quoted spans first, the rest only
+    # when it quoted nothing usable.
+    live = [p for p in score if score[p] > 0]
+    if any(p in quoted for p in live):
+        live = [p for p in live if p in quoted]
+    ranked = sorted(live, key=lambda p: (-score[p], -len(p), p))
+    if ranked and score[ranked[0]] == 1 and not quoted & set(live):
+        # One reason, and nothing else names any of its phrases: which of them is the fact
+        # and which the judge's prose ("data export" or "answer falls short"), nothing
+        # tells. No rule rather than a guess; more runs (and `phrasing`) decide later.
+        apart = [p for p in ranked if score[p] == 1 and not has_words(ranked[0], p)]
+        if any(not has_words(p, ranked[0]) for p in apart):
+            return []
+    chosen: list[tuple[str, bool]] = []
+    for phrase in ranked:
+        if len(chosen) >= limit:
+            break
+        if chosen and score[phrase] < max(2, score[chosen[0][0]] / 2):
+            break
+        if any(has_words(phrase, c) or has_words(c, phrase) for c, _ in chosen):
+            continue
+        chosen.append((phrase, phrase in quoted))
+    return chosen
