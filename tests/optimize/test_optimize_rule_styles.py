@@ -14,6 +14,7 @@ from agentopt.contracts.task_record import RepeatOutcome
 from agentopt.core.files.agent_definition import AgentDefinition
 from agentopt.workflows.optimize.leak import LeakCheck
 from agentopt.workflows.optimize.strategies import Example, ProposalContext, make_strategy
+from agentopt.workflows.optimize.strategies.rule_groups import Rule, merge
 
 PHRASES = {
     ("returns", "personal"): "refund window",
@@ -46,14 +47,18 @@ def judged_example(
     passed: bool = False,
     criterion_name: str = "policy",
     tool_calls: tuple[str, ...] = (),
+    check: str | None = None,
 ) -> Example:
     """A task with one criterion, the agent's answer (and tool calls), and the judge's verdict
-    on it with its reason: what every example of these tests is."""
+    on it with its reason: what every example of these tests is (`check`: the verdict is a
+    model-free check's, e.g. "facts")."""
     task = Task(
         name=name,
         turns=[Turn(query=query, criteria=[Criterion(name=criterion_name, instruction=criterion)])],
     )
     verdict = {"name": criterion_name, "instruction": criterion, "passed": passed, "reason": reason}
+    if check:  # a model-free check's verdict (`facts`, `similarity`) names its rule
+        verdict["rule"] = check
     record: dict[str, object] = {
         "response": answer,
         "evaluators": [
@@ -282,7 +287,7 @@ def test_a_judges_prose_is_read_across_the_jobs_runs() -> None:
     (other candidates') hold the same prose for other topics, so "falls short" and "has to be
     told" are the judge's words and the rule asks for the data export."""
     train = [
-        judged("prv0", "privacy", "We care about privacy.", False, paragraph("privacy", "data export")),
+        judged("prv0", "privacy", "We care.", False, paragraph("privacy", "data export")),
         judged("ord0", "orders", "Your order number is 12.", True, "Covered: order number."),
         judged("dlv0", "delivery", "Signature on delivery applies.", True,
                "mentions 'signature on delivery', as the policy on delivery requires"),
@@ -300,3 +305,46 @@ def test_a_judges_prose_is_read_across_the_jobs_runs() -> None:
     for rule in written:
         assert "short" not in rule and "told" not in rule and "general terms" not in rule, rule
         assert "tracking" not in rule and "refund" not in rule, rule  # nothing of the others'
+
+
+def test_a_model_free_checks_own_words_are_not_a_rule() -> None:
+    """The embedded model's demo: the offline fact check writes its own sentences ("facts: the
+    answer says '30 days' where the criterion says '45 days'"). Their words are agentopt's,
+    not a judge's; the rule states the failed criterion in general words, never "mention the
+    criterion says" or "the negates"."""
+    returns = "The response says items can be returned for a full refund within 45 days."
+    shipping = "The response says standard shipping is free on orders over $35."
+    train = [
+        judged_example(f"r{i}", f"[r{i}] Can I send back a {item}?", returns, "Within 30 days.",
+                       "facts: the answer says '30 days' where the criterion says '45 days'",
+                       check="facts")
+        for i, item in enumerate(("lamp", "kettle"))
+    ] + [
+        judged_example(f"s{i}", f"[s{i}] Do I pay shipping on {what}?", shipping, "No returns.",
+                       "facts: the answer does not state '$35'; it negates 'return'",
+                       check="facts", criterion_name="shipping")
+        for i, what in enumerate(("a $50 order", "a $90 order"))
+    ]  # fmt: skip
+    written = rules_learned(train)
+    assert any("within 45 days" in r for r in written), written
+    assert any("free on orders over $35" in r for r in written), written
+    for rule in written:
+        assert "criterion says" not in rule and "negates" not in rule, rule
+
+
+def test_the_same_rule_from_two_groups_is_written_once() -> None:
+    """A failed criterion and the expected answer it states both ask for the same sentence:
+    one rule stays, the one under the least condition, holding both groups' tasks."""
+    merged = merge(
+        [
+            Rule("Say shipping is free on orders over $35.", "say shipping is free", ("t1",)),
+            Rule("On free shipping questions: say shipping is free on orders over $35.", "35",
+                 ("t2",)),
+            Rule("On returns: mention 'refund window'.", "refund window", ("t3",)),
+        ]
+    )  # fmt: skip
+    assert [r.text for r in merged] == [
+        "Say shipping is free on orders over $35.",
+        "On returns: mention 'refund window'.",
+    ]
+    assert merged[0].tasks == ("t1", "t2")

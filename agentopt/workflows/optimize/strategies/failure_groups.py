@@ -112,9 +112,12 @@ def verdicts(ex: Example) -> Iterator[Verdict]:
                 key = f"criterion:{norm(instruction) or name}"
                 if name == DEFAULT_CRITERION:
                     key, instruction = f"criterion:{DEFAULT_CRITERION}", ""
-                yield Verdict(
-                    ex, key, bool(v.get("passed", True)), str(v.get("reason") or ""), instruction
-                )
+                # A model-free check's reason is agentopt's own sentence ("facts: the answer
+                # says '30 days' where the criterion says '45 days'"), not a judge's: what is
+                # missing is its criterion, which the group's rule states. Its words ("the
+                # criterion says", "negates") are nothing to mention.
+                reason = "" if v.get("rule") else str(v.get("reason") or "")
+                yield Verdict(ex, key, bool(v.get("passed", True)), reason, instruction)
         elif details.get("dimension_scores"):
             for d in details["dimension_scores"]:
                 if d.get("applicable") and int(d.get("score", 5)) <= 2:

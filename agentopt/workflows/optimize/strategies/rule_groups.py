@@ -238,7 +238,24 @@ def mention_phrase(phrase: str, quoted: bool) -> str:
 
 
 def merge(rules: list[Rule]) -> list[Rule]:
-    """One rule per thing asked for: conditions of the same rule joined ("On a or b: …")."""
+    """One rule per thing asked for: conditions of the same rule joined ("On a or b: …"). Two
+    groups may ask for it in the same words under different keys (a failed criterion and the
+    expected answer it states: "Say standard shipping is free on orders over $35." and "On
+    free shipping questions: say …"): one of them, the least conditioned, stays."""
+    by_action: dict[str, Rule] = {}
+    for r in _merge_keys(rules):
+        action = norm(r.text.split(": ", 1)[-1])
+        kept = by_action.get(action)
+        if kept is None:
+            by_action[action] = r
+            continue
+        tasks = tuple(sorted({*kept.tasks, *r.tasks}))
+        text = min((kept.text, r.text), key=lambda t: (len(t), t))
+        by_action[action] = Rule(text, kept.key if text == kept.text else r.key, tasks)
+    return list(by_action.values())
+
+
+def _merge_keys(rules: list[Rule]) -> list[Rule]:
     by_key: dict[str, list[Rule]] = {}
     for r in rules:
         by_key.setdefault(r.key, []).append(r)
