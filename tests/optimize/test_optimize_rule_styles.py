@@ -348,3 +348,31 @@ def test_the_same_rule_from_two_groups_is_written_once() -> None:
         "On returns: mention 'refund window'.",
     ]
     assert merged[0].tasks == ("t1", "t2")
+
+
+PROSE = {
+    "orders": ("order number", "does not ask for the order number, which it needs to look up"),
+    "cancelling": ("cancellation link", "does not include the cancellation link for the order"),
+    "returns": ("refund window", "fails to state the 30-day refund window"),
+    "shipping": ("tracking link", "omits the tracking link for the order"),
+}
+
+
+def test_a_judge_that_varies_its_verbs_is_read_through_the_answers_that_passed() -> None:
+    """A judge as models write them: one sentence a criterion, its own verb each time ("does
+    not include", "fails to state", "omits"), so no word but the topic's sets a reason apart.
+    The answers that passed those criteria in the job's other runs hold the missing phrase:
+    the rules ask for it, never for "include the cancellation" or "omits the tracking"."""
+    train = [
+        judged(f"t{i}", topic, "Thanks for reaching out.", False, f"The response {why}.")
+        for i, (topic, (_, why)) in enumerate(PROSE.items())
+    ]
+    seen = [
+        judged(f"s{i}", topic, f"Sure: here is the {phrase}.", True, "The response is complete.")
+        for i, (topic, (phrase, _)) in enumerate(PROSE.items())
+    ]
+    written = rules_learned(train, seen=seen)
+    for topic, (phrase, _) in PROSE.items():
+        assert any(topic in r and r.endswith(f"mention the {phrase}.") for r in written), written
+    for rule in written:
+        assert not any(v in rule for v in ("include", "omits", "fails", "ask for", "state")), rule

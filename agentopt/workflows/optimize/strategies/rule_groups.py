@@ -44,6 +44,7 @@ from agentopt.workflows.optimize.strategies.rule_phrases import (
     has_words,
     judge_words,
     missing_phrases,
+    passed_answers,
     reason_words,
 )
 from agentopt.workflows.optimize.strategies.rule_text import (
@@ -165,10 +166,12 @@ def group_rules(
     train: list[Example],
     tools: frozenset[str] = frozenset(),
     phrasing: frozenset[str] = frozenset(),
+    shown: Sequence[str] = (),
 ) -> list[Rule]:
     """The rules one group teaches (none when it says nothing the agent could act on);
     `tools`: the agent's tool names; `phrasing`: the judges' words for other criteria across
-    the job (`judge_words`)."""
+    the job (`judge_words`); `shown`: the answers that passed its criterion in the job's
+    other runs."""
     names = tuple(sorted(ex.task.name for ex in group.tasks))
     first = group.failed[0]
     if group.key.startswith("habit:"):
@@ -185,7 +188,7 @@ def group_rules(
         action = f"call the {tool} tool"
         return [Rule(_scoped(_apart(where, norm(tool)), action), norm(action), names)]
     others = [g for g in groups if g is not group and g.key.startswith("criterion:")]
-    found = missing_phrases(group, others, tools=tools, phrasing=phrasing)
+    found = missing_phrases(group, others, tools=tools, phrasing=phrasing, shown=shown)
     if found:
         return [Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names) for p, q in found]
     instruction = first.instruction
@@ -286,9 +289,12 @@ def rules_from(
     agent's tool names; `seen`: every train run of the job, any candidate's, read for the
     judges' phrasing only)."""
     groups = all_groups(examples)
-    words = reason_words([*groups, *all_groups(seen)])
+    wide = all_groups(seen)
+    words = reason_words([*groups, *wide])
+    shown = {g.key: passed_answers(g) for g in wide}
     found: list[Rule] = []
     for g in groups:
         if g.failed:
-            found += group_rules(g, groups, train, tools, judge_words(g.key, words))
+            phrasing = judge_words(g.key, words)
+            found += group_rules(g, groups, train, tools, phrasing, shown.get(g.key, ()))
     return merge(found)

@@ -11,6 +11,12 @@ phrase counts against it (the judge objected to it being there), and the other w
 reason that quotes only what its answer says ("offers 'store credit', which the policy does
 not allow") are the judge's, not something missing.
 
+A judge that words each reason its own way ("does not include the cancellation link for the
+order", "omits the tracking link") leaves its verbs in the phrase: the short phrases of a
+reason are candidates too ("cancellation link"), and one counts once something besides its
+own reason names it, another reason or an answer that passed the same criterion in any of the
+job's train runs. A phrase such an answer holds wins a tie, the longest of them.
+
 A proposal's own failures may show a style once ("… never brings up the data export; a
 customer asking about privacy has to be told about it, so the answer falls short"), with
 nothing beside it to tell the judge's prose from the fact. The reasons of every train run the
@@ -39,6 +45,7 @@ from agentopt.workflows.optimize.strategies.failure_groups import (
 )
 
 MAX_PHRASE_WORDS = 8
+MAX_GRAM_WORDS = 4
 _BREAK = re.compile(r"[,;:()\[\]{}!?\n]|\.(?:\s|$)|\s[-–—]\s")
 _QUOTED = re.compile(r"(?<!\w)['‘\"“`]([^'’\"”`\n]{2,80}?)['’\"”`](?!\w)")
 
@@ -107,6 +114,33 @@ def _phrases(
     return found
 
 
+def _reason_grams(
+    reason: str, common: set[str] | frozenset[str], topic: set[str], tools: frozenset[str]
+) -> set[str]:
+    """`_grams` of every unquoted segment of the reason that names none of the `tools`."""
+    out: set[str] = set()
+    for words, quoted in _segments(reason):
+        if not quoted and not any(has_words(" ".join(words), t) for t in tools):
+            out |= _grams(words, common, topic)
+    return out
+
+
+def _grams(words: list[str], common: set[str] | frozenset[str], topic: set[str]) -> set[str]:
+    """The short phrases of a segment that hold a word of this group's own: "does not include
+    the cancellation link for the order" → "include the cancellation", "cancellation link", …
+    A word other reasons use ("link", "order") may belong to the phrase a judge names; which
+    of them is the missing thing, the passing answers and the other reasons tell."""
+    out: set[str] = set()
+    own = [w not in STOP and w not in topic and stem(w) not in common for w in words]
+    for i, first in enumerate(words):
+        if not content(first):
+            continue
+        for j in range(i + 1, min(i + MAX_GRAM_WORDS, len(words))):
+            if content(words[j]) and any(own[i : j + 1]):
+                out.add(" ".join(words[i : j + 1]))
+    return out
+
+
 def _pieces(run: list[str], topic: set[str]) -> set[str]:
     """ "reply talks about privacy in general terms but never brings up the data export" →
     "reply talks", "general terms", "never brings", "data export": a long run holds the
@@ -121,6 +155,11 @@ def _pieces(run: list[str], topic: set[str]) -> set[str]:
             out.add(" ".join(piece))
         piece = []
     return out
+
+
+def passed_answers(group: Group) -> tuple[str, ...]:
+    """The answers that passed the group's criterion (normalised, each once)."""
+    return tuple(dict.fromkeys(_answer(v.example) for v in group.passed))
 
 
 def reason_words(groups: Sequence[Group]) -> dict[str, frozenset[str]]:
@@ -158,10 +197,12 @@ def missing_phrases(
     limit: int = 2,
     tools: frozenset[str] = frozenset(),
     phrasing: frozenset[str] = frozenset(),
+    shown: Sequence[str] = (),
 ) -> list[tuple[str, bool]]:
     """What this group's failing answers lacked, best supported first: (phrase, quoted);
     `tools`: the agent's tool names; `phrasing`: the judges' words across the job
-    (`judge_words`)."""
+    (`judge_words`); `shown`: answers that passed this criterion in the job's other runs
+    (normalised), each of which supports the phrases it holds."""
     other_words = [{w for v in g.failed + g.passed for w in tokens(v.reason)} for g in others]
     other_words = [words for words in other_words if words]
     contrast = bool(other_words or phrasing)
@@ -177,6 +218,7 @@ def missing_phrases(
     named = frozenset(norm(t) for t in tools)
     read: list[tuple[Verdict, str, set[str], bool, str]] = []
     found: dict[str, None] = {}
+    grams: set[str] = set()
     for v in [*group.failed, *group.passed]:
         answer = _answer(v.example)
         spans = {" ".join(t) for t, q in _segments(v.reason) if q}
@@ -186,7 +228,10 @@ def missing_phrases(
         mine = _phrases(v.reason, generic, topic, contrast, named, phrasing)
         quoted |= mine & spans
         found.update(dict.fromkeys(sorted(mine)))
+        if contrast:
+            grams |= _reason_grams(v.reason, generic | phrasing, topic, named) - mine
         read.append((v, answer, spans, echoed, _spoken(v.reason, named)))
+    found.update(dict.fromkeys(sorted(grams)))
     # A phrase is supported by every reason that names it, whatever its style: "Left out:
     # order number (…)" and "… never brings up the order number; …" both name the order
     # number, while each style's own prose is in that style's reasons only.
@@ -199,26 +244,49 @@ def missing_phrases(
                 score[phrase] += 1 if there else 0
             else:
                 score[phrase] += -1 if there else 1
+    passing = {a for v, a, *_ in read if v.passed} | set(shown)
+    backed: set[str] = set()
+    for phrase in found:
+        if score[phrase] > 0:  # named as missing: an answer that passed with it backs that
+            held = sum(has_words(a, phrase) for a in passing)
+            score[phrase] += held
+            backed |= {phrase} if held else set()
+    common = generic | phrasing
     # A judge that quotes is quoting what it missed: its quoted spans first, the rest only
     # when it quoted nothing usable.
-    live = [p for p in score if score[p] > 0]
+    # A short phrase cut from a reason ("cancellation link" of "does not include the
+    # cancellation link for the order") counts once something besides its own reason names
+    # it: another reason, or an answer that passed.
+    live = [p for p in score if score[p] > (1 if p in grams else 0)]
     if any(p in quoted for p in live):
         live = [p for p in live if p in quoted]
-    ranked = sorted(live, key=lambda p: (-score[p], -len(p), p))
-    if ranked and score[ranked[0]] == 1 and not quoted & set(live):
-        # One reason, and nothing else names any of its phrases: which of them is the fact
-        # and which the judge's prose ("data export" or "answer falls short"), nothing
-        # tells. No rule rather than a guess; more runs (and `phrasing`) decide later.
-        apart = [p for p in ranked if score[p] == 1 and not has_words(ranked[0], p)]
-        if any(not has_words(p, ranked[0]) for p in apart):
-            return []
+    # Equal support: a phrase a passing answer holds, the longest (it said "order number",
+    # not just "number"); else the one with the fewest words every judge uses ("freight
+    # account" before "brings up the freight").
+    ranked = sorted(
+        live,
+        key=lambda p: (
+            -score[p],
+            p not in backed,
+            0 if p in backed else sum(stem(w) in common for w in p.split()),
+            -len(p),
+            p,
+        ),
+    )
+    # One reason, and nothing else names any of its phrases: which of them is the fact and
+    # which the judge's prose ("data export" or "answer falls short"), nothing tells. No
+    # rule rather than a guess; more runs (and `phrasing`, `shown`) decide later.
+    single = ranked and score[ranked[0]] == 1 and not quoted & set(live)
+    inside = [g for g in grams if score[g] == 1 and g != ranked[0] and has_words(ranked[0], g)]
+    if single and (sum(score[p] == 1 for p in ranked) > 1 or inside):
+        return []  # ("fails to state the 30-day refund window": the refund window, or all?)
     chosen: list[tuple[str, bool]] = []
     for phrase in ranked:
         if len(chosen) >= limit:
             break
         if chosen and score[phrase] < max(2, score[chosen[0][0]] / 2):
             break
-        if any(has_words(phrase, c) or has_words(c, phrase) for c, _ in chosen):
-            continue
+        if any((set(phrase.split()) & set(c.split())) - STOP for c, _ in chosen):
+            continue  # a second phrase shares no word with the first ("brings up the invoice")
         chosen.append((phrase, phrase in quoted))
     return chosen
