@@ -72,7 +72,9 @@ class ProposalContext:
     """The starting configuration: text it already holds is the user's own (never a leak)."""
     seen: list[Example] = field(default_factory=list)
     """Every train task any candidate had run when the round started: the rules strategy
-    reads the judges' phrasing across them (`rule_groups.judge_words`), never their answers."""
+    learns the judges' phrasing across them and which phrase the answers that passed a
+    criterion hold (`rule_phrases`); what a rule asks for is still named by this parent's
+    failures."""
 
 
 @dataclass

@@ -287,7 +287,7 @@ def rules_from(
 ) -> list[Rule]:
     """Every rule the failures of `examples` teach, the largest groups first (`tools`: the
     agent's tool names; `seen`: every train run of the job, any candidate's, read for the
-    judges' phrasing only)."""
+    judges' phrasing and the answers that passed each criterion)."""
     groups = all_groups(examples)
     wide = all_groups(seen)
     words = reason_words([*groups, *wide])

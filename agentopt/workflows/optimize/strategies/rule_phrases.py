@@ -21,7 +21,7 @@ A proposal's own failures may show a style once ("… never brings up the data e
 customer asking about privacy has to be told about it, so the answer falls short"), with
 nothing beside it to tell the judge's prose from the fact. The reasons of every train run the
 job has seen, any candidate's, give the words a judge uses whatever the criterion
-(`judge_words`); they are read for their phrasing only, and no rule takes their content. When
+(`judge_words`); other criteria's reasons are read for their phrasing only. When
 a single reason is all there is and several of its phrases could be the fact, no phrase is
 chosen: a guess would be a rule to mention "the answer falls short".
 """

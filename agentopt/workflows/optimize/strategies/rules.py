@@ -111,7 +111,7 @@ def new_rules(
     """Rules the failures of `examples` teach that the instructions do not hold yet: those of
     the tasks in `first` (the screening minibatch) before the others (`tools`: the agent's
     tool names, which a rule asks to call rather than to mention; `seen`: the job's train
-    runs, for the judges' phrasing)."""
+    runs, for the judges' phrasing and the answers that passed)."""
     keys = existing_rule_keys(instructions)
     said = normalized(instructions)
     found = rules_from(examples, train if train is not None else examples, tools, seen)
