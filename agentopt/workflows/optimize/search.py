@@ -23,7 +23,6 @@ from agentopt.contracts.optimize_job import (
     Termination,
 )
 from agentopt.contracts.optimize_journal import ProposalEntry, ProposedChange
-from agentopt.contracts.task_record import UnitResult
 from agentopt.core.errors import BudgetExceeded
 from agentopt.core.ids import utc_now_iso
 from agentopt.workflows.optimize.candidates import candidate_id, config_hash, fill_validation
@@ -31,6 +30,7 @@ from agentopt.workflows.optimize.evaluation import (
     CandidateRun,
     StopRequested,
 )
+from agentopt.workflows.optimize.examples import Examples
 from agentopt.workflows.optimize.harm import HarmTracker
 from agentopt.workflows.optimize.leak import LeakCheck
 from agentopt.workflows.optimize.merge import (
@@ -66,25 +66,6 @@ SAVE_EVERY_S = 2.0
 """job.json and report.html are rewritten at most this often during the search."""
 
 
-def _example(
-    ctx: JobContext, name: str, unit: UnitResult, made: dict[int, tuple[UnitResult, Example]]
-) -> Example:
-    """The strategies' view of a finished unit, made once per unit: every proposal from a
-    parent shows its known train units again (strategies only read them)."""
-    known = made.get(id(unit))
-    if known is not None and known[0] is unit:
-        return known[1]
-    task, _ = ctx.splits.task(name)
-    example = Example(
-        task=task,
-        score=unit.score.score,
-        status=unit.score.status,
-        record=unit.record,
-    )
-    made[id(unit)] = (unit, example)
-    return example
-
-
 class Search:
     """Runs rounds until a stop condition holds; returns the termination reason."""
 
@@ -94,7 +75,7 @@ class Search:
         self.hashes = {config_hash(d): cid for cid, d in ctx.definitions.items()}
         self.screened_again: set[str] = set()
         """Configurations given a second screening after a tie (`_screen_again`)."""
-        self.examples: dict[int, tuple[UnitResult, Example]] = {}
+        self.examples = Examples(ctx)
         self.replay: dict[int, ProposalEntry] = ctx.replay
         self.merged: set[frozenset[str]] = {
             frozenset((e.parent, e.merge_with)) for e in self.replay.values() if e.merge_with
@@ -112,14 +93,6 @@ class Search:
         self.harm = HarmTracker()
         self.harmful: frozenset[str] = frozenset()
         self.stopper = StopRule(ctx)
-
-    def _seen(self) -> list[Example]:
-        train = set(self.ctx.splits.train.names)
-        return [
-            _example(self.ctx, name, unit, self.examples)
-            for cand, name in sorted(self.known)
-            if name in train and (unit := self.ctx.book.get(cand, name)) is not None
-        ]
 
     # -- planning ------------------------------------------------------------------------------
     def plan_merge(self) -> SlotPlan | None:
@@ -204,14 +177,14 @@ class Search:
                 if why:
                     raise NoProposal(why)
             examples = sorted(
-                (_example(ctx, n, u, self.examples) for n, u in units.items()),
+                (self.examples.of(n, u) for n, u in units.items()),
                 key=lambda e: e.score if e.score is not None else -1.0,
             )
             # What the parent is known to do: its units from before this round, and this
             # slot's own minibatch — not whatever another slot of the round happened to
             # finish first, so the proposal does not depend on timing.
             train = [
-                _example(ctx, n, u, self.examples)
+                self.examples.of(n, u)
                 for n in ctx.splits.train.names
                 if (u := ctx.book.get(plan.parent, n)) is not None
                 and ((plan.parent, n) in self.known or n in plan.minibatch)
@@ -437,7 +410,7 @@ class Search:
                 ctx.job.stop_detail = "no target has anything left to propose"
                 return "completed"
             self.known = set(ctx.book.units)
-            self.seen = self._seen()
+            self.seen = self.examples.train_runs(self.known)
             outcomes = await asyncio.gather(*(self.propose(p) for p in plans))
             for out in outcomes:
                 if out.failure is None:

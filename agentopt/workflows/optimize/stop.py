@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from agentopt.contracts.optimize_job import JobRecord
 from agentopt.contracts.task_record import UnitResult
+from agentopt.workflows.optimize.examples import Examples
 from agentopt.workflows.optimize.perfect import at_ceiling, perfect, resisted
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.strategies.base import Example
@@ -47,7 +48,7 @@ class StopRule:
         self.ctx = ctx
         self.quiet = 0
         """Failed screenings in a row that moved no train task."""
-        self._examples: dict[int, tuple[UnitResult, Example]] = {}
+        self._examples = Examples(ctx)
         self._limit: tuple[tuple[str, int, int], int] | None = None
         self._fixable: tuple[tuple[str, int, int], list[Example]] | None = None
 
@@ -57,15 +58,6 @@ class StopRule:
     def new_best(self) -> None:
         self.quiet = 0
 
-    def _example(self, name: str, unit: UnitResult) -> Example:
-        known = self._examples.get(id(unit))
-        if known is not None and known[0] is unit:
-            return known[1]
-        task, _ = self.ctx.splits.task(name)
-        ex = Example(task, unit.score.score, unit.score.status, unit.record)
-        self._examples[id(unit)] = (unit, ex)
-        return ex
-
     def fixable(self, job: JobRecord, best: str) -> list[Example]:
         """The best's known train failures that have not resisted its proposals (worked out
         again only when the evidence changed: a new candidate or unit)."""
@@ -74,7 +66,7 @@ class StopRule:
             return self._fixable[1]
         stuck = resisted(job, self.ctx.book, best)
         found = [
-            self._example(n, u)
+            self._examples.of(n, u)
             for n, u in sorted(lineage_units(self.ctx, best).items())
             if not perfect(u) and n not in stuck
         ]
