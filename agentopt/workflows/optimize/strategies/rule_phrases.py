@@ -252,14 +252,16 @@ def missing_phrases(
             score[phrase] += held
             backed |= {phrase} if held else set()
     common = generic | phrasing
-    # A judge that quotes is quoting what it missed: its quoted spans first, the rest only
-    # when it quoted nothing usable.
     # A short phrase cut from a reason ("cancellation link" of "does not include the
     # cancellation link for the order") counts once something besides its own reason names
     # it: another reason, or an answer that passed.
     live = [p for p in score if score[p] > (1 if p in grams else 0)]
+    # A judge that quotes is quoting what it missed: its quoted spans first, the rest only
+    # when it quoted nothing usable.
     if any(p in quoted for p in live):
         live = [p for p in live if p in quoted]
+    if not live:
+        return []
     # Equal support: a phrase a passing answer holds, the longest (it said "order number",
     # not just "number"); else the one with the fewest words every judge uses ("freight
     # account" before "brings up the freight").
@@ -276,10 +278,11 @@ def missing_phrases(
     # One reason, and nothing else names any of its phrases: which of them is the fact and
     # which the judge's prose ("data export" or "answer falls short"), nothing tells. No
     # rule rather than a guess; more runs (and `phrasing`, `shown`) decide later.
-    single = ranked and score[ranked[0]] == 1 and not quoted & set(live)
-    inside = [g for g in grams if score[g] == 1 and g != ranked[0] and has_words(ranked[0], g)]
-    if single and (sum(score[p] == 1 for p in ranked) > 1 or inside):
-        return []  # ("fails to state the 30-day refund window": the refund window, or all?)
+    top = ranked[0]
+    if score[top] == 1 and not quoted & set(live):
+        inside = [g for g in grams if score[g] == 1 and g != top and has_words(top, g)]
+        if sum(score[p] == 1 for p in ranked) > 1 or inside:
+            return []  # ("fails to state the 30-day refund window": the refund window, or all?)
     chosen: list[tuple[str, bool]] = []
     for phrase in ranked:
         if len(chosen) >= limit:
