@@ -108,8 +108,6 @@ def _phrases(
             telling = any(content(x) and x not in topic for x in run)
             if telling and len(run) <= MAX_PHRASE_WORDS:
                 found.add(" ".join(run))
-            elif telling:  # prose too long to be a phrase: its pieces between function words
-                found |= _pieces(run, topic)
             run = []
     return found
 
@@ -138,22 +136,6 @@ def _grams(words: list[str], common: set[str] | frozenset[str], topic: set[str])
         for j in range(i + 1, min(i + MAX_GRAM_WORDS, len(words))):
             if content(words[j]) and any(own[i : j + 1]):
                 out.add(" ".join(words[i : j + 1]))
-    return out
-
-
-def _pieces(run: list[str], topic: set[str]) -> set[str]:
-    """ "reply talks about privacy in general terms but never brings up the data export" →
-    "reply talks", "general terms", "never brings", "data export": a long run holds the
-    missing phrase somewhere, and the other reasons that name it say which piece it is."""
-    out: set[str] = set()
-    piece: list[str] = []
-    for w in [*run, ""]:
-        if w and w not in STOP:
-            piece.append(w)
-            continue
-        if any(content(x) and x not in topic for x in piece) and len(piece) <= MAX_PHRASE_WORDS:
-            out.add(" ".join(piece))
-        piece = []
     return out
 
 
