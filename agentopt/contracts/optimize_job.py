@@ -22,11 +22,18 @@ Termination = Literal["completed", "budget_exhausted", "screening_stalled", "int
 TERMINATION_TEXT: dict[str, str] = {
     "completed": "completed: the search reached its end",
     "budget_exhausted": "stopped: the call or cost budget ran out",
-    "screening_stalled": "stopped: proposals kept failing screening and no longer moved train "
-    "(--max-stalls)",
+    "screening_stalled": "stopped: proposals kept failing screening (--max-stalls)",
     "interrupted": "interrupted (Ctrl-C)",
 }
 """The one human phrase for each stop reason; the job's `stop_detail` adds the particulars."""
+
+
+def empty_limit(max_stalls: int) -> int:
+    """Proposals in a row that put nothing on screening before a search ends: no screening
+    failed, so they are no stall (optimizer.md §2), but a search whose proposers have nothing
+    new must end. Twice the stall limit: such a proposal runs no child, so it costs less than a
+    failed screening."""
+    return 2 * max_stalls
 
 
 def termination_text(reason: str | None) -> str:
@@ -242,6 +249,10 @@ class OptimizePlan(Record):
     max_cost: float | None = None
     real_tools: bool = False
     notes: list[str] = Field(default_factory=list)
+
+    @property
+    def max_empty(self) -> int:
+        return empty_limit(self.max_stalls)
 
 
 class TestReport(Record):

@@ -50,9 +50,11 @@ def plan_renderables(plan: OptimizePlan, *, dry_run: bool = False) -> list[Rende
     grid.add_row("Splits", f"train {plan.train}, validation {plan.validation}, test {plan.test}")
     grid.add_row(
         "Search",
-        f"up to {plan.max_candidates} candidates, stop after "
-        f"{plan.max_stalls} failed screenings in a row; {plan.parallel_proposals} "
-        f"proposals at once, screening on {plan.screening_size} train tasks",
+        f"up to {plan.max_candidates} candidates; stop after {plan.max_stalls} failed "
+        "screenings in a row that move no train task (more while more failure groups are "
+        f"left), or {plan.max_empty} proposals in a row with nothing new; "
+        f"{plan.parallel_proposals} proposals at once, screening on {plan.screening_size} "
+        "train tasks",
     )
     grid.add_row("Baseline", _est(plan.baseline))
     grid.add_row(

@@ -47,7 +47,12 @@ def test_a_parent_that_passes_its_weakest_train_tasks_gets_no_reflection_call(
     reasons = [e["reason"] for e in entries if e["kind"] == "proposal"]
     assert len(reasons) == 2 * 2  # the empty proposals that end a search (2 × max_stalls)
     assert all(r.startswith("nothing to learn from: baseline passed all 3") for r in reasons)
-    assert job.termination_reason == "screening_stalled" and job.stalls == 0
+    # Nothing was screened, so nothing failed screening: the search ran out of proposals.
+    assert job.termination_reason == "completed" and job.stalls == 0
+    assert job.stop_reason == (
+        "completed: the search reached its end (4 proposals in a row put nothing new on "
+        f"screening; the last: {reasons[-1]})"
+    )
     # The baseline ran its minibatches (once per task: later slots reuse the units).
     units = [e for e in entries if e["kind"] == "unit" and e["candidate"] == "baseline"]
     train = [u["task"] for u in units if u["task"].startswith("tr")]

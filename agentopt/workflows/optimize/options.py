@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from agentopt.contracts.optimize_job import empty_limit
 from agentopt.contracts.resolved_suite import ResolvedSuite
 from agentopt.core.lazy_model import LazyModel
 from agentopt.models.settings import DEFAULT_CONCURRENCY
@@ -91,7 +92,7 @@ class OptimizeSettings(LazyModel):
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     """Candidates fully evaluated on validation before stopping."""
     max_stalls: int = DEFAULT_MAX_STALLS
-    """Failed screenings in a row before stopping."""
+    """Failed screenings in a row before stopping (`stop.StopRule` widens it)."""
     budget_calls: int | None = None
     """Cap on agent + judge provider calls (cache hits are free)."""
     max_cost: float | None = None
@@ -112,6 +113,10 @@ class OptimizeSettings(LazyModel):
     max_errors: int = 0
     """Evaluations that may end in an error before the job exits 3 (eval.yaml
     `options.max_errors`; default 0: any error means the decision is unknown)."""
+
+    @property
+    def max_empty(self) -> int:
+        return empty_limit(self.max_stalls)
 
 
 def resolve_settings(suite: ResolvedSuite) -> OptimizeSettings:

@@ -53,7 +53,7 @@ from agentopt.workflows.optimize.rotation import Rotation
 from agentopt.workflows.optimize.screening import screen, tied
 from agentopt.workflows.optimize.slots import SlotOutcome, SlotPlan
 from agentopt.workflows.optimize.state import JobContext
-from agentopt.workflows.optimize.stop import StopRule
+from agentopt.workflows.optimize.stop import StopRule, nothing_screened
 from agentopt.workflows.optimize.strategies.base import (
     Example,
     NoProposal,
@@ -82,6 +82,8 @@ class Search:
         }
         self.empty = 0
         """Proposals in a row that gave no candidate to screen (nothing new, duplicates)."""
+        self.empty_reason = ""
+        """Why the last of them gave none (what the stop says when they end the search)."""
         self.barren = Barren()
         self.known: set[tuple[str, str]] = set()
         """The units in the book when the current round started."""
@@ -304,6 +306,7 @@ class Search:
             # Nothing was screened: not a stall (optimizer.md §2), but counted, so that a
             # search with nothing left to propose ends.
             self.empty += 1
+            self.empty_reason = out.reason
             if plan.strategy is not None:
                 self.rotation.record(plan.strategy.name, success=False)
                 if out.exhausted:
@@ -382,9 +385,10 @@ class Search:
         if top is not None:
             job.stop_detail = top
             return "completed"
-        if self.empty >= 2 * settings.max_stalls:
-            job.stop_detail = f"{self.empty} proposals in a row had nothing new to try"
-            return "screening_stalled"
+        if self.empty >= settings.max_empty:
+            # Nothing was screened, so no screening failed: the proposers ran dry.
+            job.stop_detail = nothing_screened(self.empty, self.empty_reason)
+            return "completed"
         return None
 
     async def run(self) -> Termination:

@@ -22,6 +22,7 @@ from agentopt.workflows.optimize.perfect import at_ceiling, perfect, resisted
 from agentopt.workflows.optimize.state import JobContext
 from agentopt.workflows.optimize.strategies.base import Example
 from agentopt.workflows.optimize.strategies.failure_groups import failure_keys
+from agentopt.workflows.optimize.strategies.instructions import one_line
 
 HARD_STALLS = 3
 """Failed screenings in a row, as a multiple of the limit, that end a search even when each
@@ -112,3 +113,11 @@ class StopRule:
             f"{top} passes every validation task with the top score and no train failure "
             "it could still fix remains"
         )
+
+
+def nothing_screened(count: int, last: str) -> str:
+    """The particulars when proposals in a row put nothing on screening: no screening failed
+    (optimizer.md §2: not a stall), the proposers had nothing new; the last one's reason says
+    what (nothing to learn, a refused change, a reply quoting tasks, the model failing)."""
+    said = f"{count} proposals in a row put nothing new on screening"
+    return f"{said}; the last: {one_line(last, 240)}" if last.strip() else said
