@@ -380,6 +380,20 @@ def test_a_judge_that_varies_its_verbs_is_read_through_the_answers_that_passed()
         assert not any(v in rule for v in ("include", "omits", "fails", "ask for", "state")), rule
 
 
+def test_a_judge_that_varies_its_verbs_with_nothing_to_compare_teaches_no_rule() -> None:
+    """The same judge early in a job: one failed reason a criterion, no answer that passed
+    any of them yet, and no other reason naming the same thing. Which words are the fact is
+    not known ("include the cancellation" or "cancellation link"?), so no rule is written:
+    before, the rules were "mention the include the cancellation" and "mention the omits the
+    tracking"."""
+    train = [
+        judged(f"t{i}", topic, "Thanks for reaching out.", False, f"The response {why}.")
+        for i, (topic, (_, why)) in enumerate(PROSE.items())
+    ]
+    with pytest.raises(NoProposal):
+        rules_learned(train)
+
+
 def test_any_reason_gives_rules_or_no_proposal() -> None:
     """Whatever words a judge strings together, the proposer writes rules or says it has none
     (`NoProposal`), never an error: 300 reasons of random words (seeded) from a small vocabulary, so

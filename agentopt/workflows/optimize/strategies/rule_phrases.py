@@ -23,7 +23,9 @@ nothing beside it to tell the judge's prose from the fact. The reasons of every 
 job has seen, any candidate's, give the words a judge uses whatever the criterion
 (`judge_words`); other criteria's reasons are read for their phrasing only. When
 a single reason is all there is and several of its phrases could be the fact, no phrase is
-chosen: a guess would be a rule to mention "the answer falls short".
+chosen: a guess would be a rule to mention "the answer falls short". Nor when its one phrase
+runs from the judge's verb into the object ("include the cancellation", where "link" was cut
+off as a word other reasons use): the fact's bounds are not known.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from itertools import pairwise
 
 from agentopt.workflows.optimize.strategies.base import Example
 from agentopt.workflows.optimize.strategies.failure_groups import (
@@ -137,6 +140,19 @@ def _grams(words: list[str], common: set[str] | frozenset[str], topic: set[str])
             if content(words[j]) and any(own[i : j + 1]):
                 out.add(" ".join(words[i : j + 1]))
     return out
+
+
+_ARTICLES = ("the", "a", "an", "any", "this", "that", "these", "those")
+DETERMINERS = frozenset((*_ARTICLES, "its", "their", "your", "our", "his", "her"))
+
+
+def _verb_and_object(phrase: str) -> bool:
+    """A word right before a determiner ("include the cancellation", "gives the current"):
+    the judge's verb and the start of its object, where the object's end was cut by a word
+    other reasons use too ("… the cancellation link for the order"). A noun phrase holds a
+    determiner only after a function word ("photo of the damage")."""
+    words = phrase.split()
+    return any(a not in STOP and b in DETERMINERS for a, b in pairwise(words))
 
 
 def passed_answers(group: Group) -> tuple[str, ...]:
@@ -263,7 +279,7 @@ def missing_phrases(
     top = ranked[0]
     if score[top] == 1 and not quoted & set(live):
         inside = [g for g in grams if score[g] == 1 and g != top and has_words(top, g)]
-        if sum(score[p] == 1 for p in ranked) > 1 or inside:
+        if sum(score[p] == 1 for p in ranked) > 1 or inside or _verb_and_object(top):
             return []  # ("fails to state the 30-day refund window": the refund window, or all?)
     chosen: list[tuple[str, bool]] = []
     for phrase in ranked:
