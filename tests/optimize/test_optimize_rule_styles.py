@@ -17,6 +17,7 @@ from agentopt.workflows.optimize.leak import LeakCheck
 from agentopt.workflows.optimize.strategies import Example, ProposalContext, make_strategy
 from agentopt.workflows.optimize.strategies.base import NoProposal
 from agentopt.workflows.optimize.strategies.rule_groups import Rule, merge
+from agentopt.workflows.optimize.strategies.rule_phrases import surface
 
 PHRASES = {
     ("returns", "personal"): "refund window",
@@ -392,6 +393,44 @@ def test_a_judge_that_varies_its_verbs_with_nothing_to_compare_teaches_no_rule()
     ]
     with pytest.raises(NoProposal):
         rules_learned(train)
+
+
+def test_a_rule_keeps_the_numbers_and_signs_the_judge_wrote() -> None:
+    """A fact with a number or a sign in it ("1-2 business days", "free over $35") is asked
+    for as written: before, the rules asked for "the business days" (a phrase could not
+    start with a number, and "days" was cut off as a word another reason uses: "45 days")
+    and for "the free over 35" (the words as compared, without the dollar sign)."""
+    cases = [
+        ("returns", "return window", "Fails to mention the return window of 45 days."),
+        ("express", "1-2 business days", "Does not give the delivery time (1-2 business days)."),
+        (
+            "shipping",
+            "free over $35",
+            "Incorrect: says shipping costs $5, but it is free over $35.",
+        ),
+        ("warranty", "two-year warranty", "Omits that products carry a two-year warranty."),
+    ]
+    train = [
+        judged(f"t{i}", topic, "Thanks for reaching out.", False, why)
+        for i, (topic, _, why) in enumerate(cases)
+    ]
+    seen = [
+        judged(f"s{i}", topic, f"Sure: {phrase}.", True, "Good answer.")
+        for i, (topic, phrase, _) in enumerate(cases)
+    ]
+    written = rules_learned(train, seen=seen)
+    assert any(r.startswith("On express:") and "the 1-2 business days." in r for r in written)
+    assert any(r.startswith("On shipping:") and '"free over $35"' in r for r in written)
+    assert not any("free over 35" in r or "the business days" in r for r in written), written
+
+
+def test_a_phrase_is_written_as_the_text_that_holds_it_wrote_it() -> None:
+    assert surface("free over 35", ["Sure: it is free over $35."]) == "free over $35"
+    assert surface("1 5 kg", ["It weighs 1.5 kg at most."]) == "1.5 kg"
+    assert surface("10 off", ["Get 10% off today."]) == "10% off"
+    # Not across a comma, and a capital alone is no reason to write it otherwise.
+    assert surface("free over 35", ["It is free, over $35 too."]) == "free over 35"
+    assert surface("refund window", ["Refund window: 30 days."]) == "refund window"
 
 
 def test_any_reason_gives_rules_or_no_proposal() -> None:

@@ -54,6 +54,16 @@ def tokens(text: str) -> list[str]:
     return [t.replace("’", "'") for t in _TOKEN.findall(text.casefold())]
 
 
+def token_spans(text: str) -> list[tuple[int, int, str]]:
+    """Each word of `text` where it stands, with the token `tokens` makes of it (a word that
+    casefolds into more than one token, rare, gives "")."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        made = tokens(m.group())
+        out.append((m.start(), m.end(), made[0] if len(made) == 1 else ""))
+    return out
+
+
 def stem(word: str) -> str:
     """A crude stem, so "mention" and "mentions" are one word when phrasing is compared."""
     word = word.removesuffix("'s")

@@ -41,11 +41,13 @@ from agentopt.workflows.optimize.strategies.failure_groups import (
     tokens,
 )
 from agentopt.workflows.optimize.strategies.rule_phrases import (
+    answer_text,
     has_words,
     judge_words,
     missing_phrases,
     passed_answers,
     reason_words,
+    surface,
 )
 from agentopt.workflows.optimize.strategies.rule_text import (
     criterion_rule,
@@ -190,7 +192,13 @@ def group_rules(
     others = [g for g in groups if g is not group and g.key.startswith("criterion:")]
     found = missing_phrases(group, others, tools=tools, phrasing=phrasing, shown=shown)
     if found:
-        return [Rule(_scoped(_apart(where, p), mention_phrase(p, q)), p, names) for p, q in found]
+        # Written as the judge (or an answer that passed) wrote it: "free over $35".
+        texts = [v.reason for v in group.failed + group.passed]
+        texts += [answer_text(v.example) for v in group.passed] + list(shown)
+        return [
+            Rule(_scoped(_apart(where, p), mention_phrase(surface(p, texts), q)), p, names)
+            for p, q in found
+        ]
     instruction = first.instruction
     if not instruction or _restates(instruction, group) or _tool_misused(group, tools):
         return []

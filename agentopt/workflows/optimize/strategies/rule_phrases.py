@@ -26,6 +26,10 @@ a single reason is all there is and several of its phrases could be the fact, no
 chosen: a guess would be a rule to mention "the answer falls short". Nor when its one phrase
 runs from the judge's verb into the object ("include the cancellation", where "link" was cut
 off as a word other reasons use): the fact's bounds are not known.
+
+Phrases are compared as lower-case words; a rule writes the chosen one as the judge's reason
+or the answer that passed wrote it (`surface`: "free over $35", "1-2 business days"), and a
+short phrase may start with a number.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from agentopt.workflows.optimize.strategies.failure_groups import (
     content,
     norm,
     stem,
+    token_spans,
     tokens,
 )
 
@@ -58,11 +63,16 @@ def has_words(haystack: str, phrase: str) -> bool:
     return bool(phrase) and f" {phrase} " in f" {haystack} "
 
 
-def _answer(ex: Example) -> str:
+def answer_text(ex: Example) -> str:
+    """Everything the agent answered in the example's run, as written."""
     record = ex.record
     parts = [record.response]
     parts += [t.response for t in record.turns or []]
-    return norm(" ".join(parts))
+    return " ".join(parts)
+
+
+def _answer(ex: Example) -> str:
+    return norm(answer_text(ex))
 
 
 def _segments(reason: str) -> list[tuple[list[str], bool]]:
@@ -134,7 +144,7 @@ def _grams(words: list[str], common: set[str] | frozenset[str], topic: set[str])
     out: set[str] = set()
     own = [w not in STOP and w not in topic and stem(w) not in common for w in words]
     for i, first in enumerate(words):
-        if not content(first):
+        if not content(first) and not any(c.isdigit() for c in first):  # "1-2 business days"
             continue
         for j in range(i + 1, min(i + MAX_GRAM_WORDS, len(words))):
             if content(words[j]) and any(own[i : j + 1]):
@@ -155,9 +165,45 @@ def _verb_and_object(phrase: str) -> bool:
     return any(a not in STOP and b in DETERMINERS for a, b in pairwise(words))
 
 
+_SIGN_BEFORE = "$€£¥#"
+_SIGN_AFTER = "%"
+
+
+def surface(phrase: str, texts: Sequence[str]) -> str:
+    """The phrase as the first of `texts` that holds it wrote it, when its words say more than
+    the normalised ones ("free over $35", "1.5 kg" for "free over 35", "1 5 kg"); else the
+    phrase (a capital at a sentence's start is no reason to quote it)."""
+    want = phrase.split()
+    for text in texts:
+        found = token_spans(text)
+        words = [w for *_, w in found]
+        for i in range(len(words) - len(want) + 1):
+            if words[i : i + len(want)] != want or not all(
+                _joined(text, found[k], found[k + 1]) for k in range(i, i + len(want) - 1)
+            ):
+                continue
+            start, end = found[i][0], found[i + len(want) - 1][1]
+            if start and text[start - 1] in _SIGN_BEFORE:
+                start -= 1
+            if end < len(text) and text[end] in _SIGN_AFTER:
+                end += 1
+            written = " ".join(text[start:end].split())
+            return phrase if norm(written) == phrase and written.casefold() == phrase else written
+    return phrase
+
+
+def _joined(text: str, left: tuple[int, int, str], right: tuple[int, int, str]) -> bool:
+    """Two words that belong to one phrase as written: apart by spaces and signs ("over $35"),
+    or a number's own mark ("1.5", "1,000", "9:30"); not across a comma or a full stop."""
+    gap = text[left[1] : right[0]]
+    if not gap.strip(" \t" + _SIGN_BEFORE + _SIGN_AFTER):
+        return True
+    return gap in {".", ",", ":", "/"} and left[2][-1:].isdigit() and right[2][:1].isdigit()
+
+
 def passed_answers(group: Group) -> tuple[str, ...]:
-    """The answers that passed the group's criterion (normalised, each once)."""
-    return tuple(dict.fromkeys(_answer(v.example) for v in group.passed))
+    """The answers that passed the group's criterion, as written, each once."""
+    return tuple(dict.fromkeys(answer_text(v.example) for v in group.passed))
 
 
 def reason_words(groups: Sequence[Group]) -> dict[str, frozenset[str]]:
@@ -199,8 +245,8 @@ def missing_phrases(
 ) -> list[tuple[str, bool]]:
     """What this group's failing answers lacked, best supported first: (phrase, quoted);
     `tools`: the agent's tool names; `phrasing`: the judges' words across the job
-    (`judge_words`); `shown`: answers that passed this criterion in the job's other runs
-    (normalised), each of which supports the phrases it holds."""
+    (`judge_words`); `shown`: answers that passed this criterion in the job's other runs, each
+    of which supports the phrases it holds."""
     other_words = [{w for v in g.failed + g.passed for w in tokens(v.reason)} for g in others]
     other_words = [words for words in other_words if words]
     contrast = bool(other_words or phrasing)
@@ -242,7 +288,7 @@ def missing_phrases(
                 score[phrase] += 1 if there else 0
             else:
                 score[phrase] += -1 if there else 1
-    passing = {a for v, a, *_ in read if v.passed} | set(shown)
+    passing = {a for v, a, *_ in read if v.passed} | {norm(a) for a in shown}
     backed: set[str] = set()
     for phrase in found:
         if score[phrase] > 0:  # named as missing: an answer that passed with it backs that
