@@ -433,6 +433,24 @@ def test_a_phrase_is_written_as_the_text_that_holds_it_wrote_it() -> None:
     assert surface("refund window", ["Refund window: 30 days."]) == "refund window"
 
 
+def test_a_missing_phrase_keeps_the_topic_word_it_starts_with() -> None:
+    """ "No mention of the warranty period." on a warranty question: the phrase is the warranty
+    period, not "the period" under "On warranty:" (a topic word could not start a phrase)."""
+    cases = [
+        ("returns", "The answer doesn't mention the 45-day return window."),
+        ("damage", "Missing: photo of the damage."),
+        ("express", "The reply lacks information about express shipping times."),
+        ("warranty", "No mention of the warranty period."),
+    ]
+    train = [
+        judged(f"t{i}", topic, "Thanks for reaching out.", False, why)
+        for i, (topic, why) in enumerate(cases)
+    ]
+    written = rules_learned(train)
+    assert "Mention the warranty period." in written, written
+    assert not any(r.endswith("mention the period.") for r in written), written
+
+
 def test_any_reason_gives_rules_or_no_proposal() -> None:
     """Whatever words a judge strings together, the proposer writes rules or says it has none
     (`NoProposal`), never an error: 300 reasons of random words (seeded) from a small vocabulary, so

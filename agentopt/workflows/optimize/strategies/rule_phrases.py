@@ -109,13 +109,18 @@ def _phrases(
                 found.add(" ".join(words))
             continue
         run: list[str] = []
+        lead: list[str] = []  # topic words right before a run: "warranty" of "warranty period"
         for w in [*words, ""]:
             common = stem(w) in generic or stem(w) in phrasing
             specific = w and not common and w not in STOP and w not in topic
             inside = w and (w in STOP or (w in topic and not common))
+            if specific and not run:
+                run, lead = [*lead, w], []
+                continue
             if specific or (run and inside):
                 run.append(w)
                 continue
+            lead = [*lead, w] if w and w in topic and not common else []
             while run and (run[-1] in STOP):
                 run.pop()
             telling = any(content(x) and x not in topic for x in run)
