@@ -424,6 +424,33 @@ def test_a_rule_keeps_the_numbers_and_signs_the_judge_wrote() -> None:
     assert not any("free over 35" in r or "the business days" in r for r in written), written
 
 
+def test_a_missing_phrase_runs_on_as_far_as_an_answer_that_passed_says_it() -> None:
+    """A word another reason uses ends a phrase ("days", also in "45 days"; "over"), though it
+    belongs to this fact: the words after it that an answer that passed says too are added,
+    "1 to 2 business days" and not "1 to 2 business"."""
+    cases = [
+        ("returns", "45 days", "The response states 30 days, but the correct window is 45 days."),
+        ("express", "1 to 2 business days", "Timeframe (1 to 2 business days) is not provided."),
+        (
+            "shipping",
+            "free shipping on orders over $35",
+            "The agent failed to inform the customer about free shipping on orders over $35.",
+        ),
+        ("hours", "9am to 6pm", "Store hours were not mentioned; expected 9am to 6pm."),
+    ]
+    train = [
+        judged(f"t{i}", topic, "Thanks for reaching out.", False, why)
+        for i, (topic, _, why) in enumerate(cases)
+    ]
+    seen = [
+        judged(f"s{i}", topic, f"Sure, {phrase}.", True, "Correct.")
+        for i, (topic, phrase, _) in enumerate(cases)
+    ]
+    written = rules_learned(train, seen=seen)
+    assert "On express: mention the 1 to 2 business days." in written, written
+    assert any('"free shipping on orders over $35"' in r for r in written), written
+
+
 def test_a_phrase_is_written_as_the_text_that_holds_it_wrote_it() -> None:
     assert surface("free over 35", ["Sure: it is free over $35."]) == "free over $35"
     assert surface("1 5 kg", ["It weighs 1.5 kg at most."]) == "1.5 kg"

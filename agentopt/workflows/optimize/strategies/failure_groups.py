@@ -35,7 +35,9 @@ STOP = _wordset(
     "how as than then so such any all each every some own same other into onto over under "
     "up down out off do does did done has have had i you he she we they them their there "
     "here my your our his her s can could should would will shall may might must also "
-    "only just very"
+    "only just very "
+    "don't doesn't didn't isn't aren't wasn't weren't hasn't haven't hadn't can't couldn't "
+    "won't wouldn't shouldn't it's"
 )
 VAGUE = _wordset(
     "policy policies follow follows followed following rule rules guideline guidelines "

@@ -29,7 +29,9 @@ off as a word other reasons use): the fact's bounds are not known.
 
 Phrases are compared as lower-case words; a rule writes the chosen one as the judge's reason
 or the answer that passed wrote it (`surface`: "free over $35", "1-2 business days"), and a
-short phrase may start with a number.
+short phrase may start with a number. A phrase an answer that passed backs runs on over the
+reason's next words as long as such an answer says them too (`_grown`: "1 to 2 business
+days", where "days" alone, in another reason's "45 days", had ended it).
 """
 
 from __future__ import annotations
@@ -341,4 +343,27 @@ def missing_phrases(
         if any((set(phrase.split()) & set(c.split())) - STOP for c, _ in chosen):
             continue  # a second phrase shares no word with the first ("brings up the invoice")
         chosen.append((phrase, phrase in quoted))
-    return chosen
+    reasons = [v.reason for v in group.failed]
+    return [(p, q) if q or p not in backed else (_grown(p, reasons, passing), q) for p, q in chosen]
+
+
+def _grown(phrase: str, reasons: Sequence[str], passing: set[str]) -> str:
+    """The phrase with the words that follow it in a reason, as long as an answer that passed
+    says them too: a word other reasons use ends a phrase ("1 to 2 business" of "… (1 to 2
+    business days)", where "days" is also in "45 days"), though it is part of the fact."""
+    want = phrase.split()
+    best = want
+    for reason in reasons:
+        for words, quoted in _segments(reason):
+            if quoted:
+                continue
+            for i in range(len(words) - len(want) + 1):
+                if words[i : i + len(want)] != want:
+                    continue
+                for j in range(i + len(want) + 1, min(len(words), i + MAX_PHRASE_WORDS) + 1):
+                    grown = words[i:j]
+                    if not any(has_words(a, " ".join(grown)) for a in passing):
+                        break
+                    if grown[-1] not in STOP and len(grown) > len(best):
+                        best = grown
+    return " ".join(best)
