@@ -451,6 +451,23 @@ def test_a_missing_phrase_runs_on_as_far_as_an_answer_that_passed_says_it() -> N
     assert any('"free shipping on orders over $35"' in r for r in written), written
 
 
+def test_an_en_dash_and_a_hyphen_make_the_same_word() -> None:
+    """The judge wrote "9am–6pm", the answer that passed "9am-6pm": one phrase, backed."""
+    cases = [
+        ("returns", "45 days", "Incorrect return window: the answer says 30 days, not 45 days."),
+        ("hours", "9am-6pm", "The response omits the opening hours (9am–6pm)."),
+    ]
+    train = [
+        judged(f"t{i}", topic, "Thanks for reaching out.", False, why)
+        for i, (topic, _, why) in enumerate(cases)
+    ]
+    seen = [
+        judged(f"s{i}", topic, f"Sure, {phrase}.", True, "Correct.")
+        for i, (topic, phrase, _) in enumerate(cases)
+    ]
+    assert 'On hours: use the wording "9am–6pm".' in rules_learned(train, seen=seen)
+
+
 def test_a_phrase_is_written_as_the_text_that_holds_it_wrote_it() -> None:
     assert surface("free over 35", ["Sure: it is free over $35."]) == "free over $35"
     assert surface("1 5 kg", ["It weighs 1.5 kg at most."]) == "1.5 kg"

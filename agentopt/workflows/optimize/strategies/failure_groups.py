@@ -49,11 +49,12 @@ VAGUE = _wordset(
     "right mention mentions include includes provide provides offer offers explain explains "
     "cover covers note notes missing lacks omit omits"
 )
-_TOKEN = re.compile(r"\w+(?:['’-]\w+)*")
+_TOKEN = re.compile(r"\w+(?:['’\-–]\w+)*")
 
 
 def tokens(text: str) -> list[str]:
-    return [t.replace("’", "'") for t in _TOKEN.findall(text.casefold())]
+    # "9am–6pm" and "9am-6pm" are one word: judges and answers mix the dashes.
+    return [t.replace("’", "'").replace("–", "-") for t in _TOKEN.findall(text.casefold())]
 
 
 def token_spans(text: str) -> list[tuple[int, int, str]]:
