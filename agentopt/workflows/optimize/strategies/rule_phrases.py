@@ -160,7 +160,7 @@ def _grams(words: list[str], common: set[str] | frozenset[str], topic: set[str])
 
 
 _ARTICLES = ("the", "a", "an", "any", "this", "that", "these", "those")
-DETERMINERS = frozenset((*_ARTICLES, "its", "their", "your", "our", "his", "her"))
+_DETERMINERS = frozenset((*_ARTICLES, "its", "their", "your", "our", "his", "her"))
 
 
 def _verb_and_object(phrase: str) -> bool:
@@ -169,7 +169,7 @@ def _verb_and_object(phrase: str) -> bool:
     other reasons use too ("… the cancellation link for the order"). A noun phrase holds a
     determiner only after a function word ("photo of the damage")."""
     words = phrase.split()
-    return any(a not in STOP and b in DETERMINERS for a, b in pairwise(words))
+    return any(a not in STOP and b in _DETERMINERS for a, b in pairwise(words))
 
 
 _SIGN_BEFORE = "$€£¥#"
