@@ -361,6 +361,20 @@ PROSE = {
 }
 
 
+def failed_and_passed(cases: list[tuple[str, str, str]]) -> tuple[list[Example], list[Example]]:
+    """(topic, missing phrase, judge's reason) → each topic's failed run with that reason, and
+    a run of the same criterion elsewhere in the job whose answer holds the phrase."""
+    train = [
+        judged(f"t{i}", topic, "Thanks for reaching out.", False, why)
+        for i, (topic, _, why) in enumerate(cases)
+    ]
+    seen = [
+        judged(f"s{i}", topic, f"Sure, {phrase}.", True, "Correct.")
+        for i, (topic, phrase, _) in enumerate(cases)
+    ]
+    return train, seen
+
+
 def test_a_judge_that_varies_its_verbs_is_read_through_the_answers_that_passed() -> None:
     """A judge as models write them: one sentence a criterion, its own verb each time ("does
     not include", "fails to state", "omits"), so no word but the topic's sets a reason apart.
@@ -410,14 +424,7 @@ def test_a_rule_keeps_the_numbers_and_signs_the_judge_wrote() -> None:
         ),
         ("warranty", "two-year warranty", "Omits that products carry a two-year warranty."),
     ]
-    train = [
-        judged(f"t{i}", topic, "Thanks for reaching out.", False, why)
-        for i, (topic, _, why) in enumerate(cases)
-    ]
-    seen = [
-        judged(f"s{i}", topic, f"Sure: {phrase}.", True, "Good answer.")
-        for i, (topic, phrase, _) in enumerate(cases)
-    ]
+    train, seen = failed_and_passed(cases)
     written = rules_learned(train, seen=seen)
     assert any(r.startswith("On express:") and "the 1-2 business days." in r for r in written)
     assert any(r.startswith("On shipping:") and '"free over $35"' in r for r in written)
@@ -438,14 +445,7 @@ def test_a_missing_phrase_runs_on_as_far_as_an_answer_that_passed_says_it() -> N
         ),
         ("hours", "9am to 6pm", "Store hours were not mentioned; expected 9am to 6pm."),
     ]
-    train = [
-        judged(f"t{i}", topic, "Thanks for reaching out.", False, why)
-        for i, (topic, _, why) in enumerate(cases)
-    ]
-    seen = [
-        judged(f"s{i}", topic, f"Sure, {phrase}.", True, "Correct.")
-        for i, (topic, phrase, _) in enumerate(cases)
-    ]
+    train, seen = failed_and_passed(cases)
     written = rules_learned(train, seen=seen)
     assert "On express: mention the 1 to 2 business days." in written, written
     assert any('"free shipping on orders over $35"' in r for r in written), written
@@ -457,14 +457,7 @@ def test_an_en_dash_and_a_hyphen_make_the_same_word() -> None:
         ("returns", "45 days", "Incorrect return window: the answer says 30 days, not 45 days."),
         ("hours", "9am-6pm", "The response omits the opening hours (9am–6pm)."),
     ]
-    train = [
-        judged(f"t{i}", topic, "Thanks for reaching out.", False, why)
-        for i, (topic, _, why) in enumerate(cases)
-    ]
-    seen = [
-        judged(f"s{i}", topic, f"Sure, {phrase}.", True, "Correct.")
-        for i, (topic, phrase, _) in enumerate(cases)
-    ]
+    train, seen = failed_and_passed(cases)
     assert 'On hours: use the wording "9am–6pm".' in rules_learned(train, seen=seen)
 
 
