@@ -25,7 +25,8 @@ job has seen, any candidate's, give the words a judge uses whatever the criterio
 a single reason is all there is and several of its phrases could be the fact, no phrase is
 chosen: a guess would be a rule to mention "the answer falls short". Nor when its one phrase
 runs from the judge's verb into the object ("include the cancellation", where "link" was cut
-off as a word other reasons use): the fact's bounds are not known.
+off as a word other reasons use): the fact's bounds are not known. Nor when the group's other
+failures gave reasons that do not name it ("Not addressed." beside two that ask for a photo).
 
 Phrases are compared as lower-case words; a rule writes the chosen one as the judge's reason
 or the answer that passed wrote it (`surface`: "free over $35", "1-2 business days"), and a
@@ -332,7 +333,10 @@ def missing_phrases(
     top = ranked[0]
     if score[top] == 1 and not quoted & set(live):
         inside = [g for g in grams if score[g] == 1 and g != top and has_words(top, g)]
-        if sum(score[p] == 1 for p in ranked) > 1 or inside or _verb_and_object(top):
+        # Other failures of the group gave reasons that do not name it ("Not addressed." beside
+        # two that ask for a photo): what one of several reasons says is that reason's word.
+        several = sum(1 for v in group.failed if v.reason.strip()) > 1
+        if several or sum(score[p] == 1 for p in ranked) > 1 or inside or _verb_and_object(top):
             return []  # ("fails to state the 30-day refund window": the refund window, or all?)
     chosen: list[tuple[str, bool]] = []
     for phrase in ranked:
