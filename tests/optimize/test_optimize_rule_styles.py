@@ -484,6 +484,27 @@ def test_a_word_one_of_several_reasons_says_alone_is_no_rule() -> None:
     assert not any("addressed" in r for r in written), written
 
 
+def test_a_phrase_no_answer_that_passed_says_is_not_what_was_missing() -> None:
+    """Answers passed these criteria elsewhere in the job: a judge's verdict words ("Off-topic."
+    twice, "Fails criterion;" before the fact) are said by none of them, so they are no rule;
+    the fact they do say is ("tracking link")."""
+    train = [
+        judged("t0", "returns", "Thanks.", False, "Off-topic."),
+        judged("t1", "returns", "Thanks.", False, "Off-topic."),
+        judged("t2", "tracking", "Thanks.", False, "Fails criterion; tracking link omitted."),
+        judged("t3", "tracking", "Thanks.", False, "Fails criterion; tracking link omitted."),
+        judged("t4", "hours", "Thanks.", False, "The response is too vague."),
+    ]
+    seen = [
+        judged("s0", "returns", "Sure, here is the 45-day refund window.", True, "Correct."),
+        judged("s1", "tracking", "Sure, here is the tracking link.", True, "Correct."),
+        judged("s2", "hours", "We are open 9am to 6pm.", True, "Correct."),
+    ]
+    written = rules_learned(train, seen=seen)
+    assert "Mention the tracking link." in written, written
+    assert not any(w in r for r in written for w in ("off-topic", "criterion", "vague")), written
+
+
 def test_a_phrase_is_written_as_the_text_that_holds_it_wrote_it() -> None:
     assert surface("free over 35", ["Sure: it is free over $35."]) == "free over $35"
     assert surface("1 5 kg", ["It weighs 1.5 kg at most."]) == "1.5 kg"

@@ -35,7 +35,7 @@ STOP = _wordset(
     "how as than then so such any all each every some own same other into onto over under "
     "up down out off do does did done has have had i you he she we they them their there "
     "here my your our his her s can could should would will shall may might must also "
-    "only just very "
+    "only just very too "
     "don't doesn't didn't isn't aren't wasn't weren't hasn't haven't hadn't can't couldn't "
     "won't wouldn't shouldn't it's"
 )
@@ -47,7 +47,10 @@ VAGUE = _wordset(
     "assistant request requests question questions ask asks asked asking customer "
     "customers user users give gives tell tells say says state states handle handles "
     "right mention mentions include includes provide provides offer offers explain explains "
-    "cover covers note notes missing lacks omit omits"
+    "cover covers note notes missing lacks omit omits "
+    "vague unclear incomplete incorrect wrong insufficient inadequate addressed answered "
+    "relevant irrelevant helpful unhelpful detailed generic partial partially fully complete "
+    "completely"
 )
 _TOKEN = re.compile(r"\w+(?:['’\-–]\w+)*")
 

@@ -27,6 +27,8 @@ chosen: a guess would be a rule to mention "the answer falls short". Nor when it
 runs from the judge's verb into the object ("include the cancellation", where "link" was cut
 off as a word other reasons use): the fact's bounds are not known. Nor when the group's other
 failures gave reasons that do not name it ("Not addressed." beside two that ask for a photo).
+When answers passed the criterion, a phrase none of them says is no rule, however many reasons
+name it ("Off-topic.", "Fails criterion;"): the judge's verdict, not what was missing.
 
 Phrases are compared as lower-case words; a rule writes the chosen one as the judge's reason
 or the answer that passed wrote it (`surface`: "free over $35", "1-2 business days"), and a
@@ -331,6 +333,8 @@ def missing_phrases(
     # which the judge's prose ("data export" or "answer falls short"), nothing tells. No
     # rule rather than a guess; more runs (and `phrasing`, `shown`) decide later.
     top = ranked[0]
+    if passing and not backed & set(live) and not quoted & set(live):
+        return []  # answers passed the criterion and none says any phrase named ("off-topic")
     if score[top] == 1 and not quoted & set(live):
         inside = [g for g in grams if score[g] == 1 and g != top and has_words(top, g)]
         # Other failures of the group gave reasons that do not name it ("Not addressed." beside
@@ -346,6 +350,8 @@ def missing_phrases(
             break
         if any((set(phrase.split()) & set(c.split())) - STOP for c, _ in chosen):
             continue  # a second phrase shares no word with the first ("brings up the invoice")
+        if chosen and passing and phrase not in backed and phrase not in quoted:
+            continue  # answers passed and none says it ("fails criterion" after "tracking link")
         chosen.append((phrase, phrase in quoted))
     reasons = [v.reason for v in group.failed]
     return [(p, q) if q or p not in backed else (_grown(p, reasons, passing), q) for p, q in chosen]
