@@ -11,7 +11,7 @@ from agentopt.core.files import bounded
 from agentopt.datasets.foundry import UnknownKeys, task_from_record
 from agentopt.datasets.problems import ProblemLog, describe
 from agentopt.datasets.record_context import CHECK_ONLY, RecordContext, line_locator, task_models
-from agentopt.datasets.task_names import LoadedNames, assign_names
+from agentopt.datasets.task_names import LoadedNames, assign_names, generated_name
 
 if TYPE_CHECKING:
     from agentopt.contracts.packed_tasks import PackedTasks
@@ -58,8 +58,10 @@ def load_jsonl(text: str, file: str, *, check_only: bool = False) -> tuple[Packe
         ctx = RecordContext(log, n, line_locator(n), unknown, models)
         task = task_from_record(record, ctx, index=len(tasks))
         if task is not None:
-            tasks.append(task)
             names.add(task.name, n)
+            if not task.name and not check_only:
+                task.name = generated_name(len(tasks))  # `assign_names` renames a clash
+            tasks.append(task)
     if log.errors and _is_one_json_document(text):
         log.error(
             "",
@@ -67,7 +69,7 @@ def load_jsonl(text: str, file: str, *, check_only: bool = False) -> tuple[Packe
             "extension to load it as an M365 eval document",
         )
     unknown.report(log)
-    assign_names(tasks, log, lambda n: f"line {n}", names)
+    assign_names(tasks, log, lambda n: f"line {n}", names, prenamed=not check_only)
     return tasks, log
 
 

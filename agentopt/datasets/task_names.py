@@ -63,16 +63,27 @@ class LoadedNames:
             yield digest
 
 
+def generated_name(position: int) -> str:
+    """The name an unnamed task at `position` gets unless a given name already has it."""
+    return f"{GENERATED}{position + 1}"
+
+
 def assign_names(
     tasks: list[Task] | PackedTasks,
     log: ProblemLog,
     where: Callable[[int], str],
     known: LoadedNames | None = None,
+    *,
+    prenamed: bool = False,
 ) -> None:
     """Report duplicate names (naming both lines) and generate `task_<n>` for the rest.
 
     `known`: the names as the loader read them, so packed tasks are read back (a read parses
-    the task's JSON) only where two names may be alike."""
+    the task's JSON) only where two names may be alike. `prenamed`: the loader stored each
+    unnamed task under `generated_name` already (`known` still counts it unnamed), so only a
+    task whose name a given one took is read back and renamed: reading, renaming and packing
+    again every unnamed task was ~6 µs of each one's load, and kept a second copy of its JSON
+    (`PackedTasks.replace`)."""
     names = known if known is not None else LoadedNames.of(tasks)
     repeated = repeated_hashes(names.named_hashes())
     first_line: dict[str, int] = {}
@@ -93,10 +104,12 @@ def assign_names(
             else:
                 first_line[name] = line
     for pos in names.unnamed:
-        task = tasks[pos]
-        candidate, k = f"{GENERATED}{pos + 1}", 2
+        candidate, k = generated_name(pos), 2
         while candidate in names.generated_like:
             candidate, k = f"{GENERATED}{pos + 1}_{k}", k + 1
+        if prenamed and candidate == generated_name(pos):
+            continue
+        task = tasks[pos]
         task.name = candidate
         if not isinstance(tasks, list):  # PackedTasks: a packed task read is a copy
             tasks.replace(pos, task)

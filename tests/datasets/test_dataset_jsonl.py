@@ -253,11 +253,13 @@ def test_every_later_duplicate_names_the_first_line_and_generated_names_avoid_gi
     assert [t.name for t in ds.tasks] == ["x", "task_2_3", "task_2", "task_2_2"]
 
 
-def test_loading_holds_no_name_objects_per_task(monkeypatch):
+@pytest.mark.parametrize("named", [True, False], ids=["named", "unnamed"])
+def test_loading_holds_no_name_objects_per_task(monkeypatch, named):
     """A load's peak beyond the file's text and the packed tasks' JSON (in a temporary file
     past `SPILL_BYTES`) grows ~36 bytes a task (the packed tasks' ends, the names' hashes and
     lines); every name as a string, with a dict of first lines, took ~140 (16 MB at 100,000
-    tasks, the peak of a whole run)."""
+    tasks, the peak of a whole run). Unnamed tasks too: each was read back, named and packed
+    again beside the first copy (~190 bytes a task)."""
     import tracemalloc
 
     from agentopt.contracts import packed_tasks
@@ -266,6 +268,8 @@ def test_loading_holds_no_name_objects_per_task(monkeypatch):
     monkeypatch.setattr(packed_tasks, "SPILL_BYTES", 1 << 15)  # as 100,000 tasks' JSON does
 
     def text(n: int) -> str:
+        if not named:
+            return "".join(f'{{"query": "item {i}"}}\n' for i in range(n))
         return "".join(f'{{"name": "t{i}", "query": "item {i}"}}\n' for i in range(n))
 
     load_jsonl(text(10), "warm")
