@@ -93,6 +93,31 @@ def test_twenty_thousand_loaded_tasks_take_a_few_megabytes(tmp_path: Path) -> No
     assert dataset.tasks[5].turns[0].ground_truth == "item 5"
 
 
+def test_spilled_tasks_read_in_any_order_across_read_ahead_chunks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spilled tasks are read `READ_AHEAD` bytes at a time: a task that ends past a chunk, one
+    larger than a chunk, reads backwards, strided and random, and tasks appended after a read
+    all give back what was packed."""
+    import random
+
+    monkeypatch.setattr(packed_tasks, "SPILL_BYTES", 500)
+    monkeypatch.setattr(packed_tasks, "READ_AHEAD", 97)
+    tasks = [
+        Task(name=f"t{i}", index=i, turns=[Turn(query="x" * (i % 7) * (30 if i == 11 else 3))])
+        for i in range(60)
+    ]
+    spilled = PackedTasks(tasks)
+    assert spilled._file is not None
+    assert max(len(spilled.json_at(i)) for i in range(60)) > 97  # task 11: more than a chunk
+    order = [*range(60), *reversed(range(60)), *range(0, 60, 7)]
+    order += random.Random(3).choices(range(60), k=200)
+    assert [spilled[i] for i in order] == [tasks[i] for i in order]
+    late = Task(name="late", index=60, turns=[Turn(query="appended after the reads")])
+    spilled.append(late)
+    assert spilled[59] == tasks[59] and spilled[60] == late and list(spilled) == [*tasks, late]
+
+
 def test_spilled_tasks_read_back_the_same_and_hold_only_their_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
