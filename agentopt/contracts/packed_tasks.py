@@ -45,7 +45,9 @@ class PackedTasks(Sequence[Task]):
         self._file: IO[bytes] | None = None
         """The tasks' JSON once past `SPILL_BYTES` (`_data` is then empty)."""
         self._ahead: tuple[int, bytes] | None = None
-        """The last `READ_AHEAD` bytes read from `_file` and where they start."""
+        """The bytes last read from `_file` and where they start: `READ_AHEAD` of them when
+        the read began inside the ones before or where they ended (the tasks read in order),
+        the one task's after a jump."""
         self._lock = threading.Lock()
         for task in tasks:
             self.append(task)
@@ -96,10 +98,12 @@ class PackedTasks(Sequence[Task]):
             return ahead[1][start - ahead[0] : end - ahead[0]]
         size = end - start
         if _PREAD is not None:
-            if size >= READ_AHEAD:
-                return _PREAD(self._file.fileno(), size, start)
-            # The file is only appended to: what was read stays true.
-            data = _PREAD(self._file.fileno(), READ_AHEAD, start)
+            in_order = size < READ_AHEAD and (
+                ahead is None or ahead[0] <= start <= ahead[0] + len(ahead[1])
+            )
+            # After a jump, this task alone; the file is only appended to: what was read
+            # stays true.
+            data = _PREAD(self._file.fileno(), READ_AHEAD if in_order else size, start)
             self._ahead = (start, data)
             return data[:size]
         with self._lock:  # no pread (Windows): a seek and a read, one reader at a time

@@ -96,21 +96,37 @@ def test_twenty_thousand_loaded_tasks_take_a_few_megabytes(tmp_path: Path) -> No
 def test_spilled_tasks_read_in_any_order_across_read_ahead_chunks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Spilled tasks are read `READ_AHEAD` bytes at a time: a task that ends past a chunk, one
-    larger than a chunk, reads backwards, strided and random, and tasks appended after a read
-    all give back what was packed."""
+    """Spilled tasks read in order are read `READ_AHEAD` bytes at a time (not a read a task),
+    again after a jump back to the start; a task that ends past a chunk, one larger than a
+    chunk, reads backwards, strided and random, and tasks appended after a read all give back
+    what was packed."""
     import random
 
     monkeypatch.setattr(packed_tasks, "SPILL_BYTES", 500)
-    monkeypatch.setattr(packed_tasks, "READ_AHEAD", 97)
+    monkeypatch.setattr(packed_tasks, "READ_AHEAD", 400)
     tasks = [
-        Task(name=f"t{i}", index=i, turns=[Turn(query="x" * (i % 7) * (30 if i == 11 else 3))])
+        Task(name=f"t{i}", index=i, turns=[Turn(query="x" * (900 if i == 11 else i % 7))])
         for i in range(60)
     ]
     spilled = PackedTasks(tasks)
     assert spilled._file is not None
-    assert max(len(spilled.json_at(i)) for i in range(60)) > 97  # task 11: more than a chunk
-    order = [*range(60), *reversed(range(60)), *range(0, 60, 7)]
+    assert len(spilled.json_at(11)) > 400  # more than a chunk
+    size = sum(len(spilled.json_at(i)) for i in range(60)) - len(spilled.json_at(11))
+    pread = packed_tasks._PREAD
+    assert pread is not None
+    reads: list[int] = []
+
+    def counted(fd: int, size: int, at: int) -> bytes:
+        reads.append(size)
+        return pread(fd, size, at)
+
+    monkeypatch.setattr(packed_tasks, "_PREAD", counted)
+    for _ in range(2):  # each pass jumps back to the first task
+        reads.clear()
+        assert list(spilled) == tasks
+        # A chunk starts where a task does: it holds at least 400 - 60 bytes of tasks.
+        assert len(reads) <= size / 340 + 3, f"{len(reads)} reads of {size} bytes in order"
+    order = [*reversed(range(60)), *range(0, 60, 7)]
     order += random.Random(3).choices(range(60), k=200)
     assert [spilled[i] for i in order] == [tasks[i] for i in order]
     late = Task(name="late", index=60, turns=[Turn(query="appended after the reads")])
