@@ -4,6 +4,7 @@ values, same fields set, so records dump the same), and 20,000 of them fit in a 
 from __future__ import annotations
 
 import pickle
+import random
 import tracemalloc
 from pathlib import Path
 
@@ -100,8 +101,6 @@ def test_spilled_tasks_read_in_any_order_across_read_ahead_chunks(
     again after a jump back to the start; a task that ends past a chunk, one larger than a
     chunk, reads backwards, strided and random, and tasks appended after a read all give back
     what was packed."""
-    import random
-
     monkeypatch.setattr(packed_tasks, "SPILL_BYTES", 500)
     monkeypatch.setattr(packed_tasks, "READ_AHEAD", 400)
     tasks = [
