@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentopt.core.digest import sha256_hex
 from agentopt.core.templates import prompt_environment
+from agentopt.evaluators.judges.prompt_skeletons import render_user_text
 from agentopt.models.types import Message
 
 if TYPE_CHECKING:
@@ -92,9 +93,7 @@ def render_messages(
     """
     values = {k: v for k, v in data.items() if v is not None}
     blocks = DataBlocks(values=values, boundary=make_boundary(values))
-    env = judge_environment()
-    context = {**(params or {}), "block": blocks, "has": blocks.has, "boundary": blocks.boundary}
-    user = env.get_template(template).render(**context).strip()
+    user = render_user_text(template, blocks, params or {})
     return [
         Message(role="system", content=system_prompt(blocks.boundary)),
         Message(role="user", content=user),
