@@ -17,7 +17,7 @@ import pytest
 
 from tests.agents.test_process_lifetime import _listening, alive, free_port, wait_until
 from tests.hardening.conftest import subprocess_env
-from tests.signals import default_sigint
+from tests.signals import default_stop_signals
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -41,7 +41,7 @@ def _start(tmp_path: Path, port: int, query: str) -> tuple[subprocess.Popen[byte
             env=subprocess_env(PIDFILE=str(pidfile)),
             stdout=out,
             stderr=subprocess.STDOUT,
-            preexec_fn=default_sigint,
+            preexec_fn=default_stop_signals,
         )  # fmt: skip
     assert wait_until(lambda: pidfile.exists() and pidfile.read_text().endswith("\n")), (
         log.read_text()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentopt.agents import process_guard
-from tests.signals import default_sigint
+from tests.signals import default_stop_signals
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -70,7 +70,7 @@ def start_run(tmp_path: Path, port: int) -> tuple[subprocess.Popen[bytes], Path]
             env={**os.environ, "PIDFILE": str(pidfile)},
             stdout=out,
             stderr=subprocess.STDOUT,
-            preexec_fn=default_sigint,
+            preexec_fn=default_stop_signals,
         )  # fmt: skip
     assert wait_until(lambda: pidfile.exists() and pidfile.read_text().endswith("\n")), (
         log.read_text()

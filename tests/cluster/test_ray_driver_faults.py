@@ -19,7 +19,7 @@ from agentopt.workflows.cluster.ray_host import session_members
 from tests.cluster.conftest import Cluster, needs_ray, wait_gone
 from tests.cluster.test_ray_eval_run import SUITE, cli, on_ray, results, write_tasks
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply
-from tests.signals import default_sigint
+from tests.signals import default_stop_signals
 from tests.workflows.fake_agent_server import last_user
 
 pytestmark = [pytest.mark.slow, needs_ray]
@@ -31,7 +31,7 @@ def agentopt(
     return subprocess.Popen(
         [sys.executable, "-m", "agentopt", "-C", str(project), "--no-prompt", "eval", "run", *args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or {**os.environ, "CI": "1"},
-        preexec_fn=default_sigint,
+        preexec_fn=default_stop_signals,
     )  # fmt: skip
 
 

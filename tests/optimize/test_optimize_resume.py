@@ -25,7 +25,7 @@ from agentopt.core.errors import Interrupted
 from agentopt.workflows.optimize import NullOptimizeSink
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, slow, text
 from tests.optimize.conftest import _QUOTED, make_project, optimize, phrase_verdicts, task
-from tests.signals import default_sigint
+from tests.signals import default_stop_signals
 
 PHRASES = ("refund window", "tracking link", "order number")
 
@@ -118,7 +118,7 @@ def test_ctrl_c_saves_the_job_and_resume_finishes_it_without_repeats(tmp_path: P
             [sys.executable, "-m", "agentopt", "-C", str(project), "--no-prompt", "optimize",
              "--max-candidates", "2", "--parallel-proposals", "1"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-            preexec_fn=default_sigint,
+            preexec_fn=default_stop_signals,
         )  # fmt: skip
         jobs = project / ".agentopt" / "optimize"
         deadline = time.monotonic() + 60

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from agentopt.cli.app import app
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, error, slow
-from tests.signals import default_sigint
+from tests.signals import default_stop_signals
 
 runner = CliRunner()
 
@@ -87,7 +87,7 @@ def test_ctrl_c_saves_progress_and_prints_the_resume_command(project: Path) -> N
              "--prompts-file", "tasks.jsonl", "--agent-model", model,
              "--evaluator", "ExactMatch", "--concurrency", "1"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-            preexec_fn=default_sigint,
+            preexec_fn=default_stop_signals,
         )  # fmt: skip
         runs = project / ".agentopt" / "runs"
         deadline = time.monotonic() + 60
