@@ -13,6 +13,9 @@ from typing import Any
 
 from agentopt.core.ids import timestamp
 
+_BINARY = getattr(os, "O_BINARY", 0)
+"""Windows' flag for bytes written as given (no newline translation); 0 elsewhere."""
+
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write to a temp file in the same folder, fsync, then rename over the target."""
@@ -136,20 +139,28 @@ def append_lines_fsync(path: Path, lines: Sequence[bytes], *, fsync: bool = True
 
     Whole lines or nothing: a write the disk cannot take (ENOSPC, a quota) is cut back to
     where the file ended, so no torn line is left for `--resume` to meet; the OSError then
-    names the file."""
+    names the file. The writes are the file descriptor's own, unbuffered: a buffered file
+    kept what the disk refused and wrote it on close, into the room the cut had just freed,
+    as a line's tail at the start of a line."""
+    data = memoryview(b"".join(lines))
     try:
-        with open(path, "ab") as fh:
-            start = fh.tell()
-            try:
-                fh.write(b"".join(lines))
-                fh.flush()
-                if fsync:
-                    os.fsync(fh.fileno())
-            except OSError:
-                _cut_back(fh.fileno(), start)
-                raise
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _BINARY, 0o666)
     except OSError as exc:
         raise named(exc, path) from exc
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            while data:
+                data = data[os.write(fd, data) :]  # a write may take part of what it is given
+            if fsync:
+                os.fsync(fd)
+        except OSError:
+            _cut_back(fd, start)
+            raise
+    except OSError as exc:
+        raise named(exc, path) from exc
+    finally:
+        os.close(fd)
 
 
 def _cut_back(fd: int, size: int) -> None:
