@@ -26,6 +26,8 @@ from pydantic import BaseModel
 from agentopt.core.templates import prompt_environment
 
 if TYPE_CHECKING:
+    from jinja2 import Environment
+
     from agentopt.evaluators.judges.prompting import DataBlocks
 
 SKELETONS_MAX = 256
@@ -34,6 +36,12 @@ SKELETONS_MAX = 256
 _BOUNDARY_MARK = "\x00boundary\x00"
 _MARK = re.compile("\x00(?:block:([a-z][a-z0-9_]*)|boundary)\x00")
 _skeletons: dict[tuple[Any, ...], str] = {}
+
+
+def judge_environment() -> Environment:
+    """The shared environment of `templates/judges/` (here, below `prompting`, so the skeletons
+    and the judges' other templates load from the one place)."""
+    return prompt_environment("judges")
 
 
 def render_user_text(template: str, blocks: DataBlocks, params: Mapping[str, Any]) -> str:
@@ -60,7 +68,7 @@ def render_user_text(template: str, blocks: DataBlocks, params: Mapping[str, Any
 def rendered_directly(template: str, blocks: DataBlocks, params: Mapping[str, Any]) -> str:
     """The user message rendered by jinja2 with the blocks themselves (the old road)."""
     context = {**params, "block": blocks, "has": blocks.has, "boundary": blocks.boundary}
-    return prompt_environment("judges").get_template(template).render(**context).strip()
+    return judge_environment().get_template(template).render(**context).strip()
 
 
 def _skeleton(template: str, blocks: DataBlocks, params: Mapping[str, Any]) -> str:
@@ -69,7 +77,7 @@ def _skeleton(template: str, blocks: DataBlocks, params: Mapping[str, Any]) -> s
         return f"\x00block:{name}\x00"
 
     context = {**params, "block": block, "has": blocks.has, "boundary": _BOUNDARY_MARK}
-    return prompt_environment("judges").get_template(template).render(**context).strip()
+    return judge_environment().get_template(template).render(**context).strip()
 
 
 def _frozen(value: Any) -> Any:

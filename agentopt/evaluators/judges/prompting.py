@@ -14,15 +14,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from agentopt.core.digest import sha256_hex
-from agentopt.core.templates import prompt_environment
-from agentopt.evaluators.judges.prompt_skeletons import render_user_text
+from agentopt.evaluators.judges.prompt_skeletons import judge_environment, render_user_text
 from agentopt.models.types import Message
-
-if TYPE_CHECKING:
-    from jinja2 import Environment
 
 SYSTEM_TEMPLATE = "_system.j2"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -30,11 +26,6 @@ _MARK = "\x00boundary\x00"
 _TEXT_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 """`json.dumps(..., ensure_ascii=False, default=str)` without a new encoder per call (the
 prompt of every judge call writes a few)."""
-
-
-def judge_environment() -> Environment:
-    """The shared environment of `templates/judges/`."""
-    return prompt_environment("judges")
 
 
 def system_prompt(boundary: str) -> str:
