@@ -7,7 +7,10 @@ The tools run interleaved — each repetition of a case runs every tool once, th
 in every other repetition — so a change in the machine's load moves both sides of a ratio.
 Printed per case: each tool's CPU per task (user + sys of its process tree, startup included),
 wall, peak RSS, and agentopt ÷ raw for CPU and wall within each repetition, with the load
-average before and after. Each run is checked: every task passed, exactly one request a task
+average before and after. The wall is split where the server saw it: spawn → the first
+request, first → last request, last request → exit (one monotonic clock for both
+processes), and each tool's part is set against the raw client's, so a ratio says whether the
+gap is the start, the engine or the finish. Each run is checked: every task passed, exactly one request a task
 reached the server. With `--peers`, promptfoo and Inspect AI (installed by
 `bench.peers.install`) run in the same repetitions.
 
@@ -84,9 +87,20 @@ class Run:
     peak_in_flight: int
     server_cpu_s: float
     load: float
+    first_at: float | None = None
+    """`time.monotonic()` when the server got the run's first request, and (`last_at`) its last."""
+    last_at: float | None = None
 
     def ok(self, tasks: int) -> bool:
         return not self.measurement.timed_out and self.passes == tasks and self.requests == tasks
+
+    def phases(self) -> tuple[float, float, float] | None:
+        """Where the wall went: spawn → the first request the server got, first → last
+        request, last request → exit (the last answer's latency included)."""
+        m = self.measurement
+        if self.first_at is None or self.last_at is None or not m.started:
+            return None
+        return self.first_at - m.started, self.last_at - self.first_at, m.ended - self.last_at
 
 
 def _once(tool: Tool, srv: FloorServer, files: DatasetFiles, workdir: Path, c: int) -> Run:
@@ -106,6 +120,8 @@ def _once(tool: Tool, srv: FloorServer, files: DatasetFiles, workdir: Path, c: i
         srv.peak_in_flight,
         srv.cpu_s,
         load,
+        srv.first_at,
+        srv.last_at,
     )
 
 
@@ -172,8 +188,14 @@ def run(
 def _brief(r: Run, tasks: int) -> str:
     m = r.measurement
     state = "ok" if r.ok(tasks) else f"FAILED (exit {m.exit_code}: {m.tail(200)!r})"
+    phases = r.phases()
+    where = (
+        " (first request at {:.3f} s, last {:.3f} s later, exit {:.3f} s after it)".format(*phases)
+        if phases
+        else ""
+    )
     return (
-        f"{m.cpu_s / tasks * 1000:.2f} ms CPU/task, wall {m.wall_s:.2f} s, peak "
+        f"{m.cpu_s / tasks * 1000:.2f} ms CPU/task, wall {m.wall_s:.2f} s{where}, peak "
         f"{m.peak_mb:.0f} MB, {r.requests} requests over {r.connections} connections "
         f"(≤{r.peak_in_flight} at once), server CPU {r.server_cpu_s:.2f} s, load {r.load:.2f}, "
         f"{state}"
@@ -211,6 +233,9 @@ def _case_rows(
         )
         if ideal:
             detail += f" · wall ÷ ideal ({ideal:.2f} s) {_spread([w / ideal for w in wall])}"
+        phases = [p for p in (r.phases() for r in runs) if p is not None]
+        if phases:
+            detail += " · " + _phase_text([[p[i] for p in phases] for i in range(3)])
         if bad:
             value = f"FAILED ({len(bad)} of {len(runs)}) · {value}"
         rows.append(_row(f"{label}: {tool.name}", value, detail))
@@ -220,15 +245,30 @@ def _case_rows(
         loads = [min(rep[other].load, rep["raw"].load) for rep in reps] + [
             max(rep[other].load, rep["raw"].load) for rep in reps
         ]
+        detail = (
+            f"per repetition: CPU {', '.join(f'{x:.2f}' for x in cpu_r)}; wall "
+            f"{', '.join(f'{x:.2f}' for x in wall_r)}; load {_spread(loads)}"
+        )
+        pairs = [(rep[other].phases(), rep["raw"].phases()) for rep in reps]
+        gaps = [[a[i] - b[i] for a, b in pairs if a and b] for i in range(3)]
+        if all(gaps):
+            detail += "; the wall's difference, " + _phase_text(gaps, signed=True)
         rows.append(
             _row(
                 f"{label}: {other} ÷ raw",
                 f"CPU ×{_spread(cpu_r)} · wall ×{_spread(wall_r)}",
-                f"per repetition: CPU {', '.join(f'{x:.2f}' for x in cpu_r)}; wall "
-                f"{', '.join(f'{x:.2f}' for x in wall_r)}; load {_spread(loads)}",
+                detail,
             )
         )
     return rows
+
+
+def _phase_text(columns: list[list[float]], *, signed: bool = False) -> str:
+    """Spawn → first request, first → last request, last request → exit, in seconds (each a
+    range over the repetitions)."""
+    fmt = "{:+.3f}" if signed else "{:.3f}"
+    names = ("before the first request", "first → last request", "last request → exit")
+    return " · ".join(f"{n} {_spread(c, fmt)} s" for n, c in zip(names, columns, strict=True))
 
 
 def _row(case: str, value: str, detail: str) -> dict[str, Any]:

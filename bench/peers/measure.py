@@ -23,7 +23,7 @@ _WRAPPER = r"""
 import json, os, resource, signal, subprocess, sys, threading, time
 spec = json.loads(sys.argv[1])
 with open(spec["stdout"], "w") as out, open(spec["stderr"], "w") as err:
-    t0 = time.perf_counter()
+    started, t0 = time.monotonic(), time.perf_counter()
     proc = subprocess.Popen(spec["argv"], cwd=spec["cwd"], env=spec["env"],
                             stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                             start_new_session=True)
@@ -35,12 +35,13 @@ with open(spec["stdout"], "w") as out, open(spec["stderr"], "w") as err:
     timer.daemon = True
     timer.start()
     code = proc.wait()
-    wall = time.perf_counter() - t0
+    wall, ended = time.perf_counter() - t0, time.monotonic()
     timer.cancel()
     timed_out = expired.is_set()
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"exit": code, "timed_out": timed_out, "wall": wall,
-                  "cpu_user": ru.ru_utime, "cpu_sys": ru.ru_stime, "maxrss_kb": ru.ru_maxrss}))
+                  "cpu_user": ru.ru_utime, "cpu_sys": ru.ru_stime, "maxrss_kb": ru.ru_maxrss,
+                  "started": started, "ended": ended}))
 """
 
 
@@ -58,6 +59,11 @@ class Measurement:
     """Largest resident set of any one process in the tree, in MiB (Linux reports KiB)."""
     stdout: Path
     stderr: Path
+    started: float = 0.0
+    """`time.monotonic()` when the tool was spawned, and (`ended`) when it had exited: Linux's
+    monotonic clock is one for every process, so a fake server in the benchmark process can
+    place its own readings (its first and last request) inside the tool's run."""
+    ended: float = 0.0
 
     def tail(self, chars: int = 600) -> str:
         """The end of the tool's output, for a failure message, minus runtime chatter."""
@@ -112,4 +118,6 @@ def measure(
         peak_mb=float(data["maxrss_kb"]) / 1024,
         stdout=stdout,
         stderr=stderr,
+        started=float(data["started"]),
+        ended=float(data["ended"]),
     )
