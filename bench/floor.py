@@ -10,8 +10,8 @@ wall, peak RSS, and agentopt ÷ raw for CPU and wall within each repetition, wit
 average before and after. The wall is split where the server saw it: spawn → the first
 request, first → last request, last request → exit (one monotonic clock for both
 processes), and each tool's part is set against the raw client's, so a ratio says whether the
-gap is the start, the engine or the finish. Each run is checked: every task passed, exactly one request a task
-reached the server. With `--peers`, promptfoo and Inspect AI (installed by
+gap is the start, the engine or the finish. Each run is checked: every task passed, exactly
+one request a task reached the server. With `--peers`, promptfoo and Inspect AI (installed by
 `bench.peers.install`) run in the same repetitions.
 
     python -m bench floor                          # 4 cases × 2 repetitions, a few minutes
