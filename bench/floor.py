@@ -203,8 +203,9 @@ def _brief(r: Run, tasks: int) -> str:
 
 
 def _spread(values: list[float], fmt: str = "{:.2f}") -> str:
-    lo, hi = min(values), max(values)
-    return fmt.format(lo) if f"{lo:.2f}" == f"{hi:.2f}" else f"{fmt.format(lo)}–{fmt.format(hi)}"
+    """The range as `fmt` writes it; one value when both ends read the same in that format."""
+    lo, hi = fmt.format(min(values)), fmt.format(max(values))
+    return lo if lo == hi else f"{lo}–{hi}"
 
 
 def _case_rows(
