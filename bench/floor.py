@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.figures import spread
 from bench.floor_server import FloorServer
 from bench.peers.dataset import DatasetFiles, write_all
 from bench.peers.measure import Measurement, measure
@@ -202,12 +203,6 @@ def _brief(r: Run, tasks: int) -> str:
     )
 
 
-def _spread(values: list[float], fmt: str = "{:.2f}") -> str:
-    """The range as `fmt` writes it; one value when both ends read the same in that format."""
-    lo, hi = fmt.format(min(values)), fmt.format(max(values))
-    return lo if lo == hi else f"{lo}–{hi}"
-
-
 def _case_rows(
     label: str,
     tools: list[Tool],
@@ -223,17 +218,17 @@ def _case_rows(
         cpu = [r.measurement.cpu_s / tasks * 1000 for r in runs]
         wall = [r.measurement.wall_s for r in runs]
         value = (
-            f"{_spread(cpu)} ms CPU/task · wall {_spread(wall)} s · peak "
-            f"{_spread([r.measurement.peak_mb for r in runs], '{:.0f}')} MB"
+            f"{spread(cpu)} ms CPU/task · wall {spread(wall)} s · peak "
+            f"{spread([r.measurement.peak_mb for r in runs], '{:.0f}')} MB"
         )
         bad = [r for r in runs if not r.ok(tasks)]
         detail = (
             f"passed {[r.passes for r in runs]} · requests {[r.requests for r in runs]} · "
             f"connections {[r.connections for r in runs]} · load "
-            f"{_spread([r.load for r in runs])}"
+            f"{spread([r.load for r in runs])}"
         )
         if ideal:
-            detail += f" · wall ÷ ideal ({ideal:.2f} s) {_spread([w / ideal for w in wall])}"
+            detail += f" · wall ÷ ideal ({ideal:.2f} s) {spread([w / ideal for w in wall])}"
         phases = [p for p in (r.phases() for r in runs) if p is not None]
         if phases:
             detail += " · " + _phase_text([[p[i] for p in phases] for i in range(3)])
@@ -248,7 +243,7 @@ def _case_rows(
         ]
         detail = (
             f"per repetition: CPU {', '.join(f'{x:.2f}' for x in cpu_r)}; wall "
-            f"{', '.join(f'{x:.2f}' for x in wall_r)}; load {_spread(loads)}"
+            f"{', '.join(f'{x:.2f}' for x in wall_r)}; load {spread(loads)}"
         )
         pairs = [(rep[other].phases(), rep["raw"].phases()) for rep in reps]
         gaps = [[a[i] - b[i] for a, b in pairs if a and b] for i in range(3)]
@@ -257,7 +252,7 @@ def _case_rows(
         rows.append(
             _row(
                 f"{label}: {other} ÷ raw",
-                f"CPU ×{_spread(cpu_r)} · wall ×{_spread(wall_r)}",
+                f"CPU ×{spread(cpu_r)} · wall ×{spread(wall_r)}",
                 detail,
             )
         )
@@ -269,7 +264,7 @@ def _phase_text(columns: list[list[float]], *, signed: bool = False) -> str:
     range over the repetitions)."""
     fmt = "{:+.3f}" if signed else "{:.3f}"
     names = ("before the first request", "first → last request", "last request → exit")
-    return " · ".join(f"{n} {_spread(c, fmt)} s" for n, c in zip(names, columns, strict=True))
+    return " · ".join(f"{n} {spread(c, fmt)} s" for n, c in zip(names, columns, strict=True))
 
 
 def _row(case: str, value: str, detail: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "repor
 from report_fixtures import ev, make_results, task
 
 from agentopt.reports import RunResults, render_html
+from bench.figures import spread
 
 TASKS = 1000
 REPEATS = 5
@@ -55,8 +56,8 @@ def run(repeats: int = REPEATS) -> list[dict[str, Any]]:
         {
             "bench": "report_render",
             "case": f"render_html, {TASKS:,} tasks × 2 judges",
-            "value": f"{cpu[0]:.2f}–{cpu[-1]:.2f} s CPU (median {cpu[len(cpu) // 2]:.2f}), "
-            f"wall {wall[0]:.2f}–{wall[-1]:.2f} s",
+            "value": f"{spread(cpu)} s CPU (median {cpu[len(cpu) // 2]:.2f}), "
+            f"wall {spread(wall)} s",
             "detail": f"{repeats} runs, page {len(html.encode('utf-8')) / 1e6:.2f} MB, "
             f"load {load:.1f} → {os.getloadavg()[0]:.1f}",
         }

@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from bench.figures import spread
 from bench.peers.measure import Measurement, measure
 from tests.fake_openai import FakeOpenAI, slow
 
@@ -104,7 +105,7 @@ def run(tasks: int = TASKS, repeat: int = REPEAT) -> list[dict[str, Any]]:
         rows.append(
             _row(
                 f"{tasks} tasks, {LATENCY_S * 1000:.0f} ms, concurrency {CONCURRENCY}: range",
-                f"{min(ratios):.2f}–{max(ratios):.2f}× ideal",
+                f"{spread(ratios)}× ideal",
                 f"{repeat} runs; load average now {os.getloadavg()[0]:.1f}",
             )
         )

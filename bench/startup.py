@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.figures import spread
 from bench.run_overhead import child_env
 
 REPEATS = 5
@@ -59,7 +60,7 @@ def run(repeats: int = REPEATS) -> list[dict[str, Any]]:
                 {
                     "bench": "startup",
                     "case": label,
-                    "value": f"{got[0]:.2f}–{got[-1]:.2f} s CPU (median {got[len(got) // 2]:.2f})",
+                    "value": f"{spread(got)} s CPU (median {got[len(got) // 2]:.2f})",
                     "detail": f"{repeats} runs, budget {budget:.2f} s, load {load:.1f} → "
                     f"{os.getloadavg()[0]:.1f}",
                 }
@@ -72,7 +73,7 @@ def run(repeats: int = REPEATS) -> list[dict[str, Any]]:
             {
                 "bench": "startup",
                 "case": "--help ÷ --version",
-                "value": f"×{ratios[0]:.2f}–{ratios[-1]:.2f} (median ×{median:.2f})",
+                "value": f"×{spread(ratios)} (median ×{median:.2f})",
                 "detail": "CPU within each round; budget ×1.30",
             }
         )

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.figures import spread
 from bench.peers.dataset import DatasetFiles, write_all
 from bench.peers.install import Peer, install_all
 from bench.peers.measure import Measurement, measure
@@ -162,11 +163,6 @@ def _ratio(value: float, base: float) -> str:
     return f"×{value / base:.2f}" if base > 0 else "n/a"
 
 
-def _spread(values: list[float], fmt: str = "{:.2f}") -> str:
-    lo, hi = min(values), max(values)
-    return fmt.format(lo) if lo == hi else f"{fmt.format(lo)}–{fmt.format(hi)}"
-
-
 def _rows(
     tools: list[Tool], reps: list[dict[str, Outcome | str]], tasks: int, case: Case
 ) -> list[dict[str, Any]]:
@@ -183,8 +179,7 @@ def _rows(
         peak = [o.measurement.peak_mb for o in outs]
         failed = [o for o in outs if not o.ok(tasks)]
         value = (
-            f"{_spread(cpu)} ms CPU/task · {_spread(wall, '{:.1f}')} s · "
-            f"{_spread(peak, '{:.0f}')} MB"
+            f"{spread(cpu)} ms CPU/task · {spread(wall, '{:.1f}')} s · {spread(peak, '{:.0f}')} MB"
         )
         sanity = (
             f"passed {[o.passes for o in outs]}/{tasks} · requests {[o.requests for o in outs]}"
@@ -206,8 +201,8 @@ def _rows(
                 w = [o.measurement.wall_s / b.measurement.wall_s for o, b in pairs]
                 p = [o.measurement.peak_mb / b.measurement.peak_mb for o, b in pairs]
                 detail = (
-                    f"÷ agentopt (same repetition): CPU ×{_spread(c)} · wall ×{_spread(w)} · "
-                    f"peak ×{_spread(p)} · {sanity}"
+                    f"÷ agentopt (same repetition): CPU ×{spread(c)} · wall ×{spread(w)} · "
+                    f"peak ×{spread(p)} · {sanity}"
                 )
         rows.append(_row(case, tool, value, detail))
     return rows
@@ -299,7 +294,7 @@ def _logging_rows(
                     on, off = (other, first) if tool.name == "agentopt" else (first, other)
                     values.append(on.measurement.cpu_s / off.measurement.cpu_s)
             if values:
-                ratio = f"CPU with logging on ÷ off ×{_spread(values)}"
+                ratio = f"CPU with logging on ÷ off ×{spread(values)}"
         rows.append(
             {
                 "bench": BENCH,
