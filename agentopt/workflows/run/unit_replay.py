@@ -1,6 +1,6 @@
 """A rerun replays each unit whose inputs and cached answers are unchanged, instead of playing
-it again: a cached rerun of 10,000 tasks costs about a fifth of the first run's CPU, where it
-cost ~0.7 (issue 37).
+it again: a cached rerun of 10,000 tasks costs about a quarter of the first run's CPU
+(0.250–0.275× in six runs at 763f3b0, bench/README), where it cost ~0.7 (issue 37).
 
 A unit played against a cache leaves in the cache file (`units`) where its journal line is
 (run, offset, size, digest: the line stays in its journal), keyed by everything that decides
