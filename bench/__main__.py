@@ -18,6 +18,7 @@ BENCHES = [
     "scaling",
     "peers.run_peers",
     "optimizer_efficiency",
+    "tool_wall_what_if",
     "rule_styles",
     "scale_out",
     "report_render",

@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,8 +151,11 @@ def _subprocess(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str] 
     return proc
 
 
-def run_agentopt(srv: FakeOpenAI, world: World, seed: int, root: Path) -> Result | str:
-    """agentopt in its own process (`gepa_peer/run_agentopt.py`), like GEPA."""
+def run_agentopt(
+    srv: FakeOpenAI, world: World, seed: int, root: Path, command: Sequence[str] = ()
+) -> Result | str:
+    """agentopt in its own process (`gepa_peer/run_agentopt.py`), like GEPA. `command`: another
+    script and its first arguments to run instead (`gepa_peer/run_without.py`'s what-if)."""
     tasks = world.tasks()
     script = ScriptedServer(world, seed, {t.name: t for t in tasks}, budget=BUDGET_CALLS)
     srv.handler = script
@@ -170,7 +174,8 @@ def run_agentopt(srv: FakeOpenAI, world: World, seed: int, root: Path) -> Result
     }
     cfg_path, out_path = root / "agentopt_config.json", root / "agentopt_result.json"
     cfg_path.write_text(json.dumps(config), encoding="utf-8")
-    proc = _subprocess([sys.executable, str(AGENTOPT_SCRIPT), str(cfg_path), str(out_path)], root)
+    argv = [sys.executable, *(command or [str(AGENTOPT_SCRIPT)]), str(cfg_path), str(out_path)]
+    proc = _subprocess(argv, root)
     if isinstance(proc, str):
         return f"agentopt {proc}"
     out = json.loads(out_path.read_text(encoding="utf-8"))
