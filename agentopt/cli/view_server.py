@@ -26,7 +26,7 @@ from agentopt.core.errors import AgentoptError
 from agentopt.reports.compare_many import compare_many
 from agentopt.reports.html_assets import CSS
 from agentopt.reports.matrix import build_matrix_report
-from agentopt.reports.optimize_diff import folder_diff
+from agentopt.reports.optimize_diff import texts_diff
 from agentopt.reports.optimize_html import EXTRA_CSS as OPTIMIZE_CSS
 from agentopt.reports.view import (
     ViewState,
@@ -142,11 +142,11 @@ class Pages:
             return None
 
         def diff(old: str, new: str) -> list[str]:
-            a = self.state.candidate_dir(job_id, old)
-            b = self.state.candidate_dir(job_id, new)
+            a = self.state.candidate_texts(job_id, old)
+            b = self.state.candidate_texts(job_id, new)
             if a is None or b is None:
                 return []
-            return folder_diff(a, b, old, new)
+            return texts_diff(a, b, old, new)
 
         return job_page(job, diff, live=self._live("optimize", job_id))
 

@@ -168,7 +168,9 @@ class CandidateRecord(Record):
     test: ScoreSummary | None = None
     """Held-out split, evaluated once at the end (baseline and best only)."""
     config_dir: str = ""
-    """Its configuration, relative to the job folder (`candidates/<id>`)."""
+    """Its configuration, relative to the job folder (`candidates/<id>`): written when the
+    candidate passes its screening, and for one screened out from its journal line when
+    `optimize show` or `apply` first asks for it (`JobStore.candidate_folder`)."""
     created_at: str = ""
 
     @model_serializer(mode="wrap")

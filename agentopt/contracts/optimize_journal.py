@@ -4,11 +4,12 @@ without calling a model again (optimizer.md §3). Its version is its job.json's.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from agentopt.contracts.record import Record
+from agentopt.contracts.record import Record, read_journal
 from agentopt.contracts.scores import TaskScore
 from agentopt.contracts.task_record import RepeatOutcome, UnitResult
 from agentopt.core.files.agent_definition import AgentDefinition
@@ -91,5 +92,23 @@ def parse_optimize_entry(data: Any) -> OptimizeEntry | None:
     if kind == "unit":
         return UnitEntry.model_validate(data)
     if kind == "proposal":
+        return ProposalEntry.model_validate(data)
+    return None
+
+
+def proposed_definitions(journal: Path) -> dict[int, AgentDefinition]:
+    """Proposal number → the configuration it produced, as the journal keeps them. A
+    candidate screened out never had a folder of its own written (`JobStore.candidate_folder`):
+    this is where its configuration lives."""
+    found: dict[int, AgentDefinition] = {}
+    for entry in read_journal(journal, _proposal_only):
+        if entry is not None and entry.proposal is not None:
+            found[entry.number] = entry.proposal.definition
+    return found
+
+
+def _proposal_only(data: Any) -> ProposalEntry | None:
+    """A proposal line as its record; a unit line (most of a journal) is not validated."""
+    if isinstance(data, dict) and data.get("kind") == "proposal":
         return ProposalEntry.model_validate(data)
     return None

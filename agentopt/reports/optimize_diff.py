@@ -5,7 +5,7 @@ apply`."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 TEXT_SUFFIXES = frozenset({".md", ".yaml", ".yml", ".json", ".txt", ".py"})
@@ -53,9 +53,28 @@ def folder_texts(folder: Path) -> dict[str, str]:
     return out
 
 
+def config_texts(files: Mapping[str, bytes]) -> dict[str, str]:
+    """`folder_texts` of a configuration not written to disk (relative path → bytes, as
+    `agent_config_files` makes them)."""
+    out: dict[str, str] = {}
+    for name in sorted(files):
+        if Path(name).suffix in TEXT_SUFFIXES:
+            try:
+                out[name] = files[name].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+    return out
+
+
 def folder_diff(old: Path, new: Path, old_label: str, new_label: str) -> list[str]:
     """A unified diff of two configuration folders, file by file."""
-    a, b = folder_texts(old), folder_texts(new)
+    return texts_diff(folder_texts(old), folder_texts(new), old_label, new_label)
+
+
+def texts_diff(
+    a: Mapping[str, str], b: Mapping[str, str], old_label: str, new_label: str
+) -> list[str]:
+    """A unified diff of two configurations' text files (`folder_texts`), file by file."""
     lines: list[str] = []
     for name in sorted(set(a) | set(b)):
         lines += unified_diff(

@@ -182,3 +182,37 @@ def test_the_cli_prints_every_changed_file_and_needs_force_under_no_prompt(
     winner = CliRunner().invoke(app, [*args[:-1], "cand_02", "--promote"])
     assert winner.exit_code == 0, winner.output  # the winner needs no confirmation
     assert "instructions.md" in winner.output and "+++ candidate/instructions.md" in winner.output
+
+
+def test_a_screened_out_candidate_gets_its_folder_from_the_journal_when_asked(
+    tmp_path: Path, models: Models
+) -> None:
+    from agentopt.reports.view.state import ViewState
+    from agentopt.workflows.optimize.journal import JobStore
+
+    project = tool_job(tmp_path)
+    (job_dir,) = (project / ".agentopt" / "optimize").iterdir()
+    candidates = job_dir / "candidates"
+    # The run wrote folders for the baseline and the candidate that went on to validation
+    # only; cand_01 lost its screening, so its configuration is in the journal alone.
+    assert sorted(p.name for p in candidates.iterdir()) == ["baseline", "cand_02"]
+
+    # The view's job page diffs it from the journal, without writing anything.
+    texts = ViewState(project / ".agentopt").candidate_texts(job_dir.name, "cand_01")
+    assert texts is not None and "lookup_order" not in texts["tools.json"]
+    assert "unused_tool" in texts["tools.json"]
+    assert not (candidates / "cand_01").exists()
+
+    # `optimize show` (and `apply`) write its folder then: the configuration it was.
+    shown = show_candidate(project, "cand_01", None)
+    assert (candidates / "cand_01").is_dir()
+    assert shown.files == texts
+    assert any(line.startswith("-") and "lookup_order" in line for line in shown.diff)
+
+    # A candidate the journal does not hold is still an unknown one, and nothing is written.
+    store = JobStore(project, job_dir.name)
+    record = store.read_job().candidate("cand_01")
+    assert record is not None
+    ghost = record.model_copy(update={"id": "cand_09", "number": 9})
+    assert store.candidate_folder(ghost) is None
+    assert not (candidates / "cand_09").exists()

@@ -15,6 +15,7 @@ from typing import TypeVar, cast
 
 from agentopt.contracts.matrix import MatrixRecord, load_matrix
 from agentopt.contracts.optimize_job import JobRecord, load_job
+from agentopt.contracts.optimize_journal import proposed_definitions
 from agentopt.contracts.record import read_journal
 from agentopt.contracts.run_journal import RunJournalEntry
 from agentopt.contracts.run_results import (
@@ -24,6 +25,8 @@ from agentopt.contracts.run_results import (
     load_run_record,
 )
 from agentopt.core.errors import AgentoptError
+from agentopt.core.files.agent_config import agent_config_files
+from agentopt.reports.optimize_diff import config_texts, folder_texts
 
 __all__ = ["RunEntry", "ViewState", "real_child", "real_dir"]
 
@@ -203,8 +206,23 @@ class ViewState:
                 out.append(found)
         return out
 
-    def candidate_dir(self, job_id: str, cand: str) -> Path | None:
-        return real_dir(real_child(self.job_folder(job_id), "candidates"), cand)
+    def candidate_texts(self, job_id: str, cand: str) -> dict[str, str] | None:
+        """A candidate's text files: from its folder, or, for one screened out (whose folder
+        the run never wrote), from its proposal in the journal; None when neither reads."""
+        job_folder = self.job_folder(job_id)
+        folder = real_dir(real_child(job_folder, "candidates"), cand)
+        if folder is not None:
+            return folder_texts(folder)
+        try:
+            job = self.job(job_id)
+            record = job.candidate(cand) if job is not None else None
+            if record is None or not record.number:
+                return None
+            proposals = self._cached(job_folder, "journal.jsonl", proposed_definitions)
+            definition = (proposals or {}).get(record.number)
+        except (AgentoptError, OSError, ValueError, RecursionError):
+            return None
+        return config_texts(agent_config_files(definition)) if definition else None
 
     # -- live ---------------------------------------------------------------------------------
     def version(self, kind: str, ident: str) -> tuple[str, bool]:

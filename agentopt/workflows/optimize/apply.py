@@ -139,8 +139,8 @@ def job_status(project: Path, job_id: str | None) -> tuple[JobStore, JobRecord]:
 
 def _candidate(store: JobStore, job: JobRecord, cand: str) -> tuple[CandidateRecord, Path]:
     record = job.candidate(cand)
-    folder = store.candidate_dir(cand)
-    if record is None or not folder.is_dir():
+    folder = store.candidate_folder(record) if record is not None else None
+    if record is None or folder is None:
         known = ", ".join(c.id for c in job.candidates) or "none"
         raise ConfigError.at(
             "", "--candidate", f"no candidate '{cand}' in job {job.id} (candidates: {known})"

@@ -21,8 +21,12 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from agentopt.contracts.optimize_job import JobRecord, load_job
-from agentopt.contracts.optimize_journal import OptimizeEntry, parse_optimize_entry
+from agentopt.contracts.optimize_job import CandidateRecord, JobRecord, load_job
+from agentopt.contracts.optimize_journal import (
+    OptimizeEntry,
+    parse_optimize_entry,
+    proposed_definitions,
+)
 from agentopt.contracts.record import read_journal
 from agentopt.core.atomic import (
     append_lines_fsync,
@@ -92,6 +96,19 @@ class JobStore:
 
     def candidate_dir(self, cand_id: str) -> Path:
         return self.dir / CANDIDATES / cand_id
+
+    def candidate_folder(self, record: CandidateRecord) -> Path | None:
+        """The candidate's folder, written now from the journal when the run never wrote it
+        (a candidate screened out: `screening.screen`); None when neither holds it."""
+        folder = self.candidate_dir(record.id)
+        if folder.is_dir():
+            return folder
+        if not record.number or not self.journal.is_file():
+            return None
+        definition = proposed_definitions(self.journal).get(record.number)
+        if definition is None:
+            return None
+        return self.candidate_writer(record.id, definition)()
 
     def write_job(self, job: JobRecord) -> None:
         write_json_atomic(self.job_json, job.model_dump(mode="json"))
