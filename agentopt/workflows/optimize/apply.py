@@ -181,7 +181,9 @@ def _tool_names(data: bytes | None) -> list[str]:
 
 
 def plan_apply(project: Path, cand: str, job_id: str | None, *, promote: bool = False) -> ApplyPlan:
-    """Compute what applying `cand` changes (see the module docstring); writes nothing."""
+    """Compute what applying `cand` changes (see the module docstring); writes nothing in the
+    project's configurations (a screened-out candidate's folder in the job is written from
+    the journal, `JobStore.candidate_folder`)."""
     store, job = job_status(project, job_id)
     record, folder = _candidate(store, job, cand)
     live = Path(project) / AGENT_CONFIGS_DIR / BASELINE_ID
