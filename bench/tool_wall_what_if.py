@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.gepa_peer.install import install_dspy
-from bench.gepa_peer.stats import mean_ci, sign_flip_p
+from bench.gepa_peer.report import wall_comparison
 from bench.gepa_peer.suite import WORLDS
 from bench.optimizer_efficiency import (
     SEEDS,
@@ -93,12 +93,10 @@ def table(runs: Runs, worlds: Sequence[str], variants: Sequence[str]) -> list[st
             base_cpu = statistics.mean(as_is[s].cpu_seconds for s in seeds)
             wall = statistics.mean(ours[s].seconds for s in seeds)
             calls = statistics.mean(ours[s].calls for s in seeds)
-            diffs = [ours[s].seconds - gepa[s].seconds for s in seeds]
-            ratio = wall / statistics.mean(gepa[s].seconds for s in seeds)
+            versus = wall_comparison(list(ours.values()), list(gepa.values()))
             lines.append(
                 f"| {world} | {_label(variant)} | {calls:.0f} | {cpu:.3f} "
-                f"({cpu / base_cpu:.2f}) | {wall:.3f} "
-                f"| {ratio:.2f}; {mean_ci(diffs).show()}, p={sign_flip_p(diffs):.3f} |"
+                f"({cpu / base_cpu:.2f}) | {wall:.3f} | {versus} |"
             )
         gepa_calls = statistics.mean(r.calls for r in gepa.values())
         gepa_cpu = statistics.mean(r.cpu_seconds for r in gepa.values())

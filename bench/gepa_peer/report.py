@@ -91,16 +91,22 @@ HEADER = (
 )
 
 
+def wall_comparison(ours: Sequence[Run], theirs: Sequence[Run]) -> str:
+    """ "ratio; difference s/run [95% CI], p": agentopt's mean wall over GEPA's, with the paired
+    difference in seconds a run over the seeds both have (the one writer of this cell)."""
+    ratio = _mean([r.seconds for r in ours]) / _mean([r.seconds for r in theirs])
+    a, b = _paired(list(ours), list(theirs), lambda r: r.seconds)
+    walls = [x - y for x, y in zip(a, b, strict=True)]
+    return f"{ratio:.2f}; {mean_ci(walls).show()}, p={sign_flip_p(walls):.3f}"
+
+
 def _compare(ours: list[Run], theirs: list[Run]) -> tuple[str, str]:
     """(wall ratio agentopt/GEPA with the paired difference in seconds a run, the paired
     difference in test gain per 100 calls). The seconds' interval and sign-flip p say whether
     a ratio near 1 is a difference at all or the machine's noise between runs."""
     if not ours or not theirs:
         return "", ""
-    ratio = _mean([r.seconds for r in ours]) / _mean([r.seconds for r in theirs])
-    a, b = _paired(ours, theirs, lambda r: r.seconds)
-    walls = [x - y for x, y in zip(a, b, strict=True)]
-    wall = f"{ratio:.2f}; {mean_ci(walls).show()}, p={sign_flip_p(walls):.3f}"
+    wall = wall_comparison(ours, theirs)
     a, b = _paired(ours, theirs, lambda r: r.per_100("test"))
     diffs = [x - y for x, y in zip(a, b, strict=True)]
     return wall, f"{mean_ci(diffs).show()}, p={sign_flip_p(diffs):.3f}"
